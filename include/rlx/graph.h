@@ -1,0 +1,156 @@
+/* rlx/graph.h: the rlx IR graph builder.
+ *
+ * A graph is an append-only list of nodes in topological order. Each node applies one op (see
+ * rlx/op_table.h for the vocabulary and each op's semantics) to earlier values and produces one
+ * or more values. A value is named by an rlx_value id, dense from 0 in creation order.
+ *
+ * Every builder call infers the output types from the input types and attributes and verifies
+ * them (arity, dtypes, ranks, broadcastability, attribute names/types/ranges). A failing call
+ * returns a status naming the node, the op and what was expected vs got, adds nothing to the graph
+ * and leaves its out-parameters untouched. So a graph that was built is always well-formed.
+ *
+ * Leaves: inputs (named, typed; dims may be symbolic, see rlx/types.h), params (named weights,
+ * static shape) and constants (raw little-endian bytes in their dtype). Names of inputs and params
+ * are unique within a graph (an input and a param may not share a name).
+ *
+ * Sub-graphs (If, While, Scan bodies) are graphs too; their inputs bind positionally to the
+ * parent node's operands and their params resolve by name against the executable's params.
+ *
+ * Ownership: the graph owns its nodes, names, constant bytes and attribute copies. A sub-graph
+ * passed in an RLX_ATTR_GRAPH attribute is moved into the node on success (the caller must not
+ * use or free it afterwards) and stays with the caller on failure.
+ * Thread-safety: building needs exclusive use; a finished graph may be read concurrently.
+ */
+#ifndef RLX_GRAPH_H
+#define RLX_GRAPH_H
+
+#include <stdio.h>
+
+#include "rlx/op_table.h"
+#include "rlx/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rlx_op {
+#define RLX_X(e, name, fam, lo, hi, spec) RLX_OP_##e,
+  RLX_OP_TABLE(RLX_X)
+#undef RLX_X
+      RLX_OP_COUNT
+} rlx_op;
+
+/* Op name as in rlx/op_table.h ("MatMul"); "invalid" outside the enum. */
+const char *rlx_op_name(rlx_op op);
+/* Looks an op up by name (case-sensitive). NOT_FOUND naming `name` when unknown. */
+rlx_status *rlx_op_from_name(const char *name, rlx_op *out);
+
+typedef struct rlx_graph rlx_graph;
+typedef uint32_t rlx_value;
+
+/* ---- attributes ---- */
+typedef enum rlx_attr_kind {
+  RLX_ATTR_INT,
+  RLX_ATTR_FLOAT,
+  RLX_ATTR_INTS,
+  RLX_ATTR_FLOATS,
+  RLX_ATTR_STRING,
+  RLX_ATTR_GRAPH,
+} rlx_attr_kind;
+
+/* A named attribute as passed to rlx_graph_add. Only the member matching `kind` is read:
+ * i (INT), f (FLOAT), n + ints (INTS), n + floats (FLOATS), s (STRING, NUL-terminated),
+ * graph (GRAPH, moved into the node on success). All pointers are borrowed for the call. */
+typedef struct rlx_attr {
+  const char *name;
+  rlx_attr_kind kind;
+  int64_t i;
+  double f;
+  size_t n;
+  const int64_t *ints;
+  const double *floats;
+  const char *s;
+  rlx_graph *graph;
+} rlx_attr;
+
+#define RLX_ATTR_I(nm, v) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_INT, .i = (v)})
+#define RLX_ATTR_F(nm, v) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_FLOAT, .f = (v)})
+#define RLX_ATTR_IS(nm, cnt, p) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_INTS, .n = (cnt), .ints = (p)})
+#define RLX_ATTR_FS(nm, cnt, p) \
+  ((rlx_attr){.name = (nm), .kind = RLX_ATTR_FLOATS, .n = (cnt), .floats = (p)})
+#define RLX_ATTR_S(nm, v) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_STRING, .s = (v)})
+#define RLX_ATTR_G(nm, g) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_GRAPH, .graph = (g)})
+
+/* ---- building ---- */
+
+/* Creates an empty graph. RESOURCE_EXHAUSTED on allocation failure. Free with rlx_graph_free. */
+rlx_status *rlx_graph_create(rlx_graph **out);
+/* Releases the graph, its sub-graphs and everything it owns. NULL accepted. */
+void rlx_graph_free(rlx_graph *g);
+
+/* Adds a named runtime input of type `type` (dims may be symbolic). Errors: INVALID_ARGUMENT for
+ * an empty/NULL name or a malformed type, ALREADY_EXISTS when the name is taken. */
+rlx_status *rlx_graph_add_input(rlx_graph *g, const char *name, const rlx_type *type,
+                                rlx_value *out);
+/* Adds a named param (weight) of static type `type`. Errors as rlx_graph_add_input, plus
+ * INVALID_ARGUMENT for a symbolic dim. */
+rlx_status *rlx_graph_add_param(rlx_graph *g, const char *name, const rlx_type *type,
+                                rlx_value *out);
+/* Adds a constant of static type `type` whose bytes (nbytes = numel * dtype size, copied) are
+ * little-endian in the dtype's layout. Errors: INVALID_ARGUMENT (size mismatch: both sizes given,
+ * symbolic dim), RESOURCE_EXHAUSTED. */
+rlx_status *rlx_graph_add_constant(rlx_graph *g, const rlx_type *type, const void *data,
+                                   size_t nbytes, rlx_value *out);
+
+/* Adds a node applying `op` to inputs[0..n_inputs) with the given attributes, infers and checks
+ * its output types, and writes its output values to out[0..*out_n) (out_cap must be large enough:
+ * 1 for most ops, 2 for TopK, the branch output count for If/While/Scan). `name` (may be NULL)
+ * labels the node in messages and in the printer. Errors: INVALID_ARGUMENT (arity, unknown or
+ * mistyped attribute, missing required attribute, dtype/shape mismatch: the message names the node
+ * index, op, name and the offending input or attribute with expected vs got), OUT_OF_RANGE (axis,
+ * index), UNIMPLEMENTED (an attribute value rlx does not support), NOT_FOUND (input value id not
+ * in this graph). On failure nothing is added and *out, *out_n are untouched. */
+rlx_status *rlx_graph_add(rlx_graph *g, rlx_op op, const char *name, size_t n_inputs,
+                          const rlx_value *inputs, size_t n_attrs, const rlx_attr *attrs,
+                          size_t out_cap, rlx_value *out, size_t *out_n);
+
+/* Convenience for single-output ops: rlx_graph_add with out_cap 1. */
+rlx_status *rlx_graph_add1(rlx_graph *g, rlx_op op, const char *name, size_t n_inputs,
+                           const rlx_value *inputs, size_t n_attrs, const rlx_attr *attrs,
+                           rlx_value *out);
+
+/* Declares the graph outputs (duplicates allowed; replaces any earlier list). NOT_FOUND for an
+ * unknown value id; INVALID_ARGUMENT for n == 0. */
+rlx_status *rlx_graph_set_outputs(rlx_graph *g, size_t n, const rlx_value *values);
+
+/* Renames output i (names are used by executables and written by the CLI; default "out<i>").
+ * OUT_OF_RANGE for a bad index, INVALID_ARGUMENT for an empty name. */
+rlx_status *rlx_graph_set_output_name(rlx_graph *g, size_t i, const char *name);
+
+/* ---- inspection (borrowed results live as long as the graph, unchanged) ---- */
+size_t rlx_graph_num_values(const rlx_graph *g);
+size_t rlx_graph_num_nodes(const rlx_graph *g);
+/* The type of a value; NULL for an unknown id. */
+const rlx_type *rlx_graph_value_type(const rlx_graph *g, rlx_value v);
+size_t rlx_graph_num_inputs(const rlx_graph *g);           /* Input nodes, declaration order */
+rlx_value rlx_graph_input_value(const rlx_graph *g, size_t i);
+const char *rlx_graph_input_name(const rlx_graph *g, size_t i);
+size_t rlx_graph_num_params(const rlx_graph *g);           /* Param nodes of this graph only */
+rlx_value rlx_graph_param_value(const rlx_graph *g, size_t i);
+const char *rlx_graph_param_name(const rlx_graph *g, size_t i);
+size_t rlx_graph_num_outputs(const rlx_graph *g);
+rlx_value rlx_graph_output_value(const rlx_graph *g, size_t i);
+const char *rlx_graph_output_name(const rlx_graph *g, size_t i);
+/* Finds an input or param by name; NOT_FOUND when absent. */
+rlx_status *rlx_graph_find(const rlx_graph *g, const char *name, rlx_value *out);
+/* Node of a value and the op it applies. */
+rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v);
+
+/* Prints the graph readably: one line per node with its values, op, attributes and types, then
+ * the outputs. Sub-graphs are printed indented. */
+void rlx_graph_print(const rlx_graph *g, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

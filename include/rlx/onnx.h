@@ -1,0 +1,82 @@
+/* rlx/onnx.h: the ONNX importer.
+ *
+ * rlx_onnx_import reads an ONNX model (protobuf, parsed with protobuf-c) and builds an rlx graph:
+ * graph inputs become rlx inputs, initializers become params (with their values kept in the
+ * model object), ONNX nodes map onto rlx ops according to the opset the model imports. Nodes
+ * whose inputs are all known at import time (Constant, initializer, Shape of a static input...)
+ * are folded by running them on MLX, so shape computations become constants.
+ *
+ * Symbolic dims (dim_param, or missing dims) stay symbolic unless the caller fixes them: by
+ * dim_param name (rlx_onnx_options_set_dim) or by giving an input's whole shape
+ * (rlx_onnx_options_set_shape). Folding needs static shapes, so most real models need their
+ * input shapes fixed.
+ *
+ * An unsupported op, attribute value or data type is an UNIMPLEMENTED error naming the op type,
+ * the node name and the opset; a malformed model is INVALID_ARGUMENT or DATA_LOSS naming the
+ * node or tensor. Nothing is half-imported: on failure *out is untouched.
+ *
+ * Thread-safety: distinct calls may run concurrently; a model object is read-only once built.
+ */
+#ifndef RLX_ONNX_H
+#define RLX_ONNX_H
+
+#include <stdio.h>
+
+#include "rlx/executable.h"
+#include "rlx/graph.h"
+#include "rlx/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rlx_onnx_options rlx_onnx_options;
+typedef struct rlx_onnx_model rlx_onnx_model;
+
+/* Options (all optional). RESOURCE_EXHAUSTED on allocation failure. */
+rlx_status *rlx_onnx_options_create(rlx_onnx_options **out);
+void rlx_onnx_options_free(rlx_onnx_options *o);
+/* Fixes every dim named `dim_param` to `size` (>= 0). INVALID_ARGUMENT for a negative size. */
+rlx_status *rlx_onnx_options_set_dim(rlx_onnx_options *o, const char *dim_param, int64_t size);
+/* Fixes the whole shape of input `input` (rank must match the model's). */
+rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, int32_t rank, const int64_t *dims);
+
+/* Imports the model at `path` (external data files are read relative to its folder).
+ * opts may be NULL. Errors: NOT_FOUND (file), DATA_LOSS (not a parsable ModelProto, truncated
+ * tensor data), INVALID_ARGUMENT (inconsistent model: names, shapes, types, naming the node),
+ * UNIMPLEMENTED (op, attribute, data type or opset rlx does not support: names op type, node
+ * name and opset). Free the result with rlx_onnx_model_free. */
+rlx_status *rlx_onnx_import(const char *path, const rlx_onnx_options *opts, rlx_onnx_model **out);
+/* Same from an in-memory serialized ModelProto; `dir` (may be NULL) resolves external data. */
+rlx_status *rlx_onnx_import_bytes(const void *bytes, size_t nbytes, const char *dir, const rlx_onnx_options *opts,
+                                  rlx_onnx_model **out);
+void rlx_onnx_model_free(rlx_onnx_model *m);
+
+/* The imported graph (owned by the model). Its outputs carry the ONNX output names. */
+const rlx_graph *rlx_onnx_model_graph(const rlx_onnx_model *m);
+/* The initializers that became params: count, and name/value of param i (borrowed). */
+size_t rlx_onnx_model_num_params(const rlx_onnx_model *m);
+const char *rlx_onnx_model_param_name(const rlx_onnx_model *m, size_t i);
+const rlx_tensor *rlx_onnx_model_param_value(const rlx_onnx_model *m, size_t i);
+/* Sets every param of the model on `ex` (an executable of this model's graph). */
+rlx_status *rlx_onnx_model_set_params(const rlx_onnx_model *m, rlx_executable *ex);
+/* The default-domain opset the model imports. */
+int64_t rlx_onnx_model_opset(const rlx_onnx_model *m);
+
+/* Prints a description of the model at `path` without building it: producer, opsets, inputs and
+ * outputs with their types, op types with counts, and which op types rlx does not support.
+ * Errors: NOT_FOUND, DATA_LOSS. */
+rlx_status *rlx_onnx_describe(const char *path, FILE *out);
+
+/* true when rlx maps ONNX op `op_type` of `domain` ("" or "ai.onnx") at `opset`. */
+bool rlx_onnx_op_supported(const char *domain, const char *op_type, int64_t opset);
+
+/* Reads a serialized ONNX TensorProto (e.g. the test data's input_0.pb) into a new tensor.
+ * When out_name is not NULL it receives the tensor's name (free with free()).
+ * Errors: NOT_FOUND, DATA_LOSS, UNIMPLEMENTED (string or other unsupported data types). */
+rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

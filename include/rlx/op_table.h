@@ -1,0 +1,210 @@
+/* rlx/op_table.h: the op vocabulary of the rlx IR, written once.
+ *
+ * X(ENUM, "Name", family, min_inputs, max_inputs, "attribute schema")
+ *
+ * The table generates the rlx_op enum (RLX_OP_<ENUM>), the op names, the arity checks, the
+ * attribute validation, and the dispatch to shape inference (src/ir/infer_<family>.c) and to the
+ * MLX lowering (src/mlx/lower_<family>.c). Adding an op is one row here, one case in its family's
+ * inference and lowering, one importer mapping and one test.
+ *
+ * Attribute schema: space-separated `name:type` (required) or `name:type=default` (optional).
+ * Types: i = int64, f = float (double), is = int64 list, fs = float list, s = string,
+ * g = sub-graph (owned by the node once added). A list default is comma-separated ("=0,1"; "="
+ * is the empty list). A schema that ends in "*" accepts further attributes (custom ops).
+ *
+ * Conventions for every op (documented here once):
+ * - Axes are int64; negative axes count from the end (axis + rank).
+ * - Elementwise ops broadcast their inputs with NumPy rules
+ *   (https://numpy.org/doc/stable/user/basics.broadcasting.html); every input must have the same
+ *   dtype (the importer inserts Casts); compares return bool.
+ * - Index outputs (TopK, ArgMax, ArgMin, Sample) are int64; index inputs accept any integer dtype
+ *   (negative indices count from the end of the axis, as in ONNX).
+ * - Ops are defined on static shapes after symbol binding; "x[N,C,H,W]" names dims for the doc.
+ * - Float formulas use the input dtype unless stated; formula sources are cited per op.
+ */
+#ifndef RLX_OP_TABLE_H
+#define RLX_OP_TABLE_H
+
+/* clang-format off */
+#define RLX_OP_TABLE(X) \
+  /* ---- leaves: built with rlx_graph_input / _param / _constant (see rlx/graph.h) ---- */ \
+  X(INPUT,    "Input",    leaf, 0, 0, "") /* a named runtime input of a declared type */ \
+  X(PARAM,    "Param",    leaf, 0, 0, "") /* a named weight, set on the executable (rlx_executable_set_param) */ \
+  X(CONSTANT, "Constant", leaf, 0, 0, "") /* raw little-endian bytes in the node's dtype */ \
+  \
+  /* ---- elementwise unary: y[i] = f(x[i]); output dtype = input dtype except where noted ---- */ \
+  X(ABS,         "Abs",        unary, 1, 1, "") \
+  X(NEG,         "Neg",        unary, 1, 1, "") \
+  X(EXP,         "Exp",        unary, 1, 1, "") \
+  X(LOG,         "Log",        unary, 1, 1, "") /* natural log */ \
+  X(SQRT,        "Sqrt",       unary, 1, 1, "") \
+  X(RSQRT,       "Rsqrt",      unary, 1, 1, "") /* 1/sqrt(x) */ \
+  X(SIN,         "Sin",        unary, 1, 1, "") \
+  X(COS,         "Cos",        unary, 1, 1, "") \
+  X(TAN,         "Tan",        unary, 1, 1, "") \
+  X(ASIN,        "Asin",       unary, 1, 1, "") \
+  X(ACOS,        "Acos",       unary, 1, 1, "") \
+  X(ATAN,        "Atan",       unary, 1, 1, "") \
+  X(SINH,        "Sinh",       unary, 1, 1, "") \
+  X(COSH,        "Cosh",       unary, 1, 1, "") \
+  X(TANH,        "Tanh",       unary, 1, 1, "") \
+  X(ASINH,       "Asinh",      unary, 1, 1, "") \
+  X(ACOSH,       "Acosh",      unary, 1, 1, "") \
+  X(ATANH,       "Atanh",      unary, 1, 1, "") \
+  X(SIGMOID,     "Sigmoid",    unary, 1, 1, "") /* 1/(1+exp(-x)) */ \
+  X(RELU,        "Relu",       unary, 1, 1, "") /* max(x, 0) */ \
+  X(GELU,        "Gelu",       unary, 1, 1, "") /* exact: x/2 (1 + erf(x/sqrt 2)); Hendrycks & Gimpel 2016 */ \
+  X(GELU_APPROX, "GeluApprox", unary, 1, 1, "") /* tanh form: x/2 (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))); same paper */ \
+  X(SILU,        "Silu",       unary, 1, 1, "") /* x * sigmoid(x) */ \
+  X(ROUND,       "Round",      unary, 1, 1, "") /* to nearest, ties to even (ONNX Round) */ \
+  X(FLOOR,       "Floor",      unary, 1, 1, "") \
+  X(CEIL,        "Ceil",       unary, 1, 1, "") \
+  X(SIGN,        "Sign",       unary, 1, 1, "") /* -1, 0 or 1 */ \
+  X(RECIPROCAL,  "Reciprocal", unary, 1, 1, "") \
+  X(ERF,         "Erf",        unary, 1, 1, "") \
+  X(SOFTPLUS,    "Softplus",   unary, 1, 1, "") /* log(1 + exp(x)), overflow-safe */ \
+  X(NOT,         "Not",        unary, 1, 1, "") /* logical not; bool -> bool */ \
+  X(IS_NAN,      "IsNaN",      unary, 1, 1, "") /* float -> bool */ \
+  X(IS_INF,      "IsInf",      unary, 1, 1, "detect_negative:i=1 detect_positive:i=1") /* float -> bool (ONNX IsInf) */ \
+  X(BITWISE_NOT, "BitwiseNot", unary, 1, 1, "") /* integers */ \
+  \
+  /* ---- elementwise binary (NumPy broadcasting, equal dtypes) ---- */ \
+  X(ADD,         "Add",        binary, 2, 2, "") \
+  X(SUB,         "Sub",        binary, 2, 2, "") \
+  X(MUL,         "Mul",        binary, 2, 2, "") \
+  X(DIV,         "Div",        binary, 2, 2, "") /* integers: truncates toward zero (ONNX/C semantics) */ \
+  X(MAX,         "Max",        binary, 2, 2, "") /* NaN-propagating maximum */ \
+  X(MIN,         "Min",        binary, 2, 2, "") \
+  X(POW,         "Pow",        binary, 2, 2, "") /* a^b */ \
+  X(MOD,         "Mod",        binary, 2, 2, "fmod:i=0") /* fmod=0: sign of divisor (Python %); fmod=1: sign of dividend (C fmod); ONNX Mod */ \
+  X(AND,         "And",        binary, 2, 2, "") /* logical, bool */ \
+  X(OR,          "Or",         binary, 2, 2, "") \
+  X(XOR,         "Xor",        binary, 2, 2, "") \
+  X(BITWISE_AND, "BitwiseAnd", binary, 2, 2, "") /* integers */ \
+  X(BITWISE_OR,  "BitwiseOr",  binary, 2, 2, "") \
+  X(BITWISE_XOR, "BitwiseXor", binary, 2, 2, "") \
+  X(BIT_SHIFT,   "BitShift",   binary, 2, 2, "direction:s=left") /* unsigned integers; "left" or "right" */ \
+  \
+  /* ---- compares: bool output ---- */ \
+  X(EQUAL,         "Equal",          binary, 2, 2, "") \
+  X(NOT_EQUAL,     "NotEqual",       binary, 2, 2, "") \
+  X(LESS,          "Less",           binary, 2, 2, "") \
+  X(LESS_EQUAL,    "LessOrEqual",    binary, 2, 2, "") \
+  X(GREATER,       "Greater",        binary, 2, 2, "") \
+  X(GREATER_EQUAL, "GreaterOrEqual", binary, 2, 2, "") \
+  \
+  /* Where(cond bool, x, y) -> cond ? x : y, three-way broadcast. */ \
+  X(WHERE, "Where", where, 3, 3, "") \
+  /* Cast(x) to dtype `to` (an rlx_dtype value). float->int truncates toward zero; x->bool is x != 0. */ \
+  X(CAST,  "Cast",  cast, 1, 1, "to:i") \
+  /* ElementwiseRegion(x0..xn-1): a chain of elementwise steps lowered into one MLX trace so MLX   \
+   * can fuse it. `chain` holds 5 ints per step: kind, sub-op, a, b, c. kind: 0 unary (sub-op = an \
+   * RLX_OP_ unary enum value; operand a), 1 cast (sub-op = dtype; a), 2 binary or compare (sub-op \
+   * = an RLX_OP_ binary/compare value; a, b), 3 where (a = cond, b, c). Operands: k >= 0 is input \
+   * k; k < 0 is the result of step -k-1. The result is the last step's. */ \
+  X(ELEMENTWISE_REGION, "ElementwiseRegion", region, 1, 16, "chain:is") \
+  \
+  /* ---- linear algebra ---- */ \
+  /* MatMul(a, b): numpy.matmul semantics (1-D operands promoted and the added dim removed; batch   \
+   * dims broadcast). */ \
+  X(MATMUL, "MatMul", matmul, 2, 2, "") \
+  /* DotGeneral(lhs, rhs): jax.lax.dot_general. Output dims: batch dims (lhs order), then lhs free \
+   * dims, then rhs free dims (each in their original order). */ \
+  X(DOT_GENERAL, "DotGeneral", matmul, 2, 2, "lhs_contracting:is rhs_contracting:is lhs_batch:is= rhs_batch:is=") \
+  /* FusedMatMulBiasAct(x[...,K], w[K,N], [b[N]]) = act(x@w + b); activation: none or any unary op \
+   * name of the activation set (Relu, Gelu, GeluApprox, Silu, Sigmoid, Tanh, ...). */ \
+  X(FUSED_MATMUL_BIAS_ACT, "FusedMatMulBiasAct", matmul, 2, 3, "activation:s=none") \
+  /* LoraMatMul(x[...,K], W[K,N], A[K,r], B[r,N]) = x@W + scale * (x@A)@B (Hu et al. 2021, LoRA). */ \
+  X(LORA_MATMUL, "LoraMatMul", matmul, 4, 4, "scale:f=1") \
+  /* GroupedMatMul(x[M,K], w[E,K,N], idx[M] int) -> [M,N], row m uses expert idx[m]: MLX gather_mm. */ \
+  X(GROUPED_MATMUL, "GroupedMatMul", matmul, 3, 3, "") \
+  /* DequantMatMul(x[...,K], q[N,K] int8 values, scale[N,K/block_size], [zero_point[N,K/block]]) \
+   * = x @ W^T with W[n,k] = (q[n,k] - zp[n,k/bs]) * scale[n,k/bs] (zp = 0 when absent). scheme: \
+   * int8_block (q in [-128,127]), int8_block_asym (q in [0,255] held as uint8), int4_block      \
+   * (q in [-8,7]), int4_block_asym (q in [0,15]). Lowered to MLX's affine quantized_matmul. The \
+   * GGUF (gguf_q2k..q8k), nvfp4 and fp8 (fp8_e4m3, fp8_e5m2) schemes are UNIMPLEMENTED. */ \
+  X(DEQUANT_MATMUL, "DequantMatMul", matmul, 3, 4, "scheme:s block_size:i=32") \
+  \
+  /* ---- normalization ---- */ \
+  /* LayerNorm(x, gamma, [beta]) over the single axis `axis`: (x - mean)/sqrt(var + eps)*gamma +  \
+   * beta, biased variance; gamma/beta have shape [x.shape[axis]] (Ba et al. 2016). */ \
+  X(LAYER_NORM, "LayerNorm", norm, 2, 3, "axis:i=-1 epsilon:f=1e-5") \
+  /* LayerNorm2d(x[N,C,H,W], gamma[C], [beta[C]]): LayerNorm over C at every (n, h, w). */ \
+  X(LAYER_NORM_2D, "LayerNorm2d", norm, 2, 3, "epsilon:f=1e-5") \
+  /* RmsNorm(x, gamma, [beta]) over `axis`: x / sqrt(mean(x^2) + eps) * gamma + beta (Zhang &   \
+   * Sennrich 2019). */ \
+  X(RMS_NORM, "RmsNorm", norm, 2, 3, "axis:i=-1 epsilon:f=1e-6") \
+  /* GroupNorm(x[N,C,...], gamma[C], beta[C]): statistics over each group of C/num_groups channels \
+   * and all spatial dims (Wu & He 2018; ONNX GroupNormalization-21). */ \
+  X(GROUP_NORM, "GroupNorm", norm, 3, 3, "num_groups:i epsilon:f=1e-5") \
+  /* Softmax / LogSoftmax along one axis: exp(x - max) / sum(exp(x - max)). */ \
+  X(SOFTMAX,     "Softmax",    norm, 1, 1, "axis:i=-1") \
+  X(LOG_SOFTMAX, "LogSoftmax", norm, 1, 1, "axis:i=-1") \
+  \
+  /* ---- attention ---- */ \
+  /* Attention(q, k, v, [mask]): softmax(scale * q k^T + M) v, scale = score_scale (0 -> 1/sqrt(D)); \
+   * softcap > 0 applies softcap * tanh(s / softcap) to the scaled scores first (Gemma 2).         \
+   * Layouts: rank 4 q[B,Hq,Sq,D], k/v[B,Hkv,Sk,D]; rank 3 packed q[B,Sq,Hq*D], k/v[B,Sk,Hkv*D]   \
+   * (output in q's layout). Hq % Hkv == 0 (grouped-query heads; num_kv_heads 0 -> num_heads).     \
+   * mask: none; causal (query i attends keys j <= i + Sk - Sq); sliding_window (causal and        \
+   * j >= i + Sk - Sq - window); custom (4th input, bool or 0/1: nonzero = may attend);            \
+   * bias (4th input, added to the scaled scores). Masks broadcast to [B,H,Sq,Sk]; rank-2 masks     \
+   * are [Sq,Sk]. Vaswani et al. 2017; MLX fast::scaled_dot_product_attention. */ \
+  X(ATTENTION, "Attention", attention, 3, 4, "num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0") \
+  /* Rope(x, cos[S,R/2], sin[S,R/2]): NeoX half-split rotary embedding of the first n_rot (0 -> D)   \
+   * dims of each head: y1 = x1 c - x2 s, y2 = x2 c + x1 s (x1, x2 = halves); the tail passes.      \
+   * x is [..,S,D] (head_dim 0) or packed [..,S,H*D] with head_dim D. Su et al. 2021 (RoFormer). */ \
+  X(ROPE, "Rope", attention, 3, 3, "head_dim:i=0 n_rot:i=0") \
+  \
+  /* ---- shape and data movement ---- */ \
+  X(RESHAPE,   "Reshape",   shape, 1, 1, "shape:is") /* same element count; symbols allowed */ \
+  X(TRANSPOSE, "Transpose", shape, 1, 1, "perm:is=") /* y.shape[i] = x.shape[perm[i]]; empty = reverse */ \
+  X(NARROW,    "Narrow",    shape, 1, 1, "axis:i start:i length:i") /* x[.., start:start+length, ..] */ \
+  /* Slice: ONNX Slice semantics (starts/ends clamped, negative steps allowed). */ \
+  X(SLICE,     "Slice",     shape, 1, 1, "starts:is ends:is axes:is= steps:is=") \
+  X(CONCAT,    "Concat",    shape, 1, 256, "axis:i") \
+  X(EXPAND,    "Expand",    shape, 1, 1, "shape:is") /* broadcast x to `shape` (NumPy rules) */ \
+  /* Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX layout; negative crops);      \
+   * mode constant (value), edge, reflect (mirror without the edge). */ \
+  X(PAD,       "Pad",       shape, 1, 1, "pads:is mode:s=constant value:f=0") \
+  X(TILE,      "Tile",      shape, 1, 1, "repeats:is") \
+  /* Gather(data, idx): ONNX Gather (numpy.take) along axis; out = data.shape[:axis] + idx.shape + \
+   * data.shape[axis+1:]. */ \
+  X(GATHER,          "Gather",         gather, 2, 2, "axis:i=0") \
+  X(GATHER_ELEMENTS, "GatherElements", gather, 2, 2, "axis:i=0") /* numpy.take_along_axis */ \
+  X(GATHER_ND,       "GatherND",       gather, 2, 2, "batch_dims:i=0") /* ONNX GatherND */ \
+  /* ScatterAdd(updates[n,...], idx[n]): zeros(shape) then out[idx[i]] += updates[i] along axis. */ \
+  X(SCATTER_ADD,      "ScatterAdd",      gather, 2, 2, "shape:is axis:i=0") \
+  /* ScatterElements(data, idx, updates): ONNX ScatterElements; reduction none|add|mul|max|min. */ \
+  X(SCATTER_ELEMENTS, "ScatterElements", gather, 3, 3, "axis:i=0 reduction:s=none") \
+  X(SCATTER_ND,       "ScatterND",       gather, 3, 3, "reduction:s=none") /* ONNX ScatterND */ \
+  \
+  /* ---- reductions, scans, sorting ---- */ \
+  /* Reduce over `axes` (empty = all) with kind sum|mean|max|min|prod; keepdims keeps size-1 dims. */ \
+  X(REDUCE,  "Reduce",  reduce, 1, 1, "kind:s axes:is= keepdims:i=0") \
+  /* Cumsum: inclusive (y[i] = sum x[..i]) or exclusive (sum x[..i-1]); reverse sums from the end. */ \
+  X(CUMSUM,  "Cumsum",  reduce, 1, 1, "axis:i exclusive:i=0 reverse:i=0") \
+  /* ArgMax / ArgMin -> int64 index of the first (select_last_index: last) extreme. */ \
+  X(ARG_MAX, "ArgMax",  reduce, 1, 1, "axis:i=0 keepdims:i=1 select_last_index:i=0") \
+  X(ARG_MIN, "ArgMin",  reduce, 1, 1, "axis:i=0 keepdims:i=1 select_last_index:i=0") \
+  /* TopK(x) -> (values, int64 indices) of the k largest (largest=0: smallest) along axis,       \
+   * sorted descending (ascending for smallest) when sorted = 1; ties keep the lower index. */ \
+  X(TOPK,    "TopK",    reduce, 1, 1, "k:i axis:i=-1 largest:i=1 sorted:i=1") \
+  \
+  /* ---- convolution and pooling (channels first) ---- */ \
+  /* Conv(x[N,Ci,d1..dn], w[Co,Ci/group,k1..kn], [b[Co]]), n = 1..3: ONNX Conv. pads =           \
+   * [d1_begin.., d1_end..] (may be asymmetric); empty strides/dilations = 1, empty pads = 0. */ \
+  X(CONV,           "Conv",          conv, 2, 3, "strides:is= pads:is= dilations:is= group:i=1") \
+  /* ConvTranspose(x[N,Ci,d..], w[Ci,Co/group,k..], [b[Co]]), n = 1..3: ONNX ConvTranspose with \
+   * explicit pads and output_padding: out = s(i-1) + op + d(k-1) + 1 - pb - pe. */ \
+  X(CONV_TRANSPOSE, "ConvTranspose", conv, 2, 3, "strides:is= pads:is= dilations:is= output_padding:is= group:i=1") \
+  /* Pool(x[N,C,d1..dn]), n = 1..3, kind max|min|sum|mean|prod over windows of kernel_shape; pads \
+   * as Conv. mean divides by the window size including padding when count_include_pad = 1, else \
+   * by the count of real elements (ONNX AveragePool). ceil_mode as ONNX. */ \
+  X(POOL,           "Pool",          conv, 1, 1, "kind:s kernel_shape:is strides:is= pads:is= dilations:is= count_include_pad:i=0 ceil_mode:i=0") \
+  /* Resize(x) to `sizes` (same rank): mode nearest|linear|cubic; ONNX Resize-19 coordinate      \
+   * transformation and nearest modes; `scales` (optional) are the ONNX scales when given. */ \
+  X(RESIZE,         "Resize",        conv, 1, 1, "sizes:is scales:fs= mode:s=nearest coordinate_transformation_mode:s=half_pixel nearest_mode:s=round_prefer_floor cubic_coeff_a:f=-0.75 exclude_outside:i=0 extrapolation_value:f=0") \
+
+/* clang-format on */
+#endif

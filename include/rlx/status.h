@@ -1,0 +1,63 @@
+/* rlx/status.h: the one error type of the rlx API.
+ *
+ * Every fallible rlx function returns an `rlx_status *`. NULL means success and costs nothing to
+ * test (`if (st) ...`). A non-NULL status carries a canonical code and a message naming what was
+ * wrong (node, op, input, file, expected vs got). The caller owns a returned status and releases
+ * it with rlx_status_free(). Statuses are never stored in thread-local "last error" state.
+ *
+ * Thread-safety: statuses are plain values; distinct statuses may be used from distinct threads.
+ */
+#ifndef RLX_STATUS_H
+#define RLX_STATUS_H
+
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Canonical codes (the same set IREE and absl use; the numeric values are rlx's own). */
+typedef enum rlx_status_code {
+  RLX_STATUS_OK = 0,
+  RLX_STATUS_INVALID_ARGUMENT = 1,   /* bad value from the caller: shape, dtype, attribute, name */
+  RLX_STATUS_NOT_FOUND = 2,          /* unknown name, missing file */
+  RLX_STATUS_ALREADY_EXISTS = 3,     /* duplicate name */
+  RLX_STATUS_OUT_OF_RANGE = 4,       /* index or axis outside its range */
+  RLX_STATUS_FAILED_PRECONDITION = 5,/* object not in the state the call needs (e.g. no pending run) */
+  RLX_STATUS_UNIMPLEMENTED = 6,      /* op, attribute value or feature rlx does not support */
+  RLX_STATUS_RESOURCE_EXHAUSTED = 7, /* out of memory, size arithmetic overflow */
+  RLX_STATUS_UNAVAILABLE = 8,        /* device or backend not present (e.g. no GPU) */
+  RLX_STATUS_DATA_LOSS = 9,          /* corrupt or truncated file */
+  RLX_STATUS_INTERNAL = 10,          /* a bug in rlx or an error raised inside MLX */
+} rlx_status_code;
+
+typedef struct rlx_status rlx_status;
+
+/* Makes a status with `code` and a printf-style message. Returns NULL when code is
+ * RLX_STATUS_OK. Never fails: when memory is exhausted it returns a shared static
+ * RESOURCE_EXHAUSTED status (which rlx_status_free accepts). */
+rlx_status *rlx_status_make(rlx_status_code code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+rlx_status *rlx_status_makev(rlx_status_code code, const char *fmt, va_list ap);
+
+/* Prefixes context to a failed status' message: "<context>: <message>". Consumes `st` and returns
+ * the annotated status (possibly a new object). NULL in, NULL out. */
+rlx_status *rlx_status_annotate(rlx_status *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The code of `st`; RLX_STATUS_OK for NULL. */
+rlx_status_code rlx_status_code_of(const rlx_status *st);
+
+/* The message of `st` ("" for NULL). Borrowed: valid until rlx_status_free(st). */
+const char *rlx_status_message(const rlx_status *st);
+
+/* The canonical name of a code ("INVALID_ARGUMENT", ...); "UNKNOWN" for values outside the enum. */
+const char *rlx_status_code_name(rlx_status_code code);
+
+/* Releases a status. NULL is accepted. */
+void rlx_status_free(rlx_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

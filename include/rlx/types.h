@@ -1,0 +1,94 @@
+/* rlx/types.h: element types (dtypes) and tensor types (dtype + static or symbolic shape).
+ *
+ * Dims are int64_t. A dim >= 0 is a static size. A negative dim is symbolic:
+ * RLX_DIM_SYMBOL(k) names symbol k (the same k means the same size everywhere in a graph) and
+ * RLX_DIM_DYNAMIC stands for a size rlx could not express as a symbol (e.g. the sum of two
+ * symbols). Symbols are bound to sizes when an executable runs (see rlx/executable.h).
+ * Rank 0 (a scalar) is allowed; the largest rank is RLX_MAX_RANK.
+ *
+ * Thread-safety: all functions here are pure and may be called from any thread.
+ */
+#ifndef RLX_TYPES_H
+#define RLX_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rlx/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RLX_MAX_RANK 8
+
+/* The dtype table: X(ENUM, name, size in bytes). Names follow numpy/MLX. */
+#define RLX_DTYPE_TABLE(X) \
+  X(F32, "float32", 4)     \
+  X(F16, "float16", 2)     \
+  X(BF16, "bfloat16", 2)   \
+  X(F64, "float64", 8)     \
+  X(I8, "int8", 1)         \
+  X(I16, "int16", 2)       \
+  X(I32, "int32", 4)       \
+  X(I64, "int64", 8)       \
+  X(U8, "uint8", 1)        \
+  X(U16, "uint16", 2)      \
+  X(U32, "uint32", 4)      \
+  X(U64, "uint64", 8)      \
+  X(BOOL, "bool", 1)       \
+  X(C64, "complex64", 8) /* interleaved (re, im) float32 pairs */
+
+typedef enum rlx_dtype {
+#define RLX_X(e, n, s) RLX_DTYPE_##e,
+  RLX_DTYPE_TABLE(RLX_X)
+#undef RLX_X
+      RLX_DTYPE_COUNT
+} rlx_dtype;
+
+/* Size of one element in bytes; 0 for values outside the enum. */
+size_t rlx_dtype_size(rlx_dtype dt);
+/* numpy-style name ("float32", ...); "invalid" for values outside the enum. */
+const char *rlx_dtype_name(rlx_dtype dt);
+/* Parses a numpy-style name. NOT_FOUND (naming `name`) when unknown; *out untouched on failure. */
+rlx_status *rlx_dtype_from_name(const char *name, rlx_dtype *out);
+/* Predicates. */
+bool rlx_dtype_is_float(rlx_dtype dt);   /* F32 F16 BF16 F64 */
+bool rlx_dtype_is_int(rlx_dtype dt);     /* signed and unsigned integers (not BOOL) */
+bool rlx_dtype_is_signed(rlx_dtype dt);  /* floats, C64 and signed integers */
+
+#define RLX_DIM_DYNAMIC ((int64_t)-1)
+#define RLX_DIM_SYMBOL(k) ((int64_t)-2 - (int64_t)(k))
+#define RLX_DIM_IS_STATIC(d) ((d) >= 0)
+#define RLX_DIM_SYMBOL_ID(d) (-2 - (d)) /* valid only when d <= -2 */
+
+/* A tensor type: dtype and shape. A plain value; rank <= RLX_MAX_RANK. */
+typedef struct rlx_type {
+  rlx_dtype dtype;
+  int32_t rank;
+  int64_t dims[RLX_MAX_RANK];
+} rlx_type;
+
+/* Builds a type from `rank` dims (dims may be NULL when rank is 0). INVALID_ARGUMENT when rank is
+ * outside [0, RLX_MAX_RANK] or dtype is outside the enum. *out untouched on failure. */
+rlx_status *rlx_type_make(rlx_dtype dtype, int32_t rank, const int64_t *dims, rlx_type *out);
+
+/* true when every dim is static. */
+bool rlx_type_is_static(const rlx_type *t);
+
+/* Number of elements of a static type (1 for rank 0). RESOURCE_EXHAUSTED on int64 overflow,
+ * INVALID_ARGUMENT when a dim is symbolic. */
+rlx_status *rlx_type_numel(const rlx_type *t, int64_t *out);
+
+/* Number of bytes of a static type, overflow-checked like rlx_type_numel. */
+rlx_status *rlx_type_nbytes(const rlx_type *t, size_t *out);
+
+/* Writes "float32[2,3,?s0]" style text into buf (always NUL-terminated, truncated to cap).
+ * Returns buf. */
+char *rlx_type_str(const rlx_type *t, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

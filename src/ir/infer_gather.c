@@ -1,0 +1,99 @@
+/* infer_gather.c: inference for the gather and scatter ops. */
+#include "ir/infer_util.h"
+
+static const char *reductions[] = {"none", "add", "mul", "max", "min"};
+
+static rlx_status *check_reduction(const rlx_infer_ctx *c) {
+  const char *r = AS("reduction");
+  for (size_t i = 0; i < RLX_ARRAY_LEN(reductions); i++)
+    if (strcmp(r, reductions[i]) == 0) return NULL;
+  FAIL(INVALID_ARGUMENT, "reduction '%s' (expected none, add, mul, max or min)", r);
+}
+
+rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
+  const rlx_type *x = IN(0), *idx = IN(1);
+  rlx_type *y = OUT(0);
+  *y = *x;
+  switch (OP) {
+    case RLX_OP_GATHER: {
+      RLX_TRY(infer_need_int(c, 1, "indices"));
+      if (x->rank < 1) FAIL(INVALID_ARGUMENT, "data must have rank >= 1");
+      NORM_AXIS(a, AI("axis"), x->rank, "axis");
+      if (x->rank - 1 + idx->rank > RLX_MAX_RANK) FAIL(INVALID_ARGUMENT, "result rank above %d", RLX_MAX_RANK);
+      y->rank = 0;
+      for (int i = 0; i < a; i++) y->dims[y->rank++] = x->dims[i];
+      for (int i = 0; i < idx->rank; i++) y->dims[y->rank++] = idx->dims[i];
+      for (int i = (int)a + 1; i < x->rank; i++) y->dims[y->rank++] = x->dims[i];
+      return NULL;
+    }
+    case RLX_OP_GATHER_ELEMENTS: {
+      RLX_TRY(infer_need_int(c, 1, "indices"));
+      if (idx->rank != x->rank || x->rank < 1) FAIL(INVALID_ARGUMENT, "indices %s must have the rank of data %s", TSTR(idx), TSTR(x));
+      NORM_AXIS(a, AI("axis"), x->rank, "axis");
+      (void)a;
+      for (int i = 0; i < x->rank; i++) y->dims[i] = idx->dims[i];
+      return NULL;
+    }
+    case RLX_OP_GATHER_ND: {
+      RLX_TRY(infer_need_int(c, 1, "indices"));
+      int64_t b = AI("batch_dims");
+      if (idx->rank < 1 || idx->dims[idx->rank - 1] < 0) FAIL(INVALID_ARGUMENT, "indices need rank >= 1 and a static last dim, got %s", TSTR(idx));
+      int64_t k = idx->dims[idx->rank - 1];
+      if (b < 0 || b >= idx->rank || b > x->rank || k > x->rank - b)
+        FAIL(INVALID_ARGUMENT, "batch_dims %lld / index depth %lld do not fit data %s and indices %s", (long long)b, (long long)k, TSTR(x), TSTR(idx));
+      for (int64_t i = 0; i < b; i++)
+        if (!rlx_dim_compatible(x->dims[i], idx->dims[i])) FAIL(INVALID_ARGUMENT, "batch dim %lld differs", (long long)i);
+      int r = idx->rank - 1 + (int)(x->rank - b - k);
+      if (r > RLX_MAX_RANK) FAIL(INVALID_ARGUMENT, "result rank above %d", RLX_MAX_RANK);
+      y->rank = 0;
+      for (int i = 0; i < idx->rank - 1; i++) y->dims[y->rank++] = idx->dims[i];
+      for (int64_t i = b + k; i < x->rank; i++) y->dims[y->rank++] = x->dims[i];
+      return NULL;
+    }
+    case RLX_OP_SCATTER_ADD: {
+      /* inputs: updates, idx */
+      RLX_TRY(infer_need_int(c, 1, "indices"));
+      int r;
+      RLX_TRY(infer_attr_dims(c, "shape", y->dims, &r));
+      y->rank = r;
+      NORM_AXIS(a, AI("axis"), r, "axis");
+      if (idx->rank != 1 || x->rank != r) FAIL(INVALID_ARGUMENT, "expected updates of rank %d and 1-D indices, got %s and %s", r, TSTR(x), TSTR(idx));
+      for (int i = 0; i < r; i++) {
+        int64_t want = i == a ? idx->dims[0] : y->dims[i];
+        if (!rlx_dim_compatible(x->dims[i], want)) FAIL(INVALID_ARGUMENT, "updates %s do not match shape %s with %lld indices on axis %lld",
+                                                        TSTR(x), TSTR(y), (long long)idx->dims[0], (long long)a);
+      }
+      return NULL;
+    }
+    case RLX_OP_SCATTER_ELEMENTS: {
+      RLX_TRY(infer_need_int(c, 1, "indices"));
+      RLX_TRY(infer_same_dtype(c, 0, 2));
+      RLX_TRY(check_reduction(c));
+      const rlx_type *u = IN(2);
+      if (idx->rank != x->rank || u->rank != x->rank) FAIL(INVALID_ARGUMENT, "data, indices, updates ranks differ");
+      for (int i = 0; i < x->rank; i++)
+        if (!rlx_dim_compatible(idx->dims[i], u->dims[i])) FAIL(INVALID_ARGUMENT, "indices %s and updates %s differ", TSTR(idx), TSTR(u));
+      NORM_AXIS(a, AI("axis"), x->rank, "axis");
+      (void)a;
+      return NULL;
+    }
+    case RLX_OP_SCATTER_ND: {
+      RLX_TRY(infer_need_int(c, 1, "indices"));
+      RLX_TRY(infer_same_dtype(c, 0, 2));
+      RLX_TRY(check_reduction(c));
+      const rlx_type *u = IN(2);
+      if (idx->rank < 1 || idx->dims[idx->rank - 1] < 0) FAIL(INVALID_ARGUMENT, "indices need rank >= 1 and a static last dim");
+      int64_t k = idx->dims[idx->rank - 1];
+      if (k > x->rank) FAIL(INVALID_ARGUMENT, "index depth %lld exceeds data rank %d", (long long)k, x->rank);
+      int ur = idx->rank - 1 + (int)(x->rank - k);
+      bool ok = u->rank == ur;
+      for (int i = 0; ok && i < idx->rank - 1; i++) ok = rlx_dim_compatible(u->dims[i], idx->dims[i]);
+      for (int i = idx->rank - 1; ok && i < ur; i++) ok = rlx_dim_compatible(u->dims[i], x->dims[k + i - (idx->rank - 1)]);
+      if (!ok) FAIL(INVALID_ARGUMENT, "updates %s must be indices.shape[:-1] + data.shape[%lld:] (data %s, indices %s)", TSTR(u),
+                    (long long)k, TSTR(x), TSTR(idx));
+      return NULL;
+    }
+    default:
+      FAIL(INTERNAL, "not a gather op");
+  }
+}

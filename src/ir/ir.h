@@ -1,0 +1,147 @@
+/* ir.h: the IR's internal representation, shared by the IR, the MLX lowering and the importer.
+ * Not installed; users see rlx/graph.h. */
+#ifndef RLX_IR_IR_H
+#define RLX_IR_IR_H
+
+#include "base/util.h"
+#include "rlx/graph.h"
+
+#define RLX_MAX_NODE_OUTPUTS 64
+
+/* An owned attribute (a validated copy of an rlx_attr; defaults are materialized). */
+typedef struct rlx_attr_val {
+  char *name;
+  rlx_attr_kind kind;
+  int64_t i;
+  double f;
+  size_t n;
+  int64_t *ints;
+  double *floats;
+  char *s;
+  rlx_graph *graph;
+} rlx_attr_val;
+
+typedef struct rlx_node {
+  rlx_op op;
+  char *name;         /* label for messages; Input/Param: the input or param name */
+  uint32_t n_in;
+  rlx_value *in;
+  uint32_t n_out;
+  rlx_value out0;     /* outputs are out0 .. out0 + n_out - 1 */
+  uint32_t n_attrs;
+  rlx_attr_val *attrs;
+  void *data;         /* Constant payload */
+  size_t nbytes;
+} rlx_node;
+
+struct rlx_graph {
+  rlx_node *nodes;
+  size_t n_nodes, cap_nodes;
+  rlx_type *types;      /* per value */
+  uint32_t *val_node;   /* per value: producing node */
+  size_t n_vals, cap_vals;
+  uint32_t *inputs;     /* node indices of Input nodes, declaration order */
+  size_t n_inputs, cap_inputs;
+  uint32_t *params;     /* node indices of Param nodes */
+  size_t n_params, cap_params;
+  rlx_value *outputs;
+  char **output_names;
+  size_t n_outputs;
+  int64_t n_symbols;    /* 1 + largest symbol id used by an input */
+};
+
+/* ---- op metadata (generated from rlx/op_table.h) ---- */
+typedef struct rlx_attr_spec {
+  const char *name;     /* points into the parsed schema storage */
+  rlx_attr_kind kind;
+  bool has_default;
+  rlx_attr_val dflt;
+} rlx_attr_spec;
+
+typedef struct rlx_op_info {
+  const char *name;
+  const char *family;
+  int min_in, max_in;
+  const char *schema;
+  size_t n_specs;
+  rlx_attr_spec *specs; /* parsed schema */
+  bool open;            /* schema ends in '*': further attributes accepted */
+} rlx_op_info;
+
+/* Parsed op info; parses every schema once (thread-safe). */
+const rlx_op_info *rlx_op_info_get(rlx_op op);
+
+/* ---- attribute access on a built node (defaults are materialized, so lookups of schema attributes
+ * always succeed; the fallbacks below only apply to names outside the schema) ---- */
+const rlx_attr_val *rlx_node_attr(const rlx_node *n, const char *name);
+int64_t rlx_node_i(const rlx_node *n, const char *name);
+double rlx_node_f(const rlx_node *n, const char *name);
+const int64_t *rlx_node_is(const rlx_node *n, const char *name, size_t *count);
+const double *rlx_node_fs(const rlx_node *n, const char *name, size_t *count);
+const char *rlx_node_s(const rlx_node *n, const char *name);
+const rlx_graph *rlx_node_g(const rlx_node *n, const char *name);
+
+/* Validates attrs against the op's schema, copies them and materializes defaults.
+ * On success *out and *n_out own the copies (free with rlx_attrs_free). */
+rlx_status *rlx_attrs_build(rlx_op op, size_t n, const rlx_attr *attrs, rlx_attr_val **out, uint32_t *n_out);
+void rlx_attrs_free(rlx_attr_val *a, uint32_t n, bool free_graphs);
+
+/* ---- shape inference ---- */
+typedef struct rlx_infer_ctx {
+  const rlx_graph *g;
+  const rlx_node *n;       /* n->in/n->n_in/attrs are set; outputs not yet */
+  const rlx_type *in;      /* types of the inputs */
+  rlx_type *out;           /* RLX_MAX_NODE_OUTPUTS slots */
+  uint32_t n_out;          /* set by the infer function (default 1) */
+  const int64_t *sym;      /* symbol values when binding (NULL while building) */
+  int64_t n_sym;
+} rlx_infer_ctx;
+
+typedef rlx_status *(*rlx_infer_fn)(rlx_infer_ctx *c);
+
+/* One infer function per family. */
+#define RLX_X(e, name, fam, lo, hi, spec) rlx_status *rlx_infer_##fam(rlx_infer_ctx *c);
+RLX_OP_TABLE(RLX_X)
+#undef RLX_X
+
+rlx_infer_fn rlx_infer_fn_of(rlx_op op);
+
+/* true for the compare ops (bool output). */
+bool rlx_op_is_compare(rlx_op op);
+
+/* Resolves a dim through the binding (symbols become sizes when bound). */
+int64_t rlx_infer_dim(const rlx_infer_ctx *c, int64_t d);
+/* Broadcasts two dims (NumPy rules; symbols unify with themselves and with 1). */
+bool rlx_dim_broadcast(int64_t a, int64_t b, int64_t *out);
+/* true when a and b may be equal (equal, or either is symbolic). */
+bool rlx_dim_compatible(int64_t a, int64_t b);
+/* Broadcasts two types' shapes into out->rank/dims (dtype untouched); INVALID_ARGUMENT otherwise. */
+rlx_status *rlx_shape_broadcast(const rlx_type *a, const rlx_type *b, rlx_type *out);
+
+/* Re-runs inference for every node with symbols bound to sym[0..n_sym) (sizes), writing the
+ * concrete type of every value to types[0..num_values). Errors name the node. */
+rlx_status *rlx_graph_bind(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types);
+
+/* Shared by inference and lowering (src/ir). */
+/* Reads a per-spatial-dim int list attribute (nsp entries; pads: 2 nsp), `dflt` when empty. */
+rlx_status *rlx_conv_list(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out);
+/* Output size of one pooled dim (ONNX pooling, ceil_mode included); -1 when the window does not fit. */
+int64_t rlx_pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, bool ceil_mode);
+/* Validates an attention mask kind; *with_input when it takes a mask tensor. */
+rlx_status *rlx_infer_attention_mask(const char *mask, int64_t window, bool *with_input);
+/* Checks Rope operands (inputs 0..2 of c). */
+rlx_status *rlx_infer_rope_shapes(const rlx_infer_ctx *c, int64_t head_dim, int64_t n_rot);
+/* Index of a reduction kind (sum 0, mean 1, max 2, min 3, prod 4); -1 when unknown. */
+int rlx_reduce_kind(const char *k);
+/* ONNX Slice clamping of one axis: output length; *out_start the effective start. */
+int64_t rlx_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *out_start);
+
+/* Node of value v and the output index within it. */
+static inline const rlx_node *rlx_value_node(const rlx_graph *g, rlx_value v) {
+  return &g->nodes[g->val_node[v]];
+}
+
+/* "node 12 (Conv 'conv1')" for messages, written into buf. */
+const char *rlx_node_label(const rlx_graph *g, const rlx_node *n, char *buf, size_t cap);
+
+#endif

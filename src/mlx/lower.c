@@ -1,0 +1,65 @@
+/* lower.c: the lowering driver (topological walk, eager evaluation) and shared helpers. */
+#include "mlx/lower.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static const rlx_lower_fn lower_fns[RLX_OP_COUNT] = {
+#define RLX_X(e, name, fam, lo, hi, spec) rlx_lower_##fam,
+    RLX_OP_TABLE(RLX_X)
+#undef RLX_X
+};
+
+void rlx_lower_fail(rlx_lower *L, rlx_status_code code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  rlx_mx_fail(L->mx, rlx_status_makev(code, fmt, ap));
+  va_end(ap);
+}
+
+rlx_status *rlx_lower_graph(rlx_lower *L) {
+  const rlx_graph *g = L->g;
+  char label[160];
+  for (size_t k = 0; k < g->n_nodes; k++) {
+    const rlx_node *n = &g->nodes[k];
+    if (n->op == RLX_OP_INPUT || n->op == RLX_OP_PARAM || n->op == RLX_OP_CONSTANT) continue;
+    rlx_mx_arr *in[256];
+    for (uint32_t i = 0; i < n->n_in; i++) in[i] = L->vals[n->in[i]];
+    rlx_mx_arr **out = &L->vals[n->out0];
+    lower_fns[n->op](L, n, in, out);
+    if (!rlx_mx_failed(L->mx)) {
+      for (uint32_t i = 0; i < n->n_out; i++)
+        if (!out[i]) rlx_lower_fail(L, RLX_STATUS_INTERNAL, "lowering produced no output %u", i);
+    }
+    if (L->eager) rlx_mx_eval(L->mx, out, n->n_out);
+    if (rlx_mx_failed(L->mx)) return rlx_status_annotate(rlx_mx_take_error(L->mx), "%s", rlx_node_label(g, n, label, sizeof label));
+  }
+  return NULL;
+}
+
+void rlx_lower_leaf(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  (void)n, (void)in, (void)out;
+  rlx_lower_fail(L, RLX_STATUS_INTERNAL, "leaves are bound, not lowered");
+}
+
+rlx_mx_arr *rlx_l_scalar_like(rlx_lower *L, double v, rlx_dtype dt) { return rlx_mx_scalar(L->mx, v, dt); }
+
+rlx_mx_arr *rlx_l_reshape(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t) {
+  return rlx_mx_reshape(L->mx, a, t->rank, t->dims);
+}
+
+rlx_mx_arr *rlx_l_swap(rlx_lower *L, rlx_mx_arr *a, int rank, int i, int j) {
+  int64_t perm[RLX_MAX_RANK];
+  for (int k = 0; k < rank; k++) perm[k] = k;
+  perm[i] = j;
+  perm[j] = i;
+  return rlx_mx_transpose(L->mx, a, rank, perm);
+}
+
+rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axis, int64_t start, int64_t len) {
+  int64_t lo[RLX_MAX_RANK], hi[RLX_MAX_RANK], st[RLX_MAX_RANK];
+  for (int i = 0; i < t->rank; i++) lo[i] = 0, hi[i] = t->dims[i], st[i] = 1;
+  lo[axis] = start;
+  hi[axis] = start + len;
+  return rlx_mx_slice(L->mx, a, t->rank, lo, hi, st);
+}

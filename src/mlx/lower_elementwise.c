@@ -1,0 +1,186 @@
+/* lower_elementwise.c: the unary, binary/compare, where, cast and region families. */
+#include <math.h>
+#include <string.h>
+
+#include "mlx/lower.h"
+
+#define S(v) rlx_l_scalar_like(L, (v), dt)
+#define U(op, a) rlx_mx_unary(c, RLX_MXU_##op, (a))
+#define B(op, a, b) rlx_mx_binary(c, RLX_MXB_##op, (a), (b))
+
+rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  switch (op) {
+    case RLX_OP_ABS: return U(ABS, x);
+    case RLX_OP_NEG: return U(NEGATIVE, x);
+    case RLX_OP_EXP: return U(EXP, x);
+    case RLX_OP_LOG: return U(LOG, x);
+    case RLX_OP_SQRT: return U(SQRT, x);
+    case RLX_OP_RSQRT: return U(RSQRT, x);
+    case RLX_OP_SIN: return U(SIN, x);
+    case RLX_OP_COS: return U(COS, x);
+    case RLX_OP_TAN: return U(TAN, x);
+    case RLX_OP_ASIN: return U(ARCSIN, x);
+    case RLX_OP_ACOS: return U(ARCCOS, x);
+    case RLX_OP_ATAN: return U(ARCTAN, x);
+    case RLX_OP_SINH: return U(SINH, x);
+    case RLX_OP_COSH: return U(COSH, x);
+    case RLX_OP_TANH: return U(TANH, x);
+    case RLX_OP_ASINH: return U(ARCSINH, x);
+    case RLX_OP_ACOSH: return U(ARCCOSH, x);
+    case RLX_OP_ATANH: return U(ARCTANH, x);
+    case RLX_OP_SIGMOID: return U(SIGMOID, x);
+    case RLX_OP_RELU: return B(MAXIMUM, x, S(0));
+    case RLX_OP_GELU: /* x/2 (1 + erf(x / sqrt 2)) */
+      return B(MULTIPLY, B(MULTIPLY, x, S(0.5)), B(ADD, S(1), U(ERF, B(MULTIPLY, x, S(M_SQRT1_2)))));
+    case RLX_OP_GELU_APPROX: { /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+      rlx_mx_arr *inner = B(MULTIPLY, S(sqrt(2.0 / M_PI)), B(ADD, x, B(MULTIPLY, S(0.044715), B(MULTIPLY, x, U(SQUARE, x)))));
+      return B(MULTIPLY, B(MULTIPLY, x, S(0.5)), B(ADD, S(1), U(TANH, inner)));
+    }
+    case RLX_OP_SILU: return B(MULTIPLY, x, U(SIGMOID, x));
+    case RLX_OP_ROUND: return U(ROUND, x);
+    case RLX_OP_FLOOR: return U(FLOOR, x);
+    case RLX_OP_CEIL: return U(CEIL, x);
+    case RLX_OP_SIGN: return U(SIGN, x);
+    case RLX_OP_RECIPROCAL: return U(RECIPROCAL, x);
+    case RLX_OP_ERF: return U(ERF, x);
+    case RLX_OP_SOFTPLUS: return B(LOGADDEXP, x, S(0));
+    case RLX_OP_NOT: return U(LOGICAL_NOT, x);
+    case RLX_OP_IS_NAN: return U(ISNAN, x);
+    case RLX_OP_BITWISE_NOT: return U(BITWISE_INVERT, x);
+    default:
+      rlx_lower_fail(L, RLX_STATUS_INTERNAL, "op %s is not a unary op", rlx_op_name(op));
+      return NULL;
+  }
+}
+
+void rlx_lower_unary(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  if (n->op == RLX_OP_IS_INF) {
+    bool neg = rlx_node_i(n, "detect_negative") != 0, pos = rlx_node_i(n, "detect_positive") != 0;
+    if (neg && pos) out[0] = U(ISINF, in[0]);
+    else if (pos) out[0] = U(ISPOSINF, in[0]);
+    else if (neg) out[0] = U(ISNEGINF, in[0]);
+    else out[0] = rlx_mx_full(c, rlx_out_type(L, n, 0)->rank, rlx_out_type(L, n, 0)->dims, 0, RLX_DTYPE_BOOL);
+    return;
+  }
+  out[0] = rlx_l_unary(L, n->op, in[0], rlx_in_type(L, n, 0)->dtype);
+}
+
+/* Integer division truncating toward zero (C and ONNX semantics); MLX's floor_divide floors. */
+static rlx_mx_arr *int_div_trunc(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  rlx_mx_arr *q = B(FLOOR_DIVIDE, a, b);
+  if (!rlx_dtype_is_signed(dt)) return q;
+  rlx_mx_arr *r = B(REMAINDER, a, b);
+  rlx_mx_arr *fix = rlx_mx_binary(c, RLX_MXB_LOGICAL_AND, B(NOT_EQUAL, r, S(0)), B(NOT_EQUAL, B(LESS, a, S(0)), B(LESS, b, S(0))));
+  return B(ADD, q, rlx_mx_astype(c, fix, dt));
+}
+
+rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  switch (op) {
+    case RLX_OP_ADD: return B(ADD, a, b);
+    case RLX_OP_SUB: return B(SUBTRACT, a, b);
+    case RLX_OP_MUL: return B(MULTIPLY, a, b);
+    case RLX_OP_DIV: return rlx_dtype_is_int(dt) ? int_div_trunc(L, a, b, dt) : B(DIVIDE, a, b);
+    case RLX_OP_MAX: return B(MAXIMUM, a, b);
+    case RLX_OP_MIN: return B(MINIMUM, a, b);
+    case RLX_OP_POW: return B(POWER, a, b);
+    case RLX_OP_MOD: return B(REMAINDER, a, b);
+    case RLX_OP_AND: return B(LOGICAL_AND, a, b);
+    case RLX_OP_OR: return B(LOGICAL_OR, a, b);
+    case RLX_OP_XOR: return B(NOT_EQUAL, a, b);
+    case RLX_OP_BITWISE_AND: return B(BITWISE_AND, a, b);
+    case RLX_OP_BITWISE_OR: return B(BITWISE_OR, a, b);
+    case RLX_OP_BITWISE_XOR: return B(BITWISE_XOR, a, b);
+    case RLX_OP_EQUAL: return B(EQUAL, a, b);
+    case RLX_OP_NOT_EQUAL: return B(NOT_EQUAL, a, b);
+    case RLX_OP_LESS: return B(LESS, a, b);
+    case RLX_OP_LESS_EQUAL: return B(LESS_EQUAL, a, b);
+    case RLX_OP_GREATER: return B(GREATER, a, b);
+    case RLX_OP_GREATER_EQUAL: return B(GREATER_EQUAL, a, b);
+    default:
+      rlx_lower_fail(L, RLX_STATUS_INTERNAL, "op %s is not a binary op", rlx_op_name(op));
+      return NULL;
+  }
+}
+
+void rlx_lower_binary(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
+  rlx_mx_arr *a = in[0], *b = in[1];
+  if (n->op == RLX_OP_MOD && rlx_node_i(n, "fmod")) {
+    /* C fmod: the result takes the dividend's sign. r = a % b (divisor's sign), corrected. */
+    rlx_mx_arr *r = B(REMAINDER, a, b);
+    if (rlx_dtype_is_signed(dt)) {
+      rlx_mx_arr *wrong = rlx_mx_binary(c, RLX_MXB_LOGICAL_AND, B(NOT_EQUAL, r, S(0)), B(NOT_EQUAL, B(LESS, r, S(0)), B(LESS, a, S(0))));
+      r = rlx_mx_where(c, wrong, B(SUBTRACT, r, b), r);
+    }
+    out[0] = r;
+    return;
+  }
+  if (n->op == RLX_OP_BIT_SHIFT) {
+    bool left = strcmp(rlx_node_s(n, "direction"), "left") == 0;
+    out[0] = left ? B(LEFT_SHIFT, a, b) : B(RIGHT_SHIFT, a, b);
+    return;
+  }
+  out[0] = rlx_l_binary(L, n->op, a, b, dt);
+}
+
+void rlx_lower_where(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  (void)n;
+  out[0] = rlx_mx_where(L->mx, in[0], in[1], in[2]);
+}
+
+/* Cast: float -> integer truncates toward zero; anything -> bool is x != 0. */
+static rlx_mx_arr *cast(rlx_lower *L, rlx_mx_arr *x, rlx_dtype from, rlx_dtype to) {
+  rlx_mx *c = L->mx;
+  if (from == to) return x;
+  if (to == RLX_DTYPE_BOOL) {
+    rlx_dtype dt = from;
+    return B(NOT_EQUAL, x, S(0));
+  }
+  return rlx_mx_astype(c, x, to);
+}
+
+void rlx_lower_cast(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  out[0] = cast(L, in[0], rlx_in_type(L, n, 0)->dtype, (rlx_dtype)rlx_node_i(n, "to"));
+}
+
+void rlx_lower_region(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  size_t cnt;
+  const int64_t *ch = rlx_node_is(n, "chain", &cnt);
+  size_t steps = cnt / 5;
+  rlx_mx_arr *st[256];
+  rlx_dtype sdt[256];
+  for (size_t s = 0; s < steps; s++) {
+    const int64_t *p = ch + 5 * s;
+    rlx_mx_arr *o[3];
+    rlx_dtype od[3];
+    for (int k = 0; k < 3; k++) {
+      int64_t r = p[2 + k];
+      o[k] = r >= 0 ? (r < n->n_in ? in[r] : NULL) : st[-r - 1];
+      od[k] = r >= 0 ? (r < n->n_in ? rlx_in_type(L, n, (uint32_t)r)->dtype : RLX_DTYPE_F32) : sdt[-r - 1];
+    }
+    switch (p[0]) {
+      case 0:
+        st[s] = rlx_l_unary(L, (rlx_op)p[1], o[0], od[0]);
+        sdt[s] = (p[1] == RLX_OP_IS_NAN) ? RLX_DTYPE_BOOL : od[0];
+        break;
+      case 1:
+        st[s] = cast(L, o[0], od[0], (rlx_dtype)p[1]);
+        sdt[s] = (rlx_dtype)p[1];
+        break;
+      case 2:
+        st[s] = rlx_l_binary(L, (rlx_op)p[1], o[0], o[1], od[0]);
+        sdt[s] = rlx_op_is_compare((rlx_op)p[1]) ? RLX_DTYPE_BOOL : od[0];
+        break;
+      default:
+        st[s] = rlx_mx_where(L->mx, o[0], o[1], o[2]);
+        sdt[s] = od[1];
+        break;
+    }
+  }
+  out[0] = st[steps - 1];
+}

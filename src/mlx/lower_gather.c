@@ -1,0 +1,125 @@
+/* lower_gather.c: Gather, GatherElements, GatherND, ScatterAdd, ScatterElements, ScatterND. */
+#include <string.h>
+
+#include "mlx/lower.h"
+
+/* Negative indices count from the end of an axis of size `dim`. */
+static rlx_mx_arr *wrap_index(rlx_lower *L, rlx_mx_arr *idx, rlx_dtype dt, rlx_mx_arr *dim) {
+  rlx_mx *c = L->mx;
+  if (!rlx_dtype_is_signed(dt)) return rlx_mx_astype(c, idx, RLX_DTYPE_I64);
+  idx = rlx_mx_astype(c, idx, RLX_DTYPE_I64);
+  rlx_mx_arr *neg = rlx_mx_binary(c, RLX_MXB_LESS, idx, rlx_mx_scalar(c, 0, RLX_DTYPE_I64));
+  return rlx_mx_where(c, neg, rlx_mx_binary(c, RLX_MXB_ADD, idx, dim), idx);
+}
+
+static rlx_mx_arr *wrap_axis(rlx_lower *L, rlx_mx_arr *idx, rlx_dtype dt, int64_t dim) {
+  return wrap_index(L, idx, dt, rlx_mx_scalar(L->mx, (double)dim, RLX_DTYPE_I64));
+}
+
+static int reduction_code(const char *r) {
+  static const char *names[] = {"none", "add", "mul", "max", "min"};
+  for (int i = 0; i < 5; i++)
+    if (strcmp(r, names[i]) == 0) return i;
+  return 0;
+}
+
+static void gather_nd(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const rlx_type *td = rlx_in_type(L, n, 0), *ti = rlx_in_type(L, n, 1);
+  int64_t b = rlx_node_i(n, "batch_dims"), k = ti->dims[ti->rank - 1];
+  int64_t bt = 1, m = 1, rest = 1, q = 1;
+  for (int64_t i = 0; i < b; i++) bt *= td->dims[i];
+  for (int64_t i = b; i < b + k; i++) m *= td->dims[i];
+  for (int64_t i = b + k; i < td->rank; i++) rest *= td->dims[i];
+  for (int64_t i = b; i < ti->rank - 1; i++) q *= ti->dims[i];
+  /* Linear index over the k indexed dims (row-major), negatives wrapped per dim. */
+  rlx_mx_arr *idx = rlx_mx_reshape(c, in[1], 3, (int64_t[]){bt, q, k});
+  rlx_type tix = {.dtype = ti->dtype, .rank = 3, .dims = {bt, q, k}};
+  rlx_mx_arr *lin = rlx_mx_scalar(c, 0, RLX_DTYPE_I64);
+  for (int64_t j = 0; j < k; j++) {
+    int64_t dim = td->dims[b + j], stride = 1;
+    for (int64_t i = b + j + 1; i < b + k; i++) stride *= td->dims[i];
+    rlx_mx_arr *ij = wrap_axis(L, rlx_l_narrow(L, idx, &tix, 2, j, 1), ti->dtype, dim);
+    lin = rlx_mx_binary(c, RLX_MXB_ADD, lin, rlx_mx_binary(c, RLX_MXB_MULTIPLY, ij, rlx_mx_scalar(c, (double)stride, RLX_DTYPE_I64)));
+  }
+  rlx_mx_arr *data = rlx_mx_reshape(c, in[0], 3, (int64_t[]){bt, m, rest});
+  lin = rlx_mx_broadcast_to(c, lin, 3, (int64_t[]){bt, q, rest});
+  out[0] = rlx_l_reshape(L, rlx_mx_take_along_axis(c, data, lin, 1), rlx_out_type(L, n, 0));
+}
+
+static void scatter_nd(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const rlx_type *td = rlx_in_type(L, n, 0), *ti = rlx_in_type(L, n, 1);
+  int64_t k = ti->dims[ti->rank - 1];
+  rlx_mx_arr *ids[RLX_MAX_RANK];
+  int axes[RLX_MAX_RANK];
+  for (int64_t j = 0; j < k; j++) {
+    rlx_mx_arr *ij = rlx_l_narrow(L, in[1], ti, ti->rank - 1, j, 1);
+    rlx_type tj = *ti;
+    tj.rank--;
+    ids[j] = wrap_axis(L, rlx_l_reshape(L, ij, &tj), ti->dtype, td->dims[j]);
+    axes[j] = (int)j;
+  }
+  rlx_type tu = {.dtype = td->dtype, .rank = 0};
+  for (int i = 0; i < ti->rank - 1; i++) tu.dims[tu.rank++] = ti->dims[i];
+  for (int64_t i = 0; i < td->rank; i++) tu.dims[tu.rank++] = i < k ? 1 : td->dims[i];
+  if (tu.rank > RLX_MAX_RANK) {
+    rlx_lower_fail(L, RLX_STATUS_UNIMPLEMENTED, "ScatterND needs rank %d updates internally; the limit is %d", tu.rank, RLX_MAX_RANK);
+    return;
+  }
+  rlx_mx_arr *u = rlx_l_reshape(L, in[2], &tu);
+  out[0] = rlx_mx_scatter(c, in[0], ids, (size_t)k, u, axes, reduction_code(rlx_node_s(n, "reduction")));
+}
+
+void rlx_lower_gather(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const rlx_type *t0 = rlx_in_type(L, n, 0), *t1 = rlx_in_type(L, n, 1), *to = rlx_out_type(L, n, 0);
+  int64_t a = 0;
+  switch (n->op) {
+    case RLX_OP_GATHER:
+      rlx_norm_axis(rlx_node_i(n, "axis"), t0->rank, &a);
+      out[0] = rlx_mx_take(c, in[0], wrap_axis(L, in[1], t1->dtype, t0->dims[a]), (int)a);
+      return;
+    case RLX_OP_GATHER_ELEMENTS:
+      rlx_norm_axis(rlx_node_i(n, "axis"), t0->rank, &a);
+      out[0] = rlx_mx_take_along_axis(c, in[0], wrap_axis(L, in[1], t1->dtype, t0->dims[a]), (int)a);
+      return;
+    case RLX_OP_GATHER_ND:
+      gather_nd(L, n, in, out);
+      return;
+    case RLX_OP_SCATTER_ADD: {
+      /* updates[.., n at axis, ..] into zeros(shape): move axis first, add a size-1 axis slot. */
+      rlx_norm_axis(rlx_node_i(n, "axis"), to->rank, &a);
+      rlx_mx_arr *zero = rlx_mx_full(c, to->rank, to->dims, 0, to->dtype);
+      int64_t perm[RLX_MAX_RANK];
+      int k = 0;
+      perm[k++] = a;
+      for (int i = 0; i < to->rank; i++)
+        if (i != a) perm[k++] = i;
+      rlx_mx_arr *u = rlx_mx_transpose(c, in[0], to->rank, perm);
+      rlx_type tu = {.dtype = to->dtype, .rank = to->rank + 1};
+      tu.dims[0] = t1->dims[0];
+      for (int i = 0; i < to->rank; i++) tu.dims[i + 1] = i == a ? 1 : to->dims[i];
+      if (tu.rank > RLX_MAX_RANK) {
+        rlx_lower_fail(L, RLX_STATUS_UNIMPLEMENTED, "ScatterAdd of rank %d exceeds the internal rank limit", to->rank);
+        return;
+      }
+      /* transpose gave [n, dims without axis]; insert the unit axis at position a + 1 */
+      u = rlx_l_reshape(L, u, &tu);
+      rlx_mx_arr *idx = wrap_axis(L, in[1], t1->dtype, to->dims[a]);
+      int ax = (int)a;
+      out[0] = rlx_mx_scatter(c, zero, &idx, 1, u, &ax, 1);
+      return;
+    }
+    case RLX_OP_SCATTER_ELEMENTS:
+      rlx_norm_axis(rlx_node_i(n, "axis"), t0->rank, &a);
+      out[0] = rlx_mx_put_along_axis(c, in[0], wrap_axis(L, in[1], t1->dtype, t0->dims[a]), in[2], (int)a,
+                                     reduction_code(rlx_node_s(n, "reduction")));
+      return;
+    case RLX_OP_SCATTER_ND:
+      scatter_nd(L, n, in, out);
+      return;
+    default:
+      rlx_lower_fail(L, RLX_STATUS_INTERNAL, "not a gather op");
+  }
+}

@@ -1,0 +1,134 @@
+/* lower_matmul.c: MatMul, DotGeneral and the matmul variants. */
+#include <string.h>
+
+#include "mlx/lower.h"
+
+/* matmul of equal-dtype operands; integer operands go through float32 (exact below 2^24). */
+static rlx_mx_arr *matmul(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt) {
+  if (rlx_dtype_is_float(dt)) return rlx_mx_matmul(L->mx, a, b);
+  rlx_mx_arr *y = rlx_mx_matmul(L->mx, rlx_mx_astype(L->mx, a, RLX_DTYPE_F32), rlx_mx_astype(L->mx, b, RLX_DTYPE_F32));
+  return rlx_mx_astype(L->mx, rlx_mx_unary(L->mx, RLX_MXU_ROUND, y), dt);
+}
+
+/* numpy.matmul: promote 1-D operands to matrices, then reshape to the inferred result. */
+static void lower_matmul_np(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  const rlx_type *ta = rlx_in_type(L, n, 0), *tb = rlx_in_type(L, n, 1);
+  rlx_mx_arr *a = in[0], *b = in[1];
+  if (ta->rank == 1) a = rlx_mx_reshape(L->mx, a, 2, (int64_t[]){1, ta->dims[0]});
+  if (tb->rank == 1) b = rlx_mx_reshape(L->mx, b, 2, (int64_t[]){tb->dims[0], 1});
+  out[0] = rlx_l_reshape(L, matmul(L, a, b, ta->dtype), rlx_out_type(L, n, 0));
+}
+
+/* jax.lax.dot_general: permute to [batch, free, contract] x [batch, contract, free], flatten to
+ * one batched matmul, reshape to [batch..., lhs free..., rhs free...]. */
+static void lower_dot_general(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  const rlx_type *t[2] = {rlx_in_type(L, n, 0), rlx_in_type(L, n, 1)};
+  size_t nc, nb;
+  const int64_t *con[2] = {rlx_node_is(n, "lhs_contracting", &nc), rlx_node_is(n, "rhs_contracting", &nc)};
+  const int64_t *bat[2] = {rlx_node_is(n, "lhs_batch", &nb), rlx_node_is(n, "rhs_batch", &nb)};
+  rlx_mx_arr *m[2];
+  for (int s = 0; s < 2; s++) {
+    int r = t[s]->rank;
+    bool used[RLX_MAX_RANK] = {0};
+    int64_t perm[RLX_MAX_RANK], bsz = 1, csz = 1, fsz = 1;
+    int k = 0;
+    int64_t cidx[RLX_MAX_RANK], fidx[RLX_MAX_RANK];
+    int nf = 0;
+    for (size_t i = 0; i < nb; i++) {
+      int64_t a = bat[s][i] < 0 ? bat[s][i] + r : bat[s][i];
+      perm[k++] = a, used[a] = true, bsz *= t[s]->dims[a];
+    }
+    for (size_t i = 0; i < nc; i++) {
+      int64_t a = con[s][i] < 0 ? con[s][i] + r : con[s][i];
+      cidx[i] = a, used[a] = true, csz *= t[s]->dims[a];
+    }
+    for (int i = 0; i < r; i++)
+      if (!used[i]) fidx[nf++] = i, fsz *= t[s]->dims[i];
+    /* lhs: batch, free, contract; rhs: batch, contract, free */
+    if (s == 0) {
+      for (int i = 0; i < nf; i++) perm[k++] = fidx[i];
+      for (size_t i = 0; i < nc; i++) perm[k++] = cidx[i];
+    } else {
+      for (size_t i = 0; i < nc; i++) perm[k++] = cidx[i];
+      for (int i = 0; i < nf; i++) perm[k++] = fidx[i];
+    }
+    rlx_mx_arr *x = rlx_mx_transpose(L->mx, in[s], r, perm);
+    int64_t shp[3] = {bsz, s == 0 ? fsz : csz, s == 0 ? csz : fsz};
+    m[s] = rlx_mx_reshape(L->mx, x, 3, shp);
+  }
+  out[0] = rlx_l_reshape(L, matmul(L, m[0], m[1], t[0]->dtype), rlx_out_type(L, n, 0));
+}
+
+/* MLX affine quantized_matmul wants w as unsigned `bits`-bit values packed little-end-first into
+ * uint32 words, with w = scale * u + bias per group. */
+static void lower_dequant(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const char *scheme = rlx_node_s(n, "scheme");
+  int bits = strncmp(scheme, "int4", 4) == 0 ? 4 : 8;
+  bool asym = strstr(scheme, "asym") != NULL;
+  int64_t bs = rlx_node_i(n, "block_size");
+  const rlx_type *tq = rlx_in_type(L, n, 1);
+  rlx_dtype xdt = rlx_in_type(L, n, 0)->dtype;
+  int64_t N = tq->dims[0], K = tq->dims[1], epw = 32 / bits;
+  rlx_mx_arr *u = rlx_mx_astype(c, in[1], RLX_DTYPE_I32);
+  rlx_mx_arr *scale = rlx_mx_astype(c, in[2], xdt), *bias;
+  if (asym) {
+    bias = rlx_mx_binary(c, RLX_MXB_MULTIPLY, rlx_mx_unary(c, RLX_MXU_NEGATIVE, rlx_mx_astype(c, in[3], xdt)), scale);
+  } else {
+    double off = bits == 8 ? 128 : 8;
+    u = rlx_mx_binary(c, RLX_MXB_ADD, u, rlx_mx_scalar(c, off, RLX_DTYPE_I32));
+    bias = rlx_mx_binary(c, RLX_MXB_MULTIPLY, scale, rlx_mx_scalar(c, -off, xdt));
+  }
+  u = rlx_mx_reshape(c, rlx_mx_astype(c, u, RLX_DTYPE_U32), 3, (int64_t[]){N, K / epw, epw});
+  rlx_type tu = {.dtype = RLX_DTYPE_U32, .rank = 3, .dims = {N, K / epw, epw}};
+  rlx_mx_arr *packed = NULL;
+  for (int64_t j = 0; j < epw; j++) {
+    rlx_mx_arr *part = rlx_l_narrow(L, u, &tu, 2, j, 1);
+    part = rlx_mx_binary(c, RLX_MXB_LEFT_SHIFT, part, rlx_mx_scalar(c, (double)(j * bits), RLX_DTYPE_U32));
+    packed = packed ? rlx_mx_binary(c, RLX_MXB_BITWISE_OR, packed, part) : part;
+  }
+  packed = rlx_mx_reshape(c, packed, 2, (int64_t[]){N, K / epw});
+  out[0] = rlx_mx_quantized_matmul(c, in[0], packed, scale, bias, true, (int)bs, bits);
+}
+
+void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  switch (n->op) {
+    case RLX_OP_MATMUL:
+      lower_matmul_np(L, n, in, out);
+      return;
+    case RLX_OP_DOT_GENERAL:
+      lower_dot_general(L, n, in, out);
+      return;
+    case RLX_OP_FUSED_MATMUL_BIAS_ACT: {
+      rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
+      rlx_mx_arr *y = rlx_mx_matmul(c, in[0], in[1]);
+      if (n->n_in == 3) y = rlx_mx_binary(c, RLX_MXB_ADD, y, in[2]);
+      const char *act = rlx_node_s(n, "activation");
+      rlx_op aop;
+      if (strcmp(act, "none") != 0 && !rlx_op_from_name(act, &aop)) y = rlx_l_unary(L, aop, y, dt);
+      out[0] = y;
+      return;
+    }
+    case RLX_OP_LORA_MATMUL: {
+      rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
+      rlx_mx_arr *base = rlx_mx_matmul(c, in[0], in[1]);
+      rlx_mx_arr *low = rlx_mx_matmul(c, rlx_mx_matmul(c, in[0], in[2]), in[3]);
+      out[0] = rlx_mx_binary(c, RLX_MXB_ADD, base, rlx_mx_binary(c, RLX_MXB_MULTIPLY, low, rlx_mx_scalar(c, rlx_node_f(n, "scale"), dt)));
+      return;
+    }
+    case RLX_OP_GROUPED_MATMUL: {
+      /* gather_mm: x[M,1,K] @ w[idx[m]] -> [M,1,N] */
+      const rlx_type *tx = rlx_in_type(L, n, 0);
+      rlx_mx_arr *x = rlx_mx_reshape(c, in[0], 3, (int64_t[]){tx->dims[0], 1, tx->dims[1]});
+      rlx_mx_arr *idx = rlx_mx_astype(c, in[2], RLX_DTYPE_U32);
+      out[0] = rlx_l_reshape(L, rlx_mx_gather_mm(c, x, in[1], NULL, idx), rlx_out_type(L, n, 0));
+      return;
+    }
+    case RLX_OP_DEQUANT_MATMUL:
+      lower_dequant(L, n, in, out);
+      return;
+    default:
+      rlx_lower_fail(L, RLX_STATUS_INTERNAL, "not a matmul op");
+  }
+}

@@ -1,0 +1,89 @@
+/* lower_reduce.c: Reduce, Cumsum, ArgMax/ArgMin, TopK. */
+#include "mlx/lower.h"
+
+
+/* Casts `a` to `dt` when MLX promoted it (e.g. the mean of integers). */
+static rlx_mx_arr *as_dtype(rlx_lower *L, rlx_mx_arr *a, rlx_dtype dt) {
+  rlx_type t;
+  if (a && rlx_mx_type(a, &t) && t.dtype == dt) return a;
+  return rlx_mx_astype(L->mx, a, dt);
+}
+
+static rlx_mx_arr *arg_extreme(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x) {
+  rlx_mx *c = L->mx;
+  const rlx_type *t = rlx_in_type(L, n, 0);
+  int64_t a;
+  rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+  bool keep = rlx_node_i(n, "keepdims") != 0, last = rlx_node_i(n, "select_last_index") != 0;
+  bool is_max = n->op == RLX_OP_ARG_MAX;
+  if (last) { /* reverse the axis, find the first extreme, map back: dim - 1 - i */
+    rlx_mx_arr *rev = rlx_mx_arange(c, (double)(t->dims[a] - 1), -1, -1, RLX_DTYPE_I32);
+    x = rlx_mx_take(c, x, rev, (int)a);
+  }
+  rlx_mx_arr *i = is_max ? rlx_mx_argmax(c, x, (int)a, keep) : rlx_mx_argmin(c, x, (int)a, keep);
+  i = rlx_mx_astype(c, i, RLX_DTYPE_I64);
+  if (last) i = rlx_mx_binary(c, RLX_MXB_SUBTRACT, rlx_mx_scalar(c, (double)(t->dims[a] - 1), RLX_DTYPE_I64), i);
+  return i;
+}
+
+static void topk(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const rlx_type *t = rlx_in_type(L, n, 0);
+  int64_t a;
+  rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+  /* Stable ascending argsort of the key; ties keep the lower index. */
+  rlx_mx_arr *key = x;
+  if (rlx_node_i(n, "largest")) {
+    if (!rlx_dtype_is_signed(t->dtype)) key = rlx_mx_astype(c, key, t->dtype == RLX_DTYPE_U64 ? RLX_DTYPE_F64 : RLX_DTYPE_I64);
+    key = rlx_mx_unary(c, RLX_MXU_NEGATIVE, key);
+  }
+  rlx_mx_arr *idx = rlx_mx_argsort(c, key, (int)a);
+  idx = rlx_l_narrow(L, idx, t, (int)a, 0, rlx_node_i(n, "k"));
+  out[0] = rlx_mx_take_along_axis(c, x, idx, (int)a);
+  out[1] = rlx_mx_astype(c, idx, RLX_DTYPE_I64);
+}
+
+void rlx_lower_reduce(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const rlx_type *t = rlx_in_type(L, n, 0), *to = rlx_out_type(L, n, 0);
+  switch (n->op) {
+    case RLX_OP_REDUCE: {
+      size_t na;
+      const int64_t *axes = rlx_node_is(n, "axes", &na);
+      int ax[RLX_MAX_RANK];
+      for (size_t i = 0; i < na; i++) ax[i] = (int)(axes[i] < 0 ? axes[i] + t->rank : axes[i]);
+      int kind = rlx_reduce_kind(rlx_node_s(n, "kind"));
+      rlx_mx_arr *x = in[0];
+      if (kind == 1 && rlx_dtype_is_int(t->dtype)) { /* integer mean: sum / count, truncated */
+        int64_t cnt = 1;
+        for (int i = 0; i < t->rank; i++) {
+          bool r = na == 0;
+          for (size_t j = 0; j < na; j++) r |= ax[j] == i;
+          if (r) cnt *= t->dims[i];
+        }
+        rlx_mx_arr *s = rlx_mx_reduce(c, rlx_mx_astype(c, x, RLX_DTYPE_I64), 0, (int)na, ax, rlx_node_i(n, "keepdims") != 0);
+        s = rlx_l_binary(L, RLX_OP_DIV, s, rlx_mx_scalar(c, (double)cnt, RLX_DTYPE_I64), RLX_DTYPE_I64);
+        out[0] = rlx_mx_astype(c, s, to->dtype);
+        return;
+      }
+      out[0] = as_dtype(L, rlx_mx_reduce(c, x, kind, (int)na, ax, rlx_node_i(n, "keepdims") != 0), to->dtype);
+      if (na == 0 && t->rank == 0) out[0] = x;
+      return;
+    }
+    case RLX_OP_CUMSUM: {
+      int64_t a;
+      rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+      out[0] = as_dtype(L, rlx_mx_scan(c, in[0], 0, (int)a, rlx_node_i(n, "reverse") != 0, rlx_node_i(n, "exclusive") == 0), to->dtype);
+      return;
+    }
+    case RLX_OP_ARG_MAX:
+    case RLX_OP_ARG_MIN:
+      out[0] = arg_extreme(L, n, in[0]);
+      return;
+    case RLX_OP_TOPK:
+      topk(L, n, in[0], out);
+      return;
+    default:
+      rlx_lower_fail(L, RLX_STATUS_INTERNAL, "not a reduce op");
+  }
+}

@@ -1,0 +1,181 @@
+/* shim.h: rlx's C ABI over mlx::core, the only C++ in rlx (shim_*.cpp implement it).
+ *
+ * One function per MLX call, thin: argument conversion, the call, and exception capture.
+ *
+ * Context (rlx_mx): an arena of arrays, a device stream and a sticky error. Every op takes the
+ * context first and returns an array owned by the context's arena (freed by rlx_mx_free or
+ * rlx_mx_clear). When an op fails (MLX throws), the context records the error as a status and
+ * the op returns NULL; every later op on a failed context, and every op given a NULL array,
+ * returns NULL without doing anything. So lowering code composes ops without checking each
+ * result and checks the context once (rlx_mx_failed / rlx_mx_take_error). No C++ exception ever
+ * leaves the shim.
+ *
+ * Kept arrays (rlx_mx_keep) live outside any arena until rlx_mx_release; they can be used as
+ * operands in any context (params, constants and device-resident handles).
+ *
+ * Thread-safety: a context is used by one thread at a time. Kept arrays may be shared read-only.
+ */
+#ifndef RLX_MLX_SHIM_H
+#define RLX_MLX_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rlx/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rlx_mx rlx_mx;
+typedef struct rlx_mx_arr rlx_mx_arr;
+typedef struct rlx_mx_fn rlx_mx_fn;
+
+typedef enum rlx_mx_device { RLX_MX_CPU = 0, RLX_MX_GPU = 1 } rlx_mx_device;
+
+/* ---- runtime ---- */
+const char *rlx_mx_version(void);
+/* true when MLX was built with a GPU backend and a GPU is present. Never throws. */
+bool rlx_mx_gpu_available(void);
+/* A description of the device ("cpu", or the GPU's name). */
+void rlx_mx_device_name(rlx_mx_device d, char *buf, size_t cap);
+
+/* ---- contexts ---- */
+/* Creates a context on the calling thread's default stream of `device`. UNAVAILABLE when the
+ * device is a GPU and none is available. */
+rlx_status *rlx_mx_create(rlx_mx_device device, rlx_mx **out);
+void rlx_mx_free(rlx_mx *c);
+/* Releases every arena array (kept arrays are unaffected); the error is kept. */
+void rlx_mx_clear(rlx_mx *c);
+bool rlx_mx_failed(const rlx_mx *c);
+/* Returns the recorded error (NULL when none) and clears it. */
+rlx_status *rlx_mx_take_error(rlx_mx *c);
+/* Records `st` as the context's error unless one is recorded already (then `st` is freed). */
+void rlx_mx_fail(rlx_mx *c, rlx_status *st);
+rlx_mx_device rlx_mx_get_device(const rlx_mx *c);
+
+/* ---- arrays ---- */
+/* A heap copy of `a` (shares MLX's buffer) that outlives the context; NULL on a failed context. */
+rlx_mx_arr *rlx_mx_keep(rlx_mx *c, rlx_mx_arr *a);
+void rlx_mx_release(rlx_mx_arr *a); /* NULL accepted */
+/* Copies host bytes (numel * dtype size, little-endian) into a new array of the given type. */
+rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t);
+/* A scalar (rank 0) of `dtype` holding v (bool: v != 0; complex: real part). */
+rlx_mx_arr *rlx_mx_scalar(rlx_mx *c, double v, rlx_dtype dtype);
+/* Evaluates `a` and copies its elements (row-major) into dst, which holds exactly `nbytes`.
+ * Returns false (error recorded) on failure or size mismatch. */
+bool rlx_mx_to_host(rlx_mx *c, rlx_mx_arr *a, void *dst, size_t nbytes);
+/* Type of an array (dtype and shape). false for NULL or an MLX dtype rlx lacks. */
+bool rlx_mx_type(const rlx_mx_arr *a, rlx_type *out);
+
+/* ---- evaluation ---- */
+void rlx_mx_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n);
+void rlx_mx_async_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n);
+/* Waits for all work on the context's stream. */
+void rlx_mx_synchronize(rlx_mx *c);
+
+/* ---- compile (mlx::core::compile) ----
+ * The trace callback lowers the computation from `in` (arena arrays of the trace context) and
+ * writes n_out arrays to `out`. A non-NULL status aborts the trace and comes back from
+ * rlx_mx_call as the context error. */
+typedef rlx_status *(*rlx_mx_trace_fn)(void *ud, rlx_mx *trace, rlx_mx_arr *const *in, size_t n_in,
+                                       rlx_mx_arr **out, size_t n_out);
+rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapeless, rlx_mx_fn **out);
+/* Calls a compiled function; outputs land in c's arena. false on failure (error recorded). */
+bool rlx_mx_call(rlx_mx *c, rlx_mx_fn *f, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out);
+void rlx_mx_fn_free(rlx_mx_fn *f);
+
+/* ---- elementwise ---- */
+typedef enum rlx_mx_unary_op {
+  RLX_MXU_ABS, RLX_MXU_NEGATIVE, RLX_MXU_EXP, RLX_MXU_LOG, RLX_MXU_SQRT, RLX_MXU_RSQRT,
+  RLX_MXU_SIN, RLX_MXU_COS, RLX_MXU_TAN, RLX_MXU_ARCSIN, RLX_MXU_ARCCOS, RLX_MXU_ARCTAN,
+  RLX_MXU_SINH, RLX_MXU_COSH, RLX_MXU_TANH, RLX_MXU_ARCSINH, RLX_MXU_ARCCOSH, RLX_MXU_ARCTANH,
+  RLX_MXU_SIGMOID, RLX_MXU_ROUND, RLX_MXU_FLOOR, RLX_MXU_CEIL, RLX_MXU_SIGN, RLX_MXU_RECIPROCAL,
+  RLX_MXU_ERF, RLX_MXU_LOGICAL_NOT, RLX_MXU_ISNAN, RLX_MXU_ISPOSINF, RLX_MXU_ISNEGINF,
+  RLX_MXU_BITWISE_INVERT, RLX_MXU_SQUARE, RLX_MXU_LOG1P, RLX_MXU_EXPM1, RLX_MXU_STOP_GRADIENT,
+  RLX_MXU_REAL, RLX_MXU_IMAG, RLX_MXU_ERFINV, RLX_MXU_ISINF
+} rlx_mx_unary_op;
+rlx_mx_arr *rlx_mx_unary(rlx_mx *c, rlx_mx_unary_op op, rlx_mx_arr *a);
+
+typedef enum rlx_mx_binary_op {
+  RLX_MXB_ADD, RLX_MXB_SUBTRACT, RLX_MXB_MULTIPLY, RLX_MXB_DIVIDE, RLX_MXB_MAXIMUM, RLX_MXB_MINIMUM,
+  RLX_MXB_POWER, RLX_MXB_REMAINDER, RLX_MXB_FLOOR_DIVIDE, RLX_MXB_LOGICAL_AND, RLX_MXB_LOGICAL_OR,
+  RLX_MXB_BITWISE_AND, RLX_MXB_BITWISE_OR, RLX_MXB_BITWISE_XOR, RLX_MXB_LEFT_SHIFT, RLX_MXB_RIGHT_SHIFT,
+  RLX_MXB_EQUAL, RLX_MXB_NOT_EQUAL, RLX_MXB_LESS, RLX_MXB_LESS_EQUAL, RLX_MXB_GREATER,
+  RLX_MXB_GREATER_EQUAL, RLX_MXB_LOGADDEXP, RLX_MXB_ARCTAN2
+} rlx_mx_binary_op;
+rlx_mx_arr *rlx_mx_binary(rlx_mx *c, rlx_mx_binary_op op, rlx_mx_arr *a, rlx_mx_arr *b);
+
+rlx_mx_arr *rlx_mx_where(rlx_mx *c, rlx_mx_arr *cond, rlx_mx_arr *x, rlx_mx_arr *y);
+rlx_mx_arr *rlx_mx_astype(rlx_mx *c, rlx_mx_arr *a, rlx_dtype dtype);
+/* Reinterprets the bytes of a contiguous copy as another dtype of the same size (mx::view). */
+rlx_mx_arr *rlx_mx_view(rlx_mx *c, rlx_mx_arr *a, rlx_dtype dtype);
+rlx_mx_arr *rlx_mx_clip(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *lo, rlx_mx_arr *hi); /* lo/hi may be NULL */
+
+/* ---- shape ---- */
+rlx_mx_arr *rlx_mx_reshape(rlx_mx *c, rlx_mx_arr *a, int rank, const int64_t *dims);
+rlx_mx_arr *rlx_mx_transpose(rlx_mx *c, rlx_mx_arr *a, int rank, const int64_t *perm);
+/* Strided slice: start/stop/strides per axis (mx::slice; negative strides allowed). */
+rlx_mx_arr *rlx_mx_slice(rlx_mx *c, rlx_mx_arr *a, int rank, const int64_t *start, const int64_t *stop,
+                         const int64_t *strides);
+/* In-place-style slice update: returns a copy of `a` with `upd` written at [start:stop:strides]. */
+rlx_mx_arr *rlx_mx_slice_update(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *upd, int rank, const int64_t *start,
+                                const int64_t *stop, const int64_t *strides);
+rlx_mx_arr *rlx_mx_concatenate(rlx_mx *c, rlx_mx_arr *const *a, size_t n, int axis);
+rlx_mx_arr *rlx_mx_stack(rlx_mx *c, rlx_mx_arr *const *a, size_t n, int axis);
+rlx_mx_arr *rlx_mx_broadcast_to(rlx_mx *c, rlx_mx_arr *a, int rank, const int64_t *dims);
+/* mode: "constant" (value is a scalar array of a's dtype), "edge", "reflect", "symmetric". */
+rlx_mx_arr *rlx_mx_pad(rlx_mx *c, rlx_mx_arr *a, int rank, const int64_t *lo, const int64_t *hi,
+                       rlx_mx_arr *value, const char *mode);
+rlx_mx_arr *rlx_mx_tile(rlx_mx *c, rlx_mx_arr *a, int rank, const int64_t *reps);
+rlx_mx_arr *rlx_mx_contiguous(rlx_mx *c, rlx_mx_arr *a);
+/* A strided view (element strides) of a row-contiguous copy of `a` (mx::as_strided). */
+rlx_mx_arr *rlx_mx_as_strided(rlx_mx *c, rlx_mx_arr *a, int rank, const int64_t *shape, const int64_t *strides,
+                              int64_t offset);
+rlx_mx_arr *rlx_mx_arange(rlx_mx *c, double start, double stop, double step, rlx_dtype dtype);
+rlx_mx_arr *rlx_mx_full(rlx_mx *c, int rank, const int64_t *dims, double v, rlx_dtype dtype);
+rlx_mx_arr *rlx_mx_tri(rlx_mx *c, int64_t n, int64_t m, int64_t k, rlx_dtype dtype); /* ones where j <= i + k */
+
+/* ---- indexing ---- */
+rlx_mx_arr *rlx_mx_take(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, int axis);
+rlx_mx_arr *rlx_mx_take_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, int axis);
+/* reduce: 0 none (put), 1 add, 2 mul, 3 max, 4 min (scatter along axis). */
+rlx_mx_arr *rlx_mx_put_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx_mx_arr *upd, int axis, int reduce);
+/* mx::scatter family: indices[i] index axes[i]; updates have rank = idx rank + a rank. */
+rlx_mx_arr *rlx_mx_scatter(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, size_t n_idx, rlx_mx_arr *upd,
+                           const int *axes, int reduce);
+/* mx::gather: slice_sizes has a's rank. */
+rlx_mx_arr *rlx_mx_gather(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, size_t n_idx, const int *axes,
+                          const int64_t *slice_sizes);
+
+/* ---- reductions, scans, sorting ---- */
+/* kind: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 logsumexp, 6 all, 7 any. n_axes 0 = all axes. */
+rlx_mx_arr *rlx_mx_reduce(rlx_mx *c, rlx_mx_arr *a, int kind, int n_axes, const int *axes, bool keepdims);
+rlx_mx_arr *rlx_mx_argmax(rlx_mx *c, rlx_mx_arr *a, int axis, bool keepdims);
+rlx_mx_arr *rlx_mx_argmin(rlx_mx *c, rlx_mx_arr *a, int axis, bool keepdims);
+/* kind: 0 cumsum, 1 cumprod, 2 cummax, 3 cummin. */
+rlx_mx_arr *rlx_mx_scan(rlx_mx *c, rlx_mx_arr *a, int kind, int axis, bool reverse, bool inclusive);
+rlx_mx_arr *rlx_mx_sort(rlx_mx *c, rlx_mx_arr *a, int axis);
+rlx_mx_arr *rlx_mx_argsort(rlx_mx *c, rlx_mx_arr *a, int axis);
+rlx_mx_arr *rlx_mx_softmax(rlx_mx *c, rlx_mx_arr *a, int axis, bool precise);
+
+/* ---- linear algebra and nn ---- */
+rlx_mx_arr *rlx_mx_matmul(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b);
+rlx_mx_arr *rlx_mx_conv_general(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int nsp, const int64_t *stride,
+                                const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *kernel_dilation,
+                                const int64_t *input_dilation, int groups, bool flip);
+/* fast::layer_norm / rms_norm over the last axis; w, b may be NULL. */
+rlx_mx_arr *rlx_mx_layer_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, float eps);
+rlx_mx_arr *rlx_mx_rms_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, float eps);
+/* fast::scaled_dot_product_attention: q/k/v [B,H,S,D]; mask_mode "", "causal" or "array". */
+rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, float scale, const char *mask_mode,
+                        rlx_mx_arr *mask);
+rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr *lhs_idx, rlx_mx_arr *rhs_idx);
+rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *scales, rlx_mx_arr *biases,
+                                    bool transpose, int group_size, int bits);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

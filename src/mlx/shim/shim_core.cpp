@@ -1,0 +1,289 @@
+// shim_core.cpp: contexts, host transfer, evaluation and compile.
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "mlx/compile_impl.h"
+#include "mlx/shim/shim_impl.h"
+
+void rlx_mx::fail_current() noexcept {
+  try {
+    throw;
+  } catch (const std::invalid_argument &e) {
+    fail(RLX_STATUS_INVALID_ARGUMENT, e.what());
+  } catch (const std::out_of_range &e) {
+    fail(RLX_STATUS_OUT_OF_RANGE, e.what());
+  } catch (const std::bad_alloc &) {
+    fail(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  } catch (const std::exception &e) {
+    fail(RLX_STATUS_INTERNAL, e.what());
+  } catch (...) {
+    fail(RLX_STATUS_INTERNAL, "unknown C++ exception");
+  }
+}
+
+static const mx::Dtype dtype_map[] = {
+    mx::float32, mx::float16, mx::bfloat16, mx::float64, mx::int8,  mx::int16,  mx::int32,
+    mx::int64,   mx::uint8,   mx::uint16,   mx::uint32,  mx::uint64, mx::bool_, mx::complex64,
+};
+static_assert(sizeof(dtype_map) / sizeof(dtype_map[0]) == RLX_DTYPE_COUNT, "dtype map covers rlx_dtype");
+
+mx::Dtype to_mx(rlx_dtype d) { return dtype_map[d]; }
+
+bool from_mx(mx::Dtype d, rlx_dtype *out) {
+  for (int i = 0; i < RLX_DTYPE_COUNT; i++)
+    if (dtype_map[i] == d) {
+      *out = (rlx_dtype)i;
+      return true;
+    }
+  return false;
+}
+
+mx::Shape to_shape(int rank, const int64_t *dims) {
+  mx::Shape s;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0 || dims[i] > INT32_MAX) throw std::invalid_argument("dim " + std::to_string(dims[i]) + " outside MLX's int32 range");
+    s.push_back(static_cast<mx::ShapeElem>(dims[i]));
+  }
+  return s;
+}
+
+extern "C" {
+
+const char *rlx_mx_version(void) { return mx::version(); }
+
+bool rlx_mx_gpu_available(void) {
+  try {
+    return mx::is_available(mx::Device::gpu);
+  } catch (...) {
+    return false;
+  }
+}
+
+void rlx_mx_device_name(rlx_mx_device d, char *buf, size_t cap) {
+  std::string name = d == RLX_MX_GPU ? "gpu" : "cpu";
+  try {
+    const auto &info = mx::device_info(d == RLX_MX_GPU ? mx::Device(mx::Device::gpu) : mx::Device(mx::Device::cpu));
+    auto it = info.find("device_name");
+    if (it != info.end()) {
+      if (auto s = std::get_if<std::string>(&it->second)) name = *s;
+    }
+  } catch (...) {
+  }
+  snprintf(buf, cap, "%s", name.c_str());
+}
+
+rlx_status *rlx_mx_create(rlx_mx_device device, rlx_mx **out) {
+  try {
+    mx::Device d = device == RLX_MX_GPU ? mx::Device(mx::Device::gpu) : mx::Device(mx::Device::cpu);
+    if (!mx::is_available(d))
+      return rlx_status_make(RLX_STATUS_UNAVAILABLE, "no GPU: this MLX build (%s) has no usable GPU backend or no GPU is present",
+                             mx::version());
+    *out = new rlx_mx(d, mx::default_stream(d));
+    return nullptr;
+  } catch (const std::bad_alloc &) {
+    return rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  } catch (const std::exception &e) {
+    return rlx_status_make(RLX_STATUS_UNAVAILABLE, "MLX device unavailable: %s", e.what());
+  }
+}
+
+void rlx_mx_free(rlx_mx *c) { delete c; }
+void rlx_mx_clear(rlx_mx *c) { c->arena.clear(); }
+bool rlx_mx_failed(const rlx_mx *c) { return c->err != nullptr; }
+rlx_mx_device rlx_mx_get_device(const rlx_mx *c) { return c->device == mx::Device::gpu ? RLX_MX_GPU : RLX_MX_CPU; }
+
+rlx_status *rlx_mx_take_error(rlx_mx *c) {
+  rlx_status *e = c->err;
+  c->err = nullptr;
+  return e;
+}
+
+void rlx_mx_fail(rlx_mx *c, rlx_status *st) {
+  if (!st) return;
+  if (c->err) rlx_status_free(st);
+  else c->err = st;
+}
+
+rlx_mx_arr *rlx_mx_keep(rlx_mx *c, rlx_mx_arr *a) {
+  if (!c || c->err || !a) return nullptr;
+  try {
+    return reinterpret_cast<rlx_mx_arr *>(new mx::array(A(a)));
+  } catch (...) {
+    c->fail_current();
+    return nullptr;
+  }
+}
+
+void rlx_mx_release(rlx_mx_arr *a) { delete reinterpret_cast<mx::array *>(a); }
+
+rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t) {
+  SHIM_OP(c, data || t, ([&] {
+            mx::Shape shape = to_shape(t->rank, t->dims);
+            size_t n = rlx_dtype_size(t->dtype);
+            for (auto d : shape) n *= (size_t)d;
+            if (n == 0) return mx::zeros(shape, to_mx(t->dtype), c->stream);
+            auto buf = mx::allocator::malloc(n);
+            std::memcpy(buf.buffer().raw_ptr(), data, n);
+            return mx::array(std::move(buf), shape, to_mx(t->dtype));
+          }()));
+}
+
+rlx_mx_arr *rlx_mx_scalar(rlx_mx *c, double v, rlx_dtype dtype) {
+  SHIM_OP(c, true, ([&] {
+            switch (dtype) {
+              case RLX_DTYPE_I64: return mx::array((int64_t)v, mx::int64);
+              case RLX_DTYPE_U64: return mx::array((uint64_t)v, mx::uint64);
+              case RLX_DTYPE_BOOL: return mx::array(v != 0);
+              case RLX_DTYPE_C64: return mx::array(mx::complex64_t((float)v, 0.f));
+              default: return mx::array(v, to_mx(dtype));
+            }
+          }()));
+}
+
+bool rlx_mx_to_host(rlx_mx *c, rlx_mx_arr *a, void *dst, size_t nbytes) {
+  if (!c || c->err || !a) return false;
+  try {
+    mx::array b = mx::contiguous(A(a), false, c->stream);
+    b.eval();
+    if (b.nbytes() != nbytes) {
+      c->fail(RLX_STATUS_INTERNAL, "result has " + std::to_string(b.nbytes()) + " bytes, expected " + std::to_string(nbytes));
+      return false;
+    }
+    if (nbytes) std::memcpy(dst, b.data<uint8_t>(), nbytes);
+    return true;
+  } catch (...) {
+    c->fail_current();
+    return false;
+  }
+}
+
+bool rlx_mx_type(const rlx_mx_arr *a, rlx_type *out) {
+  if (!a) return false;
+  const mx::array &x = *reinterpret_cast<const mx::array *>(a);
+  rlx_type t{};
+  if (!from_mx(x.dtype(), &t.dtype) || x.ndim() > RLX_MAX_RANK) return false;
+  t.rank = (int32_t)x.ndim();
+  for (int i = 0; i < t.rank; i++) t.dims[i] = x.shape(i);
+  *out = t;
+  return true;
+}
+
+static std::vector<mx::array> gather_arrays(rlx_mx_arr *const *a, size_t n) {
+  std::vector<mx::array> v;
+  v.reserve(n);
+  for (size_t i = 0; i < n; i++) {
+    if (!a[i]) throw std::runtime_error("NULL array");
+    v.push_back(A(a[i]));
+  }
+  return v;
+}
+
+void rlx_mx_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n) {
+  if (!c || c->err) return;
+  try {
+    mx::eval(gather_arrays(a, n));
+  } catch (...) {
+    c->fail_current();
+  }
+}
+
+void rlx_mx_async_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n) {
+  if (!c || c->err) return;
+  try {
+    mx::async_eval(gather_arrays(a, n));
+  } catch (...) {
+    c->fail_current();
+  }
+}
+
+void rlx_mx_synchronize(rlx_mx *c) {
+  if (!c || c->err) return;
+  try {
+    mx::synchronize(c->stream);
+  } catch (...) {
+    c->fail_current();
+  }
+}
+
+}  // extern "C"
+
+// ---- compile ----
+
+// Carries a trace callback's status through MLX's compile machinery.
+struct TraceError : std::exception {
+  rlx_status *st;
+  explicit TraceError(rlx_status *s) : st(s) {}
+  const char *what() const noexcept override { return rlx_status_message(st); }
+};
+
+struct rlx_mx_fn {
+  rlx_mx_trace_fn fn;
+  void *ud;
+  std::function<std::vector<mx::array>(const std::vector<mx::array> &)> compiled;
+  mx::detail::CompileCacheWeakPtr cache;
+  size_t n_out = 0;
+  mx::Device device{mx::Device::cpu};
+  mx::Stream stream{0, mx::Device(mx::Device::cpu)};
+};
+
+extern "C" rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapeless, rlx_mx_fn **out) {
+  try {
+    auto f = std::make_unique<rlx_mx_fn>();
+    f->fn = fn;
+    f->ud = ud;
+    rlx_mx_fn *self = f.get();
+    auto body = [self](const std::vector<mx::array> &in) {
+      rlx_mx trace(self->device, self->stream);
+      std::vector<rlx_mx_arr *> hin;
+      hin.reserve(in.size());
+      for (const auto &a : in) hin.push_back(trace.put(a));
+      std::vector<rlx_mx_arr *> hout(self->n_out, nullptr);
+      rlx_status *st = self->fn(self->ud, &trace, hin.data(), hin.size(), hout.data(), hout.size());
+      if (!st) st = rlx_mx_take_error(&trace);
+      for (size_t i = 0; !st && i < hout.size(); i++)
+        if (!hout[i]) st = rlx_status_make(RLX_STATUS_INTERNAL, "trace produced no output %zu", i);
+      if (st) throw TraceError(st);
+      std::vector<mx::array> res;
+      for (auto *h : hout) res.push_back(A(h));
+      return res;
+    };
+    f->compiled = mx::detail::compile(body, reinterpret_cast<std::uintptr_t>(self), shapeless);
+    f->cache = mx::detail::compile_cache();
+    *out = f.release();
+    return nullptr;
+  } catch (const std::exception &e) {
+    return rlx_status_make(RLX_STATUS_INTERNAL, "MLX compile: %s", e.what());
+  }
+}
+
+extern "C" bool rlx_mx_call(rlx_mx *c, rlx_mx_fn *f, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out) {
+  if (!c || c->err) return false;
+  try {
+    f->n_out = n_out;
+    f->device = c->device;
+    f->stream = c->stream;
+    auto res = f->compiled(gather_arrays(in, n_in));
+    if (res.size() != n_out) {
+      c->fail(RLX_STATUS_INTERNAL, "compiled function returned " + std::to_string(res.size()) + " outputs");
+      return false;
+    }
+    for (size_t i = 0; i < n_out; i++) out[i] = c->put(std::move(res[i]));
+    return true;
+  } catch (TraceError &e) {
+    rlx_mx_fail(c, e.st);
+    return false;
+  } catch (...) {
+    c->fail_current();
+    return false;
+  }
+}
+
+extern "C" void rlx_mx_fn_free(rlx_mx_fn *f) {
+  if (!f) return;
+  try {
+    mx::detail::compile_erase(f->cache, reinterpret_cast<std::uintptr_t>(f));
+  } catch (...) {
+  }
+  delete f;
+}

@@ -1,0 +1,58 @@
+// shim_impl.h: C++ internals shared by the shim's translation units (not part of the C ABI).
+#pragma once
+
+#include <deque>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mlx/mlx.h"
+#include "mlx/shim/shim.h"
+
+namespace mx = mlx::core;
+
+struct rlx_mx {
+  mx::Device device;
+  mx::Stream stream;
+  std::deque<mx::array> arena;
+  rlx_status *err = nullptr;
+
+  rlx_mx(mx::Device d, mx::Stream s) : device(d), stream(s) {}
+  ~rlx_mx() { rlx_status_free(err); }
+
+  rlx_mx_arr *put(mx::array a) {
+    arena.push_back(std::move(a));
+    return reinterpret_cast<rlx_mx_arr *>(&arena.back());
+  }
+  void fail(rlx_status_code code, const std::string &msg) {
+    if (!err) err = rlx_status_make(code, "MLX: %s", msg.c_str());
+  }
+  // Records the in-flight exception.
+  void fail_current() noexcept;
+};
+
+// An mx::array behind a handle.
+inline mx::array &A(rlx_mx_arr *a) { return *reinterpret_cast<mx::array *>(a); }
+
+mx::Dtype to_mx(rlx_dtype d);
+bool from_mx(mx::Dtype d, rlx_dtype *out);
+mx::Shape to_shape(int rank, const int64_t *dims);
+
+// Runs `body` (returning mx::array) in a guarded way: NULL on failed contexts or NULL operands;
+// exceptions are captured into the context.
+#define SHIM_OP(c, operands_ok, body)          \
+  do {                                          \
+    if (!(c) || (c)->err) return nullptr;       \
+    if (!(operands_ok)) {                       \
+      (c)->fail(RLX_STATUS_INTERNAL, "NULL operand"); \
+      return nullptr;                           \
+    }                                           \
+    try {                                       \
+      return (c)->put(body);                    \
+    } catch (...) {                             \
+      (c)->fail_current();                      \
+      return nullptr;                           \
+    }                                           \
+  } while (0)

@@ -1,0 +1,349 @@
+/* import_ops.c: the ONNX op-mapping table and the elementwise mappings. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/import_ops.h"
+
+/* ---- elementwise ---- */
+
+/* One-input ops that are one rlx op. */
+static rlx_status *unary(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op) {
+  rlx_value x, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_add(I, n, op, 1, &x, 0, NULL, &y));
+  return imp_out(I, n, 0, y);
+}
+
+#define UNARY(fn, op) \
+  static rlx_status *fn(rlx_imp *I, const Onnx__NodeProto *n) { return unary(I, n, op); }
+UNARY(map_abs, RLX_OP_ABS)
+UNARY(map_neg, RLX_OP_NEG)
+UNARY(map_exp, RLX_OP_EXP)
+UNARY(map_log, RLX_OP_LOG)
+UNARY(map_sqrt, RLX_OP_SQRT)
+UNARY(map_sin, RLX_OP_SIN)
+UNARY(map_cos, RLX_OP_COS)
+UNARY(map_tan, RLX_OP_TAN)
+UNARY(map_asin, RLX_OP_ASIN)
+UNARY(map_acos, RLX_OP_ACOS)
+UNARY(map_atan, RLX_OP_ATAN)
+UNARY(map_sinh, RLX_OP_SINH)
+UNARY(map_cosh, RLX_OP_COSH)
+UNARY(map_tanh, RLX_OP_TANH)
+UNARY(map_asinh, RLX_OP_ASINH)
+UNARY(map_acosh, RLX_OP_ACOSH)
+UNARY(map_atanh, RLX_OP_ATANH)
+UNARY(map_sigmoid, RLX_OP_SIGMOID)
+UNARY(map_relu, RLX_OP_RELU)
+UNARY(map_round, RLX_OP_ROUND)
+UNARY(map_floor, RLX_OP_FLOOR)
+UNARY(map_ceil, RLX_OP_CEIL)
+UNARY(map_sign, RLX_OP_SIGN)
+UNARY(map_reciprocal, RLX_OP_RECIPROCAL)
+UNARY(map_erf, RLX_OP_ERF)
+UNARY(map_softplus, RLX_OP_SOFTPLUS)
+UNARY(map_not, RLX_OP_NOT)
+UNARY(map_isnan, RLX_OP_IS_NAN)
+UNARY(map_bitwise_not, RLX_OP_BITWISE_NOT)
+
+/* Two-input ops; for compares and arithmetic both inputs must share a dtype (ONNX requires it). */
+static rlx_status *binary(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t na, const rlx_attr *a) {
+  rlx_value in[2], y;
+  RLX_TRY(imp_in(I, n, 0, &in[0]));
+  RLX_TRY(imp_in(I, n, 1, &in[1]));
+  RLX_TRY(imp_add(I, n, op, 2, in, na, a, &y));
+  return imp_out(I, n, 0, y);
+}
+
+#define BINARY(fn, op) \
+  static rlx_status *fn(rlx_imp *I, const Onnx__NodeProto *n) { return binary(I, n, op, 0, NULL); }
+BINARY(map_add, RLX_OP_ADD)
+BINARY(map_sub, RLX_OP_SUB)
+BINARY(map_mul, RLX_OP_MUL)
+BINARY(map_div, RLX_OP_DIV)
+BINARY(map_and, RLX_OP_AND)
+BINARY(map_or, RLX_OP_OR)
+BINARY(map_xor, RLX_OP_XOR)
+BINARY(map_bitwise_and, RLX_OP_BITWISE_AND)
+BINARY(map_bitwise_or, RLX_OP_BITWISE_OR)
+BINARY(map_bitwise_xor, RLX_OP_BITWISE_XOR)
+BINARY(map_equal, RLX_OP_EQUAL)
+BINARY(map_less, RLX_OP_LESS)
+BINARY(map_less_equal, RLX_OP_LESS_EQUAL)
+BINARY(map_greater, RLX_OP_GREATER)
+BINARY(map_greater_equal, RLX_OP_GREATER_EQUAL)
+
+static rlx_status *map_mod(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_attr a = RLX_ATTR_I("fmod", imp_attr_i(n, "fmod", 0));
+  return binary(I, n, RLX_OP_MOD, 1, &a);
+}
+
+static rlx_status *map_bit_shift(rlx_imp *I, const Onnx__NodeProto *n) {
+  char buf[16];
+  rlx_attr a = RLX_ATTR_S("direction", imp_attr_s(n, "direction", "left", buf, sizeof buf));
+  return binary(I, n, RLX_OP_BIT_SHIFT, 1, &a);
+}
+
+/* Pow: the exponent may have another type (ONNX Pow-12+); it is cast to the base's. */
+static rlx_status *map_pow(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_value in[2], y;
+  RLX_TRY(imp_in(I, n, 0, &in[0]));
+  RLX_TRY(imp_in(I, n, 1, &in[1]));
+  RLX_TRY(imp_cast(I, n, in[1], imp_type(I, in[0])->dtype, &in[1]));
+  RLX_TRY(imp_add(I, n, RLX_OP_POW, 2, in, 0, NULL, &y));
+  return imp_out(I, n, 0, y);
+}
+
+/* Sum/Mean/Max/Min over any number of inputs (a chain of binary ops). */
+static rlx_status *variadic(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, bool mean) {
+  size_t k = imp_nin(n);
+  if (!k) IMP_FAIL(INVALID_ARGUMENT, "needs at least one input");
+  rlx_value acc;
+  RLX_TRY(imp_in(I, n, 0, &acc));
+  for (size_t i = 1; i < k; i++) {
+    rlx_value in[2] = {acc};
+    RLX_TRY(imp_in(I, n, i, &in[1]));
+    RLX_TRY(imp_add(I, n, op, 2, in, 0, NULL, &acc));
+  }
+  if (mean && k > 1) {
+    rlx_value in[2] = {acc};
+    RLX_TRY(imp_scalar(I, (double)k, imp_type(I, acc)->dtype, &in[1]));
+    RLX_TRY(imp_add(I, n, RLX_OP_DIV, 2, in, 0, NULL, &acc));
+  }
+  return imp_out(I, n, 0, acc);
+}
+static rlx_status *map_sum(rlx_imp *I, const Onnx__NodeProto *n) { return variadic(I, n, RLX_OP_ADD, false); }
+static rlx_status *map_mean(rlx_imp *I, const Onnx__NodeProto *n) { return variadic(I, n, RLX_OP_ADD, true); }
+static rlx_status *map_max(rlx_imp *I, const Onnx__NodeProto *n) { return variadic(I, n, RLX_OP_MAX, false); }
+static rlx_status *map_min(rlx_imp *I, const Onnx__NodeProto *n) { return variadic(I, n, RLX_OP_MIN, false); }
+
+static rlx_status *map_where(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_value in[3], y;
+  for (int i = 0; i < 3; i++) RLX_TRY(imp_in(I, n, (size_t)i, &in[i]));
+  RLX_TRY(imp_add(I, n, RLX_OP_WHERE, 3, in, 0, NULL, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_cast(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_value x, y;
+  rlx_dtype dt;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(rlx_onnx_dtype((int32_t)imp_attr_i(n, "to", 0), &dt));
+  RLX_TRY(imp_cast(I, n, x, dt, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_cast_like(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_value x, t, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_in(I, n, 1, &t));
+  RLX_TRY(imp_cast(I, n, x, imp_type(I, t)->dtype, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_identity(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_value x;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  return imp_out(I, n, 0, x);
+}
+
+/* Dropout in inference: identity; the optional mask output is all true. */
+static rlx_status *map_dropout(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_value x;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_out(I, n, 0, x));
+  if (n->n_output > 1 && n->output[1][0]) {
+    rlx_value one, m;
+    RLX_TRY(imp_scalar(I, 1, RLX_DTYPE_BOOL, &one));
+    const rlx_type *t = imp_type(I, x);
+    rlx_attr a = RLX_ATTR_IS("shape", (size_t)t->rank, t->dims);
+    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &one, 1, &a, &m));
+    RLX_TRY(imp_out(I, n, 1, m));
+  }
+  return NULL;
+}
+
+/* y = op(x, c) with a scalar constant c of x's dtype. */
+rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y) {
+  rlx_value in[2] = {x};
+  RLX_TRY(imp_scalar(I, c, imp_type(I, x)->dtype, &in[1]));
+  return imp_add(I, n, op, 2, in, 0, NULL, y);
+}
+
+rlx_status *imp_bin(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value b, rlx_value *y) {
+  rlx_value in[2] = {a, b};
+  return imp_add(I, n, op, 2, in, 0, NULL, y);
+}
+
+rlx_status *imp_un(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value *y) {
+  return imp_add(I, n, op, 1, &a, 0, NULL, y);
+}
+
+rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_value a, rlx_value b, rlx_value *y) {
+  rlx_value in[3] = {c, a, b};
+  return imp_add(I, n, RLX_OP_WHERE, 3, in, 0, NULL, y);
+}
+
+/* Clip(x, min, max): min/max are attributes before opset 11, optional inputs after. */
+static rlx_status *map_clip(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_value x;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  if (I->opset < 11) {
+    if (imp_attr(n, "min")) RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, x, imp_attr_f(n, "min", 0), &x));
+    if (imp_attr(n, "max")) RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, x, imp_attr_f(n, "max", 0), &x));
+  } else {
+    for (size_t k = 1; k < 3; k++) {
+      if (!imp_has(n, k)) continue;
+      rlx_value b;
+      RLX_TRY(imp_in(I, n, k, &b));
+      RLX_TRY(imp_bin(I, n, k == 1 ? RLX_OP_MAX : RLX_OP_MIN, x, b, &x));
+    }
+  }
+  return imp_out(I, n, 0, x);
+}
+
+/* ---- activations composed from rlx ops (formulas from the ONNX operator docs) ---- */
+
+static rlx_status *map_leaky_relu(rlx_imp *I, const Onnx__NodeProto *n) { /* x >= 0 ? x : alpha x */
+  rlx_value x, ax, pos, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, imp_attr_f(n, "alpha", 0.01), &ax));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER_EQUAL, x, 0, &pos));
+  RLX_TRY(imp_select(I, n, pos, x, ax, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_prelu(rlx_imp *I, const Onnx__NodeProto *n) { /* x >= 0 ? x : slope x */
+  rlx_value x, s, sx, pos, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_in(I, n, 1, &s));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, s, &sx));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER_EQUAL, x, 0, &pos));
+  RLX_TRY(imp_select(I, n, pos, x, sx, &y));
+  return imp_out(I, n, 0, y);
+}
+
+/* alpha (exp(x) - 1) for x < 0 (Elu); scaled for Selu; Celu uses exp(x/alpha). */
+static rlx_status *elu_like(rlx_imp *I, const Onnx__NodeProto *n, double alpha, double gamma, bool celu) {
+  rlx_value x, e, neg, pos, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  rlx_value xe = x;
+  if (celu) RLX_TRY(imp_with_scalar(I, n, RLX_OP_DIV, x, alpha, &xe));
+  RLX_TRY(imp_un(I, n, RLX_OP_EXP, xe, &e));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_SUB, e, 1, &e));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, e, alpha, &neg));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER, x, 0, &pos));
+  RLX_TRY(imp_select(I, n, pos, x, neg, &y));
+  if (gamma != 1) RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, y, gamma, &y));
+  return imp_out(I, n, 0, y);
+}
+static rlx_status *map_elu(rlx_imp *I, const Onnx__NodeProto *n) { return elu_like(I, n, imp_attr_f(n, "alpha", 1.0), 1, false); }
+static rlx_status *map_selu(rlx_imp *I, const Onnx__NodeProto *n) {
+  return elu_like(I, n, imp_attr_f(n, "alpha", 1.67326319217681884765625), imp_attr_f(n, "gamma", 1.05070102214813232421875), false);
+}
+static rlx_status *map_celu(rlx_imp *I, const Onnx__NodeProto *n) { return elu_like(I, n, imp_attr_f(n, "alpha", 1.0), 1, true); }
+
+static rlx_status *map_hard_sigmoid(rlx_imp *I, const Onnx__NodeProto *n) { /* max(0, min(1, alpha x + beta)) */
+  rlx_value x, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, imp_attr_f(n, "alpha", 0.2), &y));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, y, imp_attr_f(n, "beta", 0.5), &y));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, y, 1, &y));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, y, 0, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_hard_swish(rlx_imp *I, const Onnx__NodeProto *n) { /* x max(0, min(1, x/6 + 1/2)) */
+  rlx_value x, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, 1.0 / 6, &y));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, y, 0.5, &y));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, y, 1, &y));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, y, 0, &y));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, y, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_softsign(rlx_imp *I, const Onnx__NodeProto *n) { /* x / (1 + |x|) */
+  rlx_value x, a, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_un(I, n, RLX_OP_ABS, x, &a));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, a, 1, &a));
+  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, x, a, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_mish(rlx_imp *I, const Onnx__NodeProto *n) { /* x tanh(softplus(x)) */
+  rlx_value x, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_un(I, n, RLX_OP_SOFTPLUS, x, &y));
+  RLX_TRY(imp_un(I, n, RLX_OP_TANH, y, &y));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, y, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_thresholded_relu(rlx_imp *I, const Onnx__NodeProto *n) { /* x > alpha ? x : 0 */
+  rlx_value x, m, z, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER, x, imp_attr_f(n, "alpha", 1.0), &m));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, 0, &z));
+  RLX_TRY(imp_select(I, n, m, x, z, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_gelu(rlx_imp *I, const Onnx__NodeProto *n) {
+  char buf[16];
+  const char *approx = imp_attr_s(n, "approximate", "none", buf, sizeof buf);
+  if (strcmp(approx, "none") && strcmp(approx, "tanh")) IMP_FAIL(UNIMPLEMENTED, "Gelu approximate='%s'", approx);
+  return unary(I, n, strcmp(approx, "tanh") == 0 ? RLX_OP_GELU_APPROX : RLX_OP_GELU);
+}
+
+static rlx_status *map_isinf(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_value x, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  rlx_attr a[2] = {RLX_ATTR_I("detect_negative", imp_attr_i(n, "detect_negative", 1)),
+                   RLX_ATTR_I("detect_positive", imp_attr_i(n, "detect_positive", 1))};
+  RLX_TRY(imp_add(I, n, RLX_OP_IS_INF, 1, &x, 2, a, &y));
+  return imp_out(I, n, 0, y);
+}
+
+/* ---- the table ---- */
+
+static const rlx_onnx_op table[] = {
+    {"Abs", 0, map_abs, false}, {"Neg", 0, map_neg, false}, {"Exp", 0, map_exp, false}, {"Log", 0, map_log, false},
+    {"Sqrt", 0, map_sqrt, false}, {"Sin", 0, map_sin, false}, {"Cos", 0, map_cos, false}, {"Tan", 0, map_tan, false},
+    {"Asin", 0, map_asin, false}, {"Acos", 0, map_acos, false}, {"Atan", 0, map_atan, false}, {"Sinh", 0, map_sinh, false},
+    {"Cosh", 0, map_cosh, false}, {"Tanh", 0, map_tanh, false}, {"Asinh", 0, map_asinh, false}, {"Acosh", 0, map_acosh, false},
+    {"Atanh", 0, map_atanh, false}, {"Sigmoid", 0, map_sigmoid, false}, {"Relu", 0, map_relu, false},
+    {"Round", 0, map_round, false}, {"Floor", 0, map_floor, false}, {"Ceil", 0, map_ceil, false}, {"Sign", 0, map_sign, false},
+    {"Reciprocal", 0, map_reciprocal, false}, {"Erf", 0, map_erf, false}, {"Softplus", 0, map_softplus, false},
+    {"Not", 0, map_not, false}, {"IsNaN", 0, map_isnan, false}, {"IsInf", 0, map_isinf, false},
+    {"BitwiseNot", 0, map_bitwise_not, false}, {"Add", 0, map_add, false}, {"Sub", 0, map_sub, false},
+    {"Mul", 0, map_mul, false}, {"Div", 0, map_div, false}, {"And", 0, map_and, false}, {"Or", 0, map_or, false},
+    {"Xor", 0, map_xor, false}, {"BitwiseAnd", 0, map_bitwise_and, false}, {"BitwiseOr", 0, map_bitwise_or, false},
+    {"BitwiseXor", 0, map_bitwise_xor, false}, {"Equal", 0, map_equal, false}, {"Less", 0, map_less, false},
+    {"LessOrEqual", 0, map_less_equal, false}, {"Greater", 0, map_greater, false},
+    {"GreaterOrEqual", 0, map_greater_equal, false}, {"Mod", 0, map_mod, false}, {"BitShift", 0, map_bit_shift, false},
+    {"Pow", 0, map_pow, false}, {"Sum", 0, map_sum, false}, {"Mean", 0, map_mean, false}, {"Max", 0, map_max, false},
+    {"Min", 0, map_min, false}, {"Where", 0, map_where, false}, {"Cast", 0, map_cast, false},
+    {"CastLike", 0, map_cast_like, false}, {"Identity", 0, map_identity, false}, {"Dropout", 0, map_dropout, false},
+    {"Clip", 0, map_clip, false}, {"LeakyRelu", 0, map_leaky_relu, false}, {"PRelu", 0, map_prelu, false},
+    {"Elu", 0, map_elu, false}, {"Selu", 0, map_selu, false}, {"Celu", 0, map_celu, false},
+    {"HardSigmoid", 0, map_hard_sigmoid, false}, {"HardSwish", 0, map_hard_swish, false},
+    {"Softsign", 0, map_softsign, false}, {"Mish", 0, map_mish, false}, {"ThresholdedRelu", 0, map_thresholded_relu, false},
+    {"Gelu", 0, map_gelu, false},
+};
+
+const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int64_t opset) {
+  if (domain && *domain && strcmp(domain, "ai.onnx")) return NULL;
+  const rlx_onnx_op *best = NULL;
+  const rlx_onnx_op *const tables[] = {table, rlx_onnx_tensor_ops, rlx_onnx_nn_ops};
+  const size_t sizes[] = {RLX_ARRAY_LEN(table), rlx_onnx_tensor_ops_len, rlx_onnx_nn_ops_len};
+  for (size_t t = 0; t < 3; t++)
+    for (size_t i = 0; i < sizes[t]; i++) {
+      const rlx_onnx_op *o = &tables[t][i];
+      if (strcmp(o->op_type, op_type) == 0 && o->since <= opset && (!best || o->since > best->since)) best = o;
+    }
+  return best;
+}

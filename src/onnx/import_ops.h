@@ -1,0 +1,29 @@
+/* import_ops.h: shared pieces of the op mappings (import_ops*.c). */
+#ifndef RLX_ONNX_IMPORT_OPS_H
+#define RLX_ONNX_IMPORT_OPS_H
+
+#include "onnx/importer.h"
+
+extern const rlx_onnx_op rlx_onnx_tensor_ops[];
+extern const size_t rlx_onnx_tensor_ops_len;
+extern const rlx_onnx_op rlx_onnx_nn_ops[];
+extern const size_t rlx_onnx_nn_ops_len;
+
+/* y = op(x, c) with c a scalar constant of x's dtype. */
+rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);
+rlx_status *imp_bin(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value b, rlx_value *y);
+rlx_status *imp_un(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value *y);
+rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_value a, rlx_value b, rlx_value *y);
+/* Reduce x over axes (kind sum/mean/max/min/prod). */
+rlx_status *imp_reduce(rlx_imp *I, const Onnx__NodeProto *n, const char *kind, rlx_value x, size_t na, const int64_t *axes,
+                       bool keepdims, rlx_value *y);
+/* Defines output k of the node as known data (takes ownership of t). */
+rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t);
+/* The static type of input k (from its known data or its graph value); error for symbolic dims
+ * when need_static. */
+rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need_static, rlx_type *out);
+/* Axes from an attribute (older opsets) or from input k (newer ones); *present false when neither. */
+rlx_status *imp_axes(rlx_imp *I, const Onnx__NodeProto *n, const char *attr, size_t k, bool from_input, int64_t **axes,
+                     size_t *cnt, bool *present);
+
+#endif

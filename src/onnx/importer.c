@@ -1,0 +1,640 @@
+/* importer.c: ONNX model -> rlx graph: scopes, leaves, folding, outputs, and rlx_onnx_describe. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/import_ops.h"
+#include "rlx/executable.h"
+
+/* ---- options ---- */
+
+typedef struct shape_fix {
+  char *name;
+  int32_t rank;
+  int64_t dims[RLX_MAX_RANK];
+} shape_fix;
+
+struct rlx_onnx_options {
+  rlx_strmap dims; /* dim_param -> (size + 1) stored in the pointer */
+  shape_fix *shapes;
+  size_t n_shapes, cap_shapes;
+};
+
+rlx_status *rlx_onnx_options_create(rlx_onnx_options **out) {
+  if (!out) return RLX_ERR(INVALID_ARGUMENT, "out is NULL");
+  rlx_onnx_options *o = calloc(1, sizeof *o);
+  if (!o) return RLX_OOM();
+  *out = o;
+  return NULL;
+}
+
+void rlx_onnx_options_free(rlx_onnx_options *o) {
+  if (!o) return;
+  rlx_strmap_clear(&o->dims);
+  for (size_t i = 0; i < o->n_shapes; i++) free(o->shapes[i].name);
+  free(o->shapes);
+  free(o);
+}
+
+rlx_status *rlx_onnx_options_set_dim(rlx_onnx_options *o, const char *dim_param, int64_t size) {
+  if (!o || !dim_param || !*dim_param) return RLX_ERR(INVALID_ARGUMENT, "set_dim: NULL or empty argument");
+  if (size < 0) return RLX_ERR(INVALID_ARGUMENT, "dim '%s': size %lld is negative", dim_param, (long long)size);
+  return rlx_strmap_put(&o->dims, dim_param, (void *)(intptr_t)(size + 1)) ? NULL : RLX_OOM();
+}
+
+rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, int32_t rank, const int64_t *dims) {
+  if (!o || !input || (rank && !dims)) return RLX_ERR(INVALID_ARGUMENT, "set_shape: NULL argument");
+  if (rank < 0 || rank > RLX_MAX_RANK) return RLX_ERR(INVALID_ARGUMENT, "input '%s': rank %d", input, (int)rank);
+  for (int i = 0; i < rank; i++)
+    if (dims[i] < 0) return RLX_ERR(INVALID_ARGUMENT, "input '%s': dim %d is negative", input, i);
+  if (!rlx_grow((void **)&o->shapes, &o->cap_shapes, o->n_shapes + 1, sizeof(shape_fix))) return RLX_OOM();
+  shape_fix *f = &o->shapes[o->n_shapes];
+  if (!(f->name = rlx_strdup(input))) return RLX_OOM();
+  f->rank = rank;
+  memcpy(f->dims, dims, sizeof(int64_t) * (size_t)rank);
+  o->n_shapes++;
+  return NULL;
+}
+
+/* ---- model ---- */
+
+struct rlx_onnx_model {
+  rlx_graph *g;
+  char **pnames;
+  rlx_tensor **pvals;
+  size_t np, capn, capv;
+  int64_t opset;
+};
+
+void rlx_onnx_model_free(rlx_onnx_model *m) {
+  if (!m) return;
+  rlx_graph_free(m->g);
+  for (size_t i = 0; i < m->np; i++) {
+    free(m->pnames[i]);
+    rlx_tensor_free(m->pvals[i]);
+  }
+  free(m->pnames);
+  free(m->pvals);
+  free(m);
+}
+
+const rlx_graph *rlx_onnx_model_graph(const rlx_onnx_model *m) { return m->g; }
+size_t rlx_onnx_model_num_params(const rlx_onnx_model *m) { return m->np; }
+const char *rlx_onnx_model_param_name(const rlx_onnx_model *m, size_t i) { return m->pnames[i]; }
+const rlx_tensor *rlx_onnx_model_param_value(const rlx_onnx_model *m, size_t i) { return m->pvals[i]; }
+int64_t rlx_onnx_model_opset(const rlx_onnx_model *m) { return m->opset; }
+
+rlx_status *rlx_onnx_model_set_params(const rlx_onnx_model *m, rlx_executable *ex) {
+  for (size_t i = 0; i < m->np; i++) RLX_TRY(rlx_executable_set_param(ex, m->pnames[i], m->pvals[i]));
+  return NULL;
+}
+
+/* ---- scopes ---- */
+
+static void vals_free(rlx_strmap *m) {
+  for (size_t i = 0; i < m->cap; i++) {
+    imp_val *v = m->keys[i] ? m->vals[i] : NULL;
+    if (!v) continue;
+    if (v->owns_data) rlx_tensor_free(v->data);
+    free(v);
+  }
+  rlx_strmap_clear(m);
+}
+
+static imp_val *lookup(rlx_imp *I, const char *name) {
+  for (rlx_imp *s = I; s; s = s->parent) {
+    imp_val *v = rlx_strmap_get(&s->vals, name);
+    if (v) return v;
+  }
+  return NULL;
+}
+
+static rlx_status *define(rlx_imp *I, const char *name, imp_val val) {
+  imp_val *v = rlx_strmap_get(&I->vals, name);
+  if (v) {
+    if (v->owns_data) rlx_tensor_free(v->data);
+  } else {
+    if (!(v = malloc(sizeof *v))) return RLX_OOM();
+    if (!rlx_strmap_put(&I->vals, name, v)) {
+      free(v);
+      return RLX_OOM();
+    }
+  }
+  *v = val;
+  return NULL;
+}
+
+/* ---- helpers for mapping functions ---- */
+
+size_t imp_nin(const Onnx__NodeProto *n) {
+  size_t k = n->n_input;
+  while (k > 0 && !*n->input[k - 1]) k--;
+  return k;
+}
+
+bool imp_has(const Onnx__NodeProto *n, size_t k) { return k < n->n_input && n->input[k][0]; }
+
+static rlx_status *add_param(rlx_imp *I, const char *name, const rlx_tensor *t, rlx_value *out) {
+  return rlx_graph_add_param(I->g, name, rlx_tensor_type(t), out);
+}
+
+rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out) {
+  return rlx_graph_add_constant(I->g, rlx_tensor_type(t), rlx_tensor_cdata(t), rlx_tensor_nbytes(t), out);
+}
+
+static rlx_status *materialize(rlx_imp *I, const char *name, rlx_value *out) {
+  imp_val *v = lookup(I, name);
+  if (!v) return RLX_ERR(INVALID_ARGUMENT, "value '%s' is not defined (not an input, initializer or earlier output)", name);
+  if (!v->has_v) {
+    if (!v->data) return RLX_ERR(INTERNAL, "value '%s' has neither a graph value nor data", name);
+    rlx_imp *owner = I;
+    while (owner && rlx_strmap_get(&owner->vals, name) != v) owner = owner->parent;
+    if (owner != I) {
+      /* An outer-scope constant used inside a sub-graph: a local constant copy. */
+      return imp_tensor_const(I, v->data, out);
+    }
+    RLX_TRY(v->is_init && I->model ? add_param(I, name, v->data, &v->v) : imp_tensor_const(I, v->data, &v->v));
+    v->has_v = true;
+  }
+  *out = v->v;
+  return NULL;
+}
+
+rlx_status *imp_in(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value *out) {
+  if (!imp_has(n, k)) return RLX_ERR(INVALID_ARGUMENT, "input %zu is missing", k);
+  return materialize(I, n->input[k], out);
+}
+
+const rlx_type *imp_type(rlx_imp *I, rlx_value v) { return rlx_graph_value_type(I->g, v); }
+
+const rlx_tensor *imp_const(rlx_imp *I, const Onnx__NodeProto *n, size_t k) {
+  if (!imp_has(n, k)) return NULL;
+  imp_val *v = lookup(I, n->input[k]);
+  return v ? v->data : NULL;
+}
+
+static rlx_status *const_numbers(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, bool ints, void **out,
+                                 size_t *cnt) {
+  const rlx_tensor *t = imp_const(I, n, k);
+  if (!t) {
+    if (!imp_has(n, k)) return RLX_ERR(INVALID_ARGUMENT, "input %zu (%s) is missing", k, what);
+    return RLX_ERR(UNIMPLEMENTED, "input %zu (%s) must be known at import time (a constant, an initializer or computed from static shapes); "
+                                  "fix symbolic input dims with --dim/--shape", k, what);
+  }
+  int64_t c = rlx_tensor_numel(t);
+  void *buf = malloc((size_t)(c ? c : 1) * 8);
+  if (!buf) return RLX_OOM();
+  for (int64_t i = 0; i < c; i++) {
+    double d = rlx_tensor_get_f64(t, i);
+    if (ints) {
+      /* int64 values beyond 2^53 (INT64_MAX sentinels in Slice) need exact reads */
+      if (rlx_tensor_dtype(t) == RLX_DTYPE_I64) memcpy((int64_t *)buf + i, (const char *)rlx_tensor_cdata(t) + 8 * i, 8);
+      else ((int64_t *)buf)[i] = (int64_t)d;
+    } else {
+      ((double *)buf)[i] = d;
+    }
+  }
+  *out = buf;
+  *cnt = (size_t)c;
+  return NULL;
+}
+
+rlx_status *imp_const_ints(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, int64_t **out, size_t *cnt) {
+  return const_numbers(I, n, k, what, true, (void **)out, cnt);
+}
+
+rlx_status *imp_const_floats(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, double **out, size_t *cnt) {
+  return const_numbers(I, n, k, what, false, (void **)out, cnt);
+}
+
+rlx_status *imp_out(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value v) {
+  if (k >= n->n_output || !n->output[k][0]) return NULL; /* optional output not requested */
+  return define(I, n->output[k], (imp_val){.v = v, .has_v = true});
+}
+
+rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t) {
+  if (k >= n->n_output || !n->output[k][0]) {
+    rlx_tensor_free(t);
+    return NULL;
+  }
+  rlx_status *st = define(I, n->output[k], (imp_val){.data = t, .owns_data = true});
+  if (st) rlx_tensor_free(t);
+  return st;
+}
+
+rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need_static, rlx_type *out) {
+  if (!imp_has(n, k)) return RLX_ERR(INVALID_ARGUMENT, "input %zu is missing", k);
+  imp_val *v = lookup(I, n->input[k]);
+  if (!v) return RLX_ERR(INVALID_ARGUMENT, "value '%s' is not defined", n->input[k]);
+  const rlx_type *t = v->has_v ? rlx_graph_value_type(I->g, v->v) : v->data ? rlx_tensor_type(v->data) : NULL;
+  if (!t) return RLX_ERR(INTERNAL, "value '%s' has no type", n->input[k]);
+  if (need_static && !rlx_type_is_static(t))
+    return RLX_ERR(UNIMPLEMENTED, "input %zu ('%s') has symbolic dims %s; fix the model's input dims with --dim/--shape", k,
+                   n->input[k], RLX_TYPE_STR(t));
+  *out = *t;
+  return NULL;
+}
+
+static const char *node_label(const Onnx__NodeProto *n) {
+  if (n->name && *n->name) return n->name;
+  return n->n_output && n->output[0] ? n->output[0] : n->op_type;
+}
+
+rlx_status *imp_addn(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
+                     const rlx_attr *a, size_t cap, rlx_value *out, size_t *nout) {
+  return rlx_graph_add(I->g, op, n ? node_label(n) : NULL, nin, in, na, a, cap, out, nout);
+}
+
+rlx_status *imp_add(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
+                    const rlx_attr *a, rlx_value *out) {
+  return imp_addn(I, n, op, nin, in, na, a, 1, out, NULL);
+}
+
+rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out) {
+  unsigned char buf[8] = {0};
+  switch (dt) {
+    case RLX_DTYPE_F32: { float f = (float)v; memcpy(buf, &f, 4); break; }
+    case RLX_DTYPE_F64: memcpy(buf, &v, 8); break;
+    case RLX_DTYPE_I8: case RLX_DTYPE_U8: buf[0] = (unsigned char)(int64_t)v; break;
+    case RLX_DTYPE_BOOL: buf[0] = v != 0; break;
+    case RLX_DTYPE_I16: case RLX_DTYPE_U16: { uint16_t h = (uint16_t)(int64_t)v; memcpy(buf, &h, 2); break; }
+    case RLX_DTYPE_I32: case RLX_DTYPE_U32: { int32_t i = (int32_t)(int64_t)v; memcpy(buf, &i, 4); break; }
+    case RLX_DTYPE_I64: case RLX_DTYPE_U64: { int64_t i = (int64_t)v; memcpy(buf, &i, 8); break; }
+    default: { /* float16/bfloat16/complex: make f32 and cast */
+      float f = (float)v;
+      memcpy(buf, &f, 4);
+      rlx_type t = {.dtype = RLX_DTYPE_F32};
+      rlx_value c;
+      RLX_TRY(rlx_graph_add_constant(I->g, &t, buf, 4, &c));
+      return imp_cast(I, NULL, c, dt, out);
+    }
+  }
+  rlx_type t = {.dtype = dt};
+  return rlx_graph_add_constant(I->g, &t, buf, rlx_dtype_size(dt), out);
+}
+
+rlx_status *imp_cast(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, rlx_value *out) {
+  if (imp_type(I, v)->dtype == dt) return *out = v, NULL;
+  rlx_attr a = RLX_ATTR_I("to", dt);
+  return imp_add(I, n, RLX_OP_CAST, 1, &v, 1, &a, out);
+}
+
+rlx_status *imp_reshape(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, const int64_t *dims, rlx_value *out) {
+  rlx_attr a = RLX_ATTR_IS("shape", (size_t)rank, dims);
+  return imp_add(I, n, RLX_OP_RESHAPE, 1, &v, 1, &a, out);
+}
+
+const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name) {
+  for (size_t i = 0; i < n->n_attribute; i++)
+    if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0) return n->attribute[i];
+  return NULL;
+}
+
+int64_t imp_attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt) {
+  const Onnx__AttributeProto *a = imp_attr(n, name);
+  return a && a->has_i ? a->i : dflt;
+}
+
+double imp_attr_f(const Onnx__NodeProto *n, const char *name, double dflt) {
+  const Onnx__AttributeProto *a = imp_attr(n, name);
+  return a && a->has_f ? a->f : dflt;
+}
+
+const char *imp_attr_s(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t cap) {
+  const Onnx__AttributeProto *a = imp_attr(n, name);
+  if (!a || !a->has_s) return dflt;
+  size_t l = a->s.len < cap - 1 ? a->s.len : cap - 1;
+  memcpy(buf, a->s.data, l);
+  buf[l] = '\0';
+  return buf;
+}
+
+const int64_t *imp_attr_ints(const Onnx__NodeProto *n, const char *name, size_t *cnt) {
+  const Onnx__AttributeProto *a = imp_attr(n, name);
+  *cnt = a ? a->n_ints : 0;
+  return a ? a->ints : NULL;
+}
+
+const float *imp_attr_floats(const Onnx__NodeProto *n, const char *name, size_t *cnt) {
+  const Onnx__AttributeProto *a = imp_attr(n, name);
+  *cnt = a ? a->n_floats : 0;
+  return a ? a->floats : NULL;
+}
+
+/* ---- folding: run a node whose inputs are all known on MLX, keep its outputs as data ---- */
+
+static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
+  if (op->no_fold) return false;
+  for (size_t k = 0; k < n->n_input; k++) {
+    if (!n->input[k][0]) continue;
+    imp_val *v = lookup(I, n->input[k]);
+    if (!v || !v->data) return false;
+  }
+  return true;
+}
+
+static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
+  rlx_imp T = {.opset = I->opset, .opts = I->opts, .dir = I->dir};
+  rlx_status *st = rlx_graph_create(&T.g);
+  for (size_t k = 0; !st && k < n->n_input; k++) {
+    if (!n->input[k][0]) continue;
+    st = define(&T, n->input[k], (imp_val){.data = lookup(I, n->input[k])->data});
+  }
+  if (!st) st = op->fn(&T, n);
+  /* Outputs that are graph values run on MLX; outputs already known (Constant) move over. */
+  rlx_value outs[64];
+  size_t idx[64], nrun = 0;
+  for (size_t k = 0; !st && k < n->n_output && k < 64; k++) {
+    if (!n->output[k][0]) continue;
+    imp_val *v = rlx_strmap_get(&T.vals, n->output[k]);
+    if (!v) {
+      st = RLX_ERR(INTERNAL, "output %zu was not produced", k);
+    } else if (v->has_v) {
+      outs[nrun] = v->v;
+      idx[nrun++] = k;
+    } else {
+      st = define(I, n->output[k], (imp_val){.data = v->data, .owns_data = v->owns_data});
+      v->owns_data = false;
+    }
+  }
+  if (!st && nrun) {
+    rlx_executable *ex = NULL;
+    rlx_tensor *res[64] = {0};
+    st = rlx_graph_set_outputs(T.g, nrun, outs);
+    if (!st) st = rlx_executable_create(T.g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex);
+    if (!st) st = rlx_executable_run(ex, 0, NULL, NULL, nrun, res);
+    for (size_t i = 0; i < nrun; i++) {
+      if (!st) st = define(I, n->output[idx[i]], (imp_val){.data = res[i], .owns_data = true});
+      else rlx_tensor_free(res[i]);
+    }
+    rlx_executable_free(ex);
+    if (st) st = rlx_status_annotate(st, "folding");
+  }
+  vals_free(&T.vals);
+  rlx_graph_free(T.g);
+  return st;
+}
+
+/* ---- graph inputs ---- */
+
+static rlx_status *input_type(rlx_imp *I, const Onnx__ValueInfoProto *vi, rlx_type *out) {
+  const char *nm = vi->name ? vi->name : "";
+  if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+    return RLX_ERR(UNIMPLEMENTED, "input '%s' is not a tensor (sequences, maps and optionals are not supported)", nm);
+  const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+  rlx_dtype dt;
+  RLX_TRY(rlx_status_annotate(rlx_onnx_dtype(tt->elem_type, &dt), "input '%s'", nm));
+  const shape_fix *fix = NULL;
+  for (size_t i = 0; I->opts && i < I->opts->n_shapes; i++)
+    if (strcmp(I->opts->shapes[i].name, nm) == 0) fix = &I->opts->shapes[i];
+  size_t rank = tt->shape ? tt->shape->n_dim : 0;
+  if (!tt->shape && !fix) return RLX_ERR(UNIMPLEMENTED, "input '%s' has no shape; give it with --shape %s=d0,d1,...", nm, nm);
+  if (fix && tt->shape && (size_t)fix->rank != rank)
+    return RLX_ERR(INVALID_ARGUMENT, "input '%s': fixed shape has rank %d, the model says %zu", nm, fix->rank, rank);
+  if (fix) rank = (size_t)fix->rank;
+  if (rank > RLX_MAX_RANK) return RLX_ERR(UNIMPLEMENTED, "input '%s' has rank %zu (max %d)", nm, rank, RLX_MAX_RANK);
+  rlx_type t = {.dtype = dt, .rank = (int32_t)rank};
+  for (size_t i = 0; i < rank; i++) {
+    if (fix) {
+      t.dims[i] = fix->dims[i];
+      continue;
+    }
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
+      t.dims[i] = d->dim_value;
+    } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param && *d->dim_param) {
+      void *fixed = I->opts ? rlx_strmap_get(&I->opts->dims, d->dim_param) : NULL;
+      if (fixed) {
+        t.dims[i] = (int64_t)(intptr_t)fixed - 1;
+      } else {
+        void *sym = rlx_strmap_get(&I->symbols, d->dim_param);
+        if (!sym) {
+          sym = (void *)(intptr_t)(++I->next_symbol);
+          if (!rlx_strmap_put(&I->symbols, d->dim_param, sym)) return RLX_OOM();
+        }
+        t.dims[i] = RLX_DIM_SYMBOL((intptr_t)sym - 1);
+      }
+    } else {
+      t.dims[i] = RLX_DIM_SYMBOL(I->next_symbol++);
+    }
+  }
+  *out = t;
+  return NULL;
+}
+
+/* ---- the import ---- */
+
+static int64_t default_opset(const Onnx__ModelProto *mp) {
+  for (size_t i = 0; i < mp->n_opset_import; i++) {
+    const char *d = mp->opset_import[i]->domain;
+    if (!d || !*d || !strcmp(d, "ai.onnx")) return mp->opset_import[i]->version;
+  }
+  return 1;
+}
+
+static rlx_status *map_node(rlx_imp *I, const Onnx__NodeProto *n) {
+  const rlx_onnx_op *op = rlx_onnx_find_op(n->domain, n->op_type, I->opset);
+  rlx_status *st;
+  if (!op) {
+    st = RLX_ERR(UNIMPLEMENTED, "op %s%s%s is not supported by rlx at opset %lld", n->domain && *n->domain ? n->domain : "",
+                 n->domain && *n->domain ? "." : "", n->op_type, (long long)I->opset);
+  } else {
+    st = foldable(I, n, op) ? fold(I, n, op) : op->fn(I, n);
+  }
+  if (st) st = rlx_status_annotate(st, "ONNX node '%s' (%s, opset %lld)", node_label(n), n->op_type, (long long)I->opset);
+  return st;
+}
+
+static rlx_status *model_add_param(rlx_onnx_model *m, const char *name, rlx_tensor *t) {
+  if (!rlx_grow((void **)&m->pnames, &m->capn, m->np + 1, sizeof(char *)) ||
+      !rlx_grow((void **)&m->pvals, &m->capv, m->np + 1, sizeof(rlx_tensor *)))
+    return RLX_OOM();
+  if (!(m->pnames[m->np] = rlx_strdup(name))) return RLX_OOM();
+  m->pvals[m->np++] = t;
+  return NULL;
+}
+
+static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    const Onnx__TensorProto *tp = gp->initializer[i];
+    rlx_tensor *t;
+    RLX_TRY(rlx_onnx_tensor_from_proto(tp, I->dir, &t));
+    rlx_status *st = model_add_param(I->model, tp->name ? tp->name : "", t);
+    if (st) {
+      rlx_tensor_free(t);
+      return st;
+    }
+    RLX_TRY(define(I, tp->name ? tp->name : "", (imp_val){.data = t, .is_init = true}));
+  }
+  if (gp->n_sparse_initializer) return RLX_ERR(UNIMPLEMENTED, "sparse initializers are not supported");
+  for (size_t i = 0; i < gp->n_input; i++) {
+    const Onnx__ValueInfoProto *vi = gp->input[i];
+    if (!vi->name || rlx_strmap_get(&I->vals, vi->name)) continue; /* initializer listed as an input */
+    rlx_type t;
+    rlx_value v;
+    RLX_TRY(input_type(I, vi, &t));
+    RLX_TRY(rlx_graph_add_input(I->g, vi->name, &t, &v));
+    RLX_TRY(define(I, vi->name, (imp_val){.v = v, .has_v = true}));
+  }
+  for (size_t i = 0; i < gp->n_node; i++) RLX_TRY(map_node(I, gp->node[i]));
+  if (!gp->n_output) return RLX_ERR(INVALID_ARGUMENT, "the graph has no outputs");
+  rlx_value *outs = malloc(gp->n_output * sizeof *outs);
+  if (!outs) return RLX_OOM();
+  rlx_status *st = NULL;
+  for (size_t i = 0; !st && i < gp->n_output; i++) st = materialize(I, gp->output[i]->name ? gp->output[i]->name : "", &outs[i]);
+  if (!st) st = rlx_graph_set_outputs(I->g, gp->n_output, outs);
+  for (size_t i = 0; !st && i < gp->n_output; i++) st = rlx_graph_set_output_name(I->g, i, gp->output[i]->name);
+  free(outs);
+  return st;
+}
+
+rlx_status *rlx_onnx_import_bytes(const void *bytes, size_t nbytes, const char *dir, const rlx_onnx_options *opts,
+                                  rlx_onnx_model **out) {
+  if (!bytes || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_import_bytes: NULL argument");
+  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, nbytes, bytes);
+  if (!mp) return RLX_ERR(DATA_LOSS, "not a serialized ONNX ModelProto");
+  rlx_onnx_model *m = calloc(1, sizeof *m);
+  rlx_status *st = m ? NULL : RLX_OOM();
+  rlx_imp I = {.opts = opts, .dir = dir, .model = m, .opset = default_opset(mp)};
+  if (!st) {
+    m->opset = I.opset;
+    st = rlx_graph_create(&I.g);
+  }
+  if (!st && !mp->graph) st = RLX_ERR(INVALID_ARGUMENT, "the model has no graph");
+  if (!st) st = import_graph(&I, mp->graph);
+  vals_free(&I.vals);
+  rlx_strmap_clear(&I.symbols);
+  onnx__model_proto__free_unpacked(mp, NULL);
+  if (st) {
+    rlx_graph_free(I.g);
+    rlx_onnx_model_free(m);
+    return st;
+  }
+  m->g = I.g;
+  *out = m;
+  return NULL;
+}
+
+rlx_status *rlx_onnx_import(const char *path, const rlx_onnx_options *opts, rlx_onnx_model **out) {
+  if (!path || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_import: NULL argument");
+  unsigned char *buf;
+  size_t len;
+  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  else snprintf(dir, sizeof dir, ".");
+  rlx_status *st = rlx_onnx_import_bytes(buf, len, dir, opts, out);
+  free(buf);
+  return rlx_status_annotate(st, "%s", path);
+}
+
+/* ---- describe ---- */
+
+static void print_value_info(FILE *f, const Onnx__ValueInfoProto *vi) {
+  fprintf(f, "  %s: ", vi->name ? vi->name : "");
+  if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+    fprintf(f, "(not a tensor)\n");
+    return;
+  }
+  const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+  rlx_dtype dt;
+  rlx_status *st = rlx_onnx_dtype(tt->elem_type, &dt);
+  fprintf(f, "%s[", st ? "unsupported-type" : rlx_dtype_name(dt));
+  rlx_status_free(st);
+  for (size_t i = 0; tt->shape && i < tt->shape->n_dim; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) fprintf(f, "%s%lld", i ? "," : "", (long long)d->dim_value);
+    else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) fprintf(f, "%s%s", i ? "," : "", d->dim_param);
+    else fprintf(f, "%s?", i ? "," : "");
+  }
+  fprintf(f, "]%s\n", tt->shape ? "" : " (no shape)");
+}
+
+typedef struct op_count {
+  char key[160];
+  size_t count;
+} op_count;
+
+static void count_ops(const Onnx__GraphProto *g, op_count *counts, size_t *n, size_t cap) {
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *nd = g->node[i];
+    char key[160];
+    snprintf(key, sizeof key, "%s%s%s", nd->domain && *nd->domain ? nd->domain : "", nd->domain && *nd->domain ? "." : "", nd->op_type);
+    size_t j = 0;
+    while (j < *n && strcmp(counts[j].key, key)) j++;
+    if (j == *n && *n < cap) snprintf(counts[(*n)++].key, sizeof counts[0].key, "%s", key);
+    if (j < *n) counts[j].count++;
+    for (size_t a = 0; a < nd->n_attribute; a++) {
+      if (nd->attribute[a]->g) count_ops(nd->attribute[a]->g, counts, n, cap);
+      for (size_t k = 0; k < nd->attribute[a]->n_graphs; k++) count_ops(nd->attribute[a]->graphs[k], counts, n, cap);
+    }
+  }
+}
+
+rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
+  unsigned char *buf;
+  size_t len;
+  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
+  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+  free(buf);
+  if (!mp || !mp->graph) {
+    if (mp) onnx__model_proto__free_unpacked(mp, NULL);
+    return RLX_ERR(DATA_LOSS, "%s: not a serialized ONNX ModelProto", path);
+  }
+  const Onnx__GraphProto *g = mp->graph;
+  int64_t opset = default_opset(mp);
+  fprintf(f, "model: %s\nproducer: %s %s\nir_version: %lld\nopsets:", path, mp->producer_name ? mp->producer_name : "",
+          mp->producer_version ? mp->producer_version : "", (long long)mp->ir_version);
+  for (size_t i = 0; i < mp->n_opset_import; i++)
+    fprintf(f, " %s=%lld", mp->opset_import[i]->domain && *mp->opset_import[i]->domain ? mp->opset_import[i]->domain : "ai.onnx",
+            (long long)mp->opset_import[i]->version);
+  size_t nparams = 0, nbytes = 0;
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    nparams++;
+    nbytes += g->initializer[i]->raw_data.len + 4 * g->initializer[i]->n_float_data;
+  }
+  fprintf(f, "\ninitializers: %zu (%.1f MB)\ninputs:\n", nparams, (double)nbytes / 1e6);
+  for (size_t i = 0; i < g->n_input; i++) {
+    bool init = false;
+    for (size_t k = 0; k < g->n_initializer; k++) init |= g->initializer[k]->name && g->input[i]->name && !strcmp(g->initializer[k]->name, g->input[i]->name);
+    if (!init) print_value_info(f, g->input[i]);
+  }
+  fprintf(f, "outputs:\n");
+  for (size_t i = 0; i < g->n_output; i++) print_value_info(f, g->output[i]);
+  op_count counts[512];
+  size_t n = 0, total = 0, unsupported = 0;
+  count_ops(g, counts, &n, 512);
+  fprintf(f, "ops:\n");
+  for (size_t i = 0; i < n; i++) {
+    char *dot = strrchr(counts[i].key, '.');
+    char domain[160] = "";
+    const char *type = counts[i].key;
+    if (dot) {
+      snprintf(domain, sizeof domain, "%.*s", (int)(dot - counts[i].key), counts[i].key);
+      type = dot + 1;
+    }
+    bool ok = rlx_onnx_op_supported(domain, type, opset);
+    total += counts[i].count;
+    if (!ok) unsupported++;
+    fprintf(f, "  %-28s %5zu%s\n", counts[i].key, counts[i].count, ok ? "" : "  UNSUPPORTED");
+  }
+  fprintf(f, "nodes: %zu, op types: %zu, unsupported op types: %zu\n", total, n, unsupported);
+  if (unsupported) {
+    fprintf(f, "not supported by rlx yet:");
+    for (size_t i = 0; i < n; i++) {
+      char *dot = strrchr(counts[i].key, '.');
+      char domain[160] = "";
+      if (dot) snprintf(domain, sizeof domain, "%.*s", (int)(dot - counts[i].key), counts[i].key);
+      if (!rlx_onnx_op_supported(domain, dot ? dot + 1 : counts[i].key, opset)) fprintf(f, " %s", counts[i].key);
+    }
+    fprintf(f, "\n");
+  }
+  onnx__model_proto__free_unpacked(mp, NULL);
+  return NULL;
+}
+
+bool rlx_onnx_op_supported(const char *domain, const char *op_type, int64_t opset) {
+  return rlx_onnx_find_op(domain, op_type, opset) != NULL;
+}
