@@ -74,14 +74,16 @@ rlx_mode rlx_executable_mode(const rlx_executable *ex);
 /* Changes the mode (RLX_MODE_DEFAULT resolves as in create); a compiled function is dropped. */
 rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode);
 
-/* Uploads the value of param `name` to the device (copied; the tensor may be freed after the
+/* Uploads the value of param `name` (of the graph or a sub-graph) to the device (copied; the tensor may be freed after the
  * call). The tensor must have the param's declared dtype and shape. Errors: NOT_FOUND (no param
  * of that name; the message lists the params), INVALID_ARGUMENT (dtype or shape mismatch: both
  * given), INTERNAL (MLX failure). On failure the previous value (if any) is kept. */
 rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const rlx_tensor *value);
 
-/* Number of params of the graph (those rlx_executable_set_param accepts). */
+/* Params the executable takes: those of the graph and of its sub-graphs (If/While/Scan bodies),
+ * one per name. Names are borrowed from the graph. */
 size_t rlx_executable_num_params(const rlx_executable *ex);
+const char *rlx_executable_param_name(const rlx_executable *ex, size_t i);
 
 /* Runs the graph. Inputs are given by name (names[i] -> values[i], borrowed for the call); every
  * graph input must be given exactly once. On success outputs[0..n_outputs) receive new owning

@@ -3,7 +3,7 @@
  * Format: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
  * Supported descr: little-endian or byte-order-free '<f4' '<f2' '<f8' '<i1' '<i2' '<i4' '<i8' '|u1'
  * '<u2' '<u4' '<u8' '|b1' '<c8'. NumPy has no bfloat16: rlx writes it as '<u2' bit patterns.
- * Fortran-order arrays and big-endian data are rejected (UNIMPLEMENTED).
+ * Fortran-order arrays are reordered to C order on load; big-endian data is rejected (UNIMPLEMENTED).
  *
  * Thread-safety: functions are reentrant; concurrent writes to one path are the caller's concern.
  */
@@ -18,7 +18,7 @@ extern "C" {
 
 /* Reads `path` into a new owning tensor. Errors: NOT_FOUND (cannot open, names the path and the
  * OS error), DATA_LOSS (bad magic, malformed header, truncated data; names the path),
- * UNIMPLEMENTED (Fortran order, big-endian or unsupported descr; names it). *out untouched on
+ * UNIMPLEMENTED (big-endian or unsupported descr; names it). *out untouched on
  * failure. */
 rlx_status *rlx_npy_load(const char *path, rlx_tensor **out);
 

@@ -41,6 +41,13 @@ rlx_status *rlx_onnx_options_set_dim(rlx_onnx_options *o, const char *dim_param,
 /* Fixes the whole shape of input `input` (rank must match the model's). */
 rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, int32_t rank, const int64_t *dims);
 
+/* Provides the value of graph input `input` for import-time use (borrowed; it must outlive the
+ * import). Where an op needs that input to be known while importing (a Reshape shape, Slice
+ * starts, TopK k, Resize sizes...), this value is baked into the graph; elsewhere the input stays a
+ * run-time input. The imported graph is then valid only for runs that pass this same value. The
+ * tensor's shape also fixes the input's shape. */
+rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *input, const rlx_tensor *value);
+
 /* Imports the model at `path` (external data files are read relative to its folder).
  * opts may be NULL. Errors: NOT_FOUND (file), DATA_LOSS (not a parsable ModelProto, truncated
  * tensor data), INVALID_ARGUMENT (inconsistent model: names, shapes, types, naming the node),
@@ -67,6 +74,10 @@ int64_t rlx_onnx_model_opset(const rlx_onnx_model *m);
  * outputs with their types, op types with counts, and which op types rlx does not support.
  * Errors: NOT_FOUND, DATA_LOSS. */
 rlx_status *rlx_onnx_describe(const char *path, FILE *out);
+
+/* Names of the model's graph inputs (initializers excluded), in order: *out_names receives an
+ * array of *out_n strings; free each with free(), then the array. Errors: NOT_FOUND, DATA_LOSS. */
+rlx_status *rlx_onnx_input_names(const char *path, char ***out_names, size_t *out_n);
 
 /* true when rlx maps ONNX op `op_type` of `domain` ("" or "ai.onnx") at `opset`. */
 bool rlx_onnx_op_supported(const char *domain, const char *op_type, int64_t opset);

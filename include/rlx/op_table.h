@@ -205,6 +205,119 @@
   /* Resize(x) to `sizes` (same rank): mode nearest|linear|cubic; ONNX Resize-19 coordinate      \
    * transformation and nearest modes; `scales` (optional) are the ONNX scales when given. */ \
   X(RESIZE,         "Resize",        conv, 1, 1, "sizes:is scales:fs= mode:s=nearest coordinate_transformation_mode:s=half_pixel nearest_mode:s=round_prefer_floor cubic_coeff_a:f=-0.75 exclude_outside:i=0 extrapolation_value:f=0") \
+  \
+  /* ---- fused blocks ---- */ \
+  /* FusedResidualLN(x, r, [bias], gamma, beta) = LayerNorm_last(x + r [+ bias]). */ \
+  X(FUSED_RESIDUAL_LN, "FusedResidualLN", fused, 4, 5, "has_bias:i=0 epsilon:f=1e-5") \
+  /* FusedResidualRmsNorm(x, r, [bias], gamma, [beta]) = RmsNorm_last(x + r [+ bias]). */ \
+  X(FUSED_RESIDUAL_RMS_NORM, "FusedResidualRmsNorm", fused, 3, 5, "has_bias:i=0 epsilon:f=1e-6") \
+  /* FusedSwiGLU(x[..,2N]) = up * silu(gate); gate_first=0: up = x[..,:N], gate = x[..,N:];      \
+   * gate_first=1 swaps them (Shazeer 2020). cast_to >= 0 casts the result to that dtype. */ \
+  X(FUSED_SWIGLU, "FusedSwiGLU", fused, 1, 1, "gate_first:i=0 cast_to:i=-1") \
+  /* FusedAttentionBlock(h[B,S,E], qkv_w[E,3E], out_w[E,E], [mask], [qkv_b[3E], out_b[E]],      \
+   * [cos, sin]): qkv projection, optional Rope, Attention with `mask` semantics, out projection. \
+   * Inputs present follow has_bias / has_rope / mask (mask input present unless mask = none). */ \
+  X(FUSED_ATTENTION_BLOCK, "FusedAttentionBlock", fused, 3, 8, "num_heads:i has_bias:i=0 has_rope:i=0 mask:s=none") \
+  /* FusedTransformerLayer: BERT post-norm block. Inputs: h, qkv_w, [qkv_b], out_w, [out_b],      \
+   * ln1_g, ln1_b, ff1_w, [ff1_b], ff2_w, [ff2_b], ln2_g, ln2_b, [mask] (biases iff has_bias;    \
+   * mask iff mask != none, same semantics as Attention). y1 = LN1(h + Attn(h)); out =          \
+   * LN2(y1 + act(y1 ff1 + b) ff2 + b). Devlin et al. 2019. */ \
+  X(FUSED_TRANSFORMER_LAYER, "FusedTransformerLayer", fused, 8, 14, "num_heads:i epsilon1:f=1e-12 epsilon2:f=1e-12 activation:s=Gelu has_bias:i=1 mask:s=none") \
+  \
+  /* ---- backward ops (gradients of the forward ops above; checked against finite differences) ---- */ \
+  /* ReluBackward(x, dy) = dy where x > 0, else 0. */ \
+  X(RELU_BACKWARD, "ReluBackward", act_grad, 2, 2, "") \
+  /* ActivationBackward(x, dy) = dy * f'(x) for the activation `kind` (a unary op name: Gelu,    \
+   * GeluApprox, Silu, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Rsqrt, Neg, Abs, Sin, Cos, Tan, Atan, \
+   * Round); Round uses the straight-through estimator (f' = 1); Sqrt/Rsqrt give 0 where x <= 0. */ \
+  X(ACTIVATION_BACKWARD, "ActivationBackward", act_grad, 2, 2, "kind:s") \
+  /* SoftmaxCrossEntropyWithLogits(logits[N,C], labels[N] int) -> loss[N] = logsumexp(l) - l[label]. */ \
+  X(SOFTMAX_CROSS_ENTROPY, "SoftmaxCrossEntropyWithLogits", norm_grad, 2, 2, "") \
+  /* SoftmaxCrossEntropyBackward(logits, labels, dloss[N]) = (softmax(l) - onehot) * dloss. */ \
+  X(SOFTMAX_CROSS_ENTROPY_BACKWARD, "SoftmaxCrossEntropyBackward", norm_grad, 3, 3, "") \
+  /* LayerNorm gradients over `axis` (as LayerNorm): input (x, gamma, dy) -> dx; gamma (x, dy) ->  \
+   * dgamma[D] summed over the other axes; beta (dy) -> dbeta[D]. */ \
+  X(LAYER_NORM_BACKWARD_INPUT, "LayerNormBackwardInput", norm_grad, 3, 3, "axis:i=-1 epsilon:f=1e-5") \
+  X(LAYER_NORM_BACKWARD_GAMMA, "LayerNormBackwardGamma", norm_grad, 2, 2, "axis:i=-1 epsilon:f=1e-5") \
+  X(LAYER_NORM_BACKWARD_BETA,  "LayerNormBackwardBeta",  norm_grad, 1, 1, "axis:i=-1") \
+  X(RMS_NORM_BACKWARD_INPUT, "RmsNormBackwardInput", norm_grad, 3, 3, "axis:i=-1 epsilon:f=1e-6") \
+  X(RMS_NORM_BACKWARD_GAMMA, "RmsNormBackwardGamma", norm_grad, 2, 2, "axis:i=-1 epsilon:f=1e-6") \
+  X(RMS_NORM_BACKWARD_BETA,  "RmsNormBackwardBeta",  norm_grad, 1, 1, "axis:i=-1") \
+  /* GroupNorm gradients (x[N,C,...]): input (x, gamma, dy) -> dx; gamma (x, dy) -> [C]; beta (dy). */ \
+  X(GROUP_NORM_BACKWARD_INPUT, "GroupNormBackwardInput", norm_grad, 3, 3, "num_groups:i epsilon:f=1e-5") \
+  X(GROUP_NORM_BACKWARD_GAMMA, "GroupNormBackwardGamma", norm_grad, 2, 2, "num_groups:i epsilon:f=1e-5") \
+  X(GROUP_NORM_BACKWARD_BETA,  "GroupNormBackwardBeta",  norm_grad, 1, 1, "num_groups:i") \
+  /* AttentionBackward(q, k, v, dy, [mask]): the gradient of Attention (same attributes and     \
+   * layouts) with respect to wrt = query | key | value. */ \
+  X(ATTENTION_BACKWARD, "AttentionBackward", attention_grad, 4, 5, "wrt:s num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0") \
+  /* RopeBackward(dy, cos, sin): the inverse rotation (Rope with -sin). */ \
+  X(ROPE_BACKWARD, "RopeBackward", attention_grad, 3, 3, "head_dim:i=0 n_rot:i=0") \
+  /* CumsumBackward(dy) = reverse cumsum of dy (shifted by one when exclusive). */ \
+  X(CUMSUM_BACKWARD, "CumsumBackward", index_grad, 1, 1, "axis:i exclusive:i=0") \
+  /* GatherBackward(dy, idx): zeros(shape) with dy scatter-added at idx along axis. */ \
+  X(GATHER_BACKWARD, "GatherBackward", index_grad, 2, 2, "axis:i=0 shape:is") \
+  /* Conv2dBackwardInput(dy[N,Co,Ho,Wo], w[Co,Ci/g,kh,kw]) -> dx[N,Ci,H,W] (input_shape = [N,Ci,H,W]). */ \
+  X(CONV2D_BACKWARD_INPUT, "Conv2dBackwardInput", conv_grad, 2, 2, "input_shape:is strides:is= pads:is= dilations:is= group:i=1") \
+  /* Conv2dBackwardWeight(x[N,Ci,H,W], dy[N,Co,Ho,Wo]) -> dw[Co,Ci/g,kh,kw] (kernel_shape = [kh,kw]). */ \
+  X(CONV2D_BACKWARD_WEIGHT, "Conv2dBackwardWeight", conv_grad, 2, 2, "kernel_shape:is strides:is= pads:is= dilations:is= group:i=1") \
+  /* MaxPool2dBackward(x, dy): dy routed to the first maximum of each window (ties: first hit). */ \
+  X(MAXPOOL2D_BACKWARD, "MaxPool2dBackward", conv_grad, 2, 2, "kernel_shape:is strides:is= pads:is=") \
+  /* FakeQuantize(x, [scale]): clamp(round(x / s), -qmax, qmax) * s, qmax = 2^(bits-1) - 1, bits  \
+   * 8/4/2; s = max|x| / qmax per tensor or per channel along axis (scale_mode per_batch, floored \
+   * at 1e-12) or the given scale input (fixed); scale_mode ema is UNIMPLEMENTED (Jacob et al. 2018). */ \
+  X(FAKE_QUANTIZE, "FakeQuantize", quant, 1, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch") \
+  /* FakeQuantizeBackward(x, dy): straight-through estimator ste = identity (dy), clipped_identity \
+   * (dy where |x| <= qmax s), tanh (dy (1 - tanh^2 x)), hard_tanh (dy where |x| <= 1). */ \
+  X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity") \
+  \
+  /* ---- control flow and sequence/state (owned sub-graphs) ---- */ \
+  /* If(cond bool scalar, captures...): both branches are lowered and the outputs selected with \
+   * where(cond, then, else); branch inputs bind positionally to the captures; branches must    \
+   * produce the same number and types of outputs (any number). */ \
+  X(IF, "If", control, 1, 256, "then_branch:g else_branch:g") \
+  /* While(carried...): runs body (carried -> carried) while cond (carried -> bool scalar) holds, \
+   * at most max_iterations times (unrolled); once cond is false the carried values freeze.     \
+   * Outputs: every carried value. */ \
+  X(WHILE, "While", control, 1, 256, "cond:g body:g max_iterations:i") \
+  /* Scan(init carries..., bcast..., xs...): for t < length: carries = body(carries, bcast,       \
+   * xs[t]) (xs sliced on axis 0); outputs: the final carries and, with save_trajectory, each    \
+   * carry's stack over t [length, ...]. num_checkpoints is a memory hint of the backward pass. */ \
+  X(SCAN, "Scan", control, 1, 256, "body:g length:i save_trajectory:i=0 num_bcast:i=0 num_xs:i=0 num_checkpoints:i=0") \
+  /* SelectiveScan(x[B,S,H], delta[B,S,H], A[H,N], Bm[B,S,N], Cm[B,S,N]) -> y[B,S,H]: the Mamba \
+   * recurrence h_t = exp(delta_t A) h_{t-1} + delta_t Bm_t x_t, y_t = sum_n Cm_t h_t (Gu & Dao 2023). */ \
+  X(SELECTIVE_SCAN, "SelectiveScan", sequence, 5, 5, "") \
+  /* GatedDeltaNet(q, k, v [B,S,H,N], g, beta [B,S,H], [state [B,H,N,N]]) -> (y [B,S,H,N],     \
+   * final state): S_t = exp(g_t) S_{t-1} + beta_t k_t (v_t - exp(g_t) S_{t-1}^T k_t)^T...      \
+   * (Yang et al. 2024, gated delta rule); state defaults to zeros. */ \
+  X(GATED_DELTA_NET, "GatedDeltaNet", sequence, 5, 6, "") \
+  \
+  /* ---- FFT, sampling, solvers ---- */ \
+  /* Fft(x): DFT along the last axis; x is complex64 [..,N] or real-block float [..,2N] holding   \
+   * [re_0..re_N-1, im_0..im_N-1]; the output has x's layout. norm: backward (no scaling forward, \
+   * 1/N inverse), forward (1/N forward), ortho (1/sqrt N both). float64 keeps float64 precision. */ \
+  X(FFT, "Fft", fft, 1, 1, "inverse:i=0 norm:s=backward") \
+  /* Rfft(x real [..,N]) -> real-block [..,2(N/2+1)] (x's dtype) of the one-sided spectrum. */ \
+  X(RFFT, "Rfft", fft, 1, 1, "norm:s=backward") \
+  /* Irfft(real-block [..,2M]) -> real [..,n], the inverse of Rfft with output length n. */ \
+  X(IRFFT, "Irfft", fft, 1, 1, "n:i norm:s=backward") \
+  /* Sample(logits[..,V]) -> int64 token ids [..]: logits / temperature, keep the top_k largest \
+   * (0 = all), keep the smallest set whose probability reaches top_p (1 = all), then draw from    \
+   * the categorical distribution with `seed` (0 = MLX's global key). Same seed, same tokens. */ \
+  X(SAMPLE, "Sample", sample, 1, 1, "temperature:f=1 top_k:i=0 top_p:f=1 seed:i=0") \
+  /* DenseSolve(A[n,n], b[n] or [n,k]) -> x with A x = b (LU with partial pivoting, CPU stream). */ \
+  X(DENSE_SOLVE, "DenseSolve", linalg, 2, 2, "") \
+  /* BatchedDenseSolve(A[B,n,n], b[B,n]) -> x[B,n]. */ \
+  X(BATCHED_DENSE_SOLVE, "BatchedDenseSolve", linalg, 2, 2, "") \
+  \
+  /* ---- extension and host-only ops ---- */ \
+  /* Custom(inputs...): a kernel registered under `name` (see rlx/registry.h); other attributes are \
+   * passed to it. */ \
+  X(CUSTOM, "Custom", custom, 0, 256, "name:s *") \
+  /* Host-only ops of the reference system (rlx-cpu code): UNIMPLEMENTED in rlx. */ \
+  X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", unsupported, 0, 256, "*") \
+  X(GAUSSIAN_SPLAT_RENDER_BACKWARD, "GaussianSplatRenderBackward", unsupported, 0, 256, "*") \
+  X(DEQUANT_GROUPED_MATMUL, "DequantGroupedMatMul", unsupported, 0, 256, "*") \
+  X(LLADA2_GROUP_LIMITED_GATE, "Llada2GroupLimitedGate", unsupported, 0, 256, "*")
 
 /* clang-format on */
 #endif

@@ -32,7 +32,7 @@ static const char *dict_value(const char *hdr, const char *key) {
   return p;
 }
 
-static rlx_status *parse_header(const char *hdr, const char *what, rlx_type *type) {
+static rlx_status *parse_header(const char *hdr, const char *what, rlx_type *type, bool *fortran) {
   const char *d = dict_value(hdr, "descr");
   if (!d || *d != '\'') return RLX_ERR(DATA_LOSS, "%s: .npy header has no 'descr'", what);
   const char *e = strchr(d + 1, '\'');
@@ -48,7 +48,7 @@ static rlx_status *parse_header(const char *hdr, const char *what, rlx_type *typ
   if (found < 0) return RLX_ERR(UNIMPLEMENTED, "%s: unsupported .npy dtype '%s' (big-endian or unknown)", what, descr);
   const char *f = dict_value(hdr, "fortran_order");
   if (!f) return RLX_ERR(DATA_LOSS, "%s: .npy header has no 'fortran_order'", what);
-  if (strncmp(f, "True", 4) == 0) return RLX_ERR(UNIMPLEMENTED, "%s: Fortran-order .npy arrays are not supported", what);
+  *fortran = strncmp(f, "True", 4) == 0;
   const char *s = dict_value(hdr, "shape");
   if (!s || *s != '(') return RLX_ERR(DATA_LOSS, "%s: .npy header has no 'shape' tuple", what);
   s++;
@@ -89,14 +89,30 @@ rlx_status *rlx_npy_parse(const void *bytes, size_t n, const char *what, rlx_ten
   memcpy(hdr, b + off, hlen);
   hdr[hlen] = '\0';
   rlx_type t;
-  rlx_status *st = parse_header(hdr, what, &t);
+  bool fortran;
+  rlx_status *st = parse_header(hdr, what, &t, &fortran);
   free(hdr);
   if (st) return st;
   size_t need;
   RLX_TRY(rlx_type_nbytes(&t, &need));
   size_t have = n - off - hlen;
   if (have < need) return RLX_ERR(DATA_LOSS, "%s: .npy data truncated: %zu bytes, expected %zu", what, have, need);
-  return rlx_tensor_create(t.dtype, t.rank, t.dims, b + off + hlen, need, out);
+  if (!fortran) return rlx_tensor_create(t.dtype, t.rank, t.dims, b + off + hlen, need, out);
+  /* Fortran order: element (i0..in-1) sits at sum(i_k * prod(d_0..d_k-1)); reorder to C order. */
+  rlx_tensor *x;
+  RLX_TRY(rlx_tensor_create(t.dtype, t.rank, t.dims, NULL, 0, &x));
+  size_t es = rlx_dtype_size(t.dtype), cnt = need / (es ? es : 1);
+  const unsigned char *src = b + off + hlen;
+  unsigned char *dst = rlx_tensor_data(x);
+  int64_t idx[RLX_MAX_RANK] = {0};
+  for (size_t c = 0; c < cnt; c++) { /* c walks C order; idx holds its multi-index */
+    size_t f = 0, stride = 1;
+    for (int k = 0; k < t.rank; k++) f += (size_t)idx[k] * stride, stride *= (size_t)t.dims[k];
+    memcpy(dst + c * es, src + f * es, es);
+    for (int k = t.rank - 1; k >= 0 && ++idx[k] == t.dims[k]; k--) idx[k] = 0;
+  }
+  *out = x;
+  return NULL;
 }
 
 rlx_status *rlx_npy_load(const char *path, rlx_tensor **out) {

@@ -9,11 +9,20 @@
 
 #include "mlx/lower.h"
 
+/* A param of the graph or of any of its sub-graphs (sub-graph params resolve by name). */
+typedef struct exec_param {
+  const char *name;
+  rlx_type type;
+  rlx_mx_arr *val; /* kept; NULL until set */
+} exec_param;
+
 struct rlx_executable {
   const rlx_graph *g;
   rlx_device device;
   rlx_mode mode;
-  rlx_mx_arr **params;  /* per g->params index; NULL until set */
+  exec_param *params;
+  size_t n_params;
+  rlx_mx_arr **cur;     /* per param: the arrays the current lowering uses (values or trace leaves) */
   rlx_mx_arr **consts;  /* per value; kept constant arrays, made on first use */
   rlx_type *types;      /* bound types of every value */
   int64_t *syms;        /* current symbol binding (g->n_symbols entries) */
@@ -63,6 +72,44 @@ static rlx_status *resolve_mode(rlx_mode m, rlx_mode *out) {
   return rlx_status_annotate(st, "environment variable RLX_MLX_MODE");
 }
 
+/* Gathers the params of g and of its sub-graphs (recursively), one entry per name. */
+static rlx_status *collect_params(rlx_executable *ex, const rlx_graph *g) {
+  for (size_t i = 0; i < g->n_params; i++) {
+    const rlx_node *n = &g->nodes[g->params[i]];
+    const rlx_type *t = &g->types[n->out0];
+    size_t k = 0;
+    while (k < ex->n_params && strcmp(ex->params[k].name, n->name)) k++;
+    if (k < ex->n_params) {
+      const rlx_type *u = &ex->params[k].type;
+      bool same = u->dtype == t->dtype && u->rank == t->rank && !memcmp(u->dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
+      if (!same)
+        return RLX_ERR(INVALID_ARGUMENT, "param '%s' is declared as %s and as %s in a sub-graph", n->name, RLX_TYPE_STR(u), RLX_TYPE_STR(t));
+      continue;
+    }
+    exec_param *p = realloc(ex->params, (ex->n_params + 1) * sizeof *p);
+    if (!p) return RLX_OOM();
+    ex->params = p;
+    ex->params[ex->n_params++] = (exec_param){.name = n->name, .type = *t};
+  }
+  for (size_t k = 0; k < g->n_nodes; k++)
+    for (uint32_t a = 0; a < g->nodes[k].n_attrs; a++)
+      if (g->nodes[k].attrs[a].kind == RLX_ATTR_GRAPH) RLX_TRY(collect_params(ex, g->nodes[k].attrs[a].graph));
+  return NULL;
+}
+
+static size_t param_index(const rlx_executable *ex, const char *name) {
+  size_t k = 0;
+  while (k < ex->n_params && strcmp(ex->params[k].name, name)) k++;
+  return k;
+}
+
+/* Sub-graph param lookup for the lowering (rlx_param_lookup_fn). */
+static rlx_mx_arr *param_lookup(void *ud, const char *name) {
+  rlx_executable *ex = ud;
+  size_t k = param_index(ex, name);
+  return k < ex->n_params ? ex->cur[k] : NULL;
+}
+
 rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mode mode, rlx_executable **out) {
   if (!g || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_create: NULL argument");
   if (g->n_outputs == 0) return RLX_ERR(INVALID_ARGUMENT, "the graph has no outputs (rlx_graph_set_outputs)");
@@ -77,12 +124,17 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   ex->g = g;
   ex->device = device;
   ex->mode = m;
-  ex->params = calloc(g->n_params ? g->n_params : 1, sizeof *ex->params);
+  rlx_status *st = collect_params(ex, g);
+  if (st) {
+    rlx_executable_free(ex);
+    return st;
+  }
+  ex->cur = calloc(ex->n_params ? ex->n_params : 1, sizeof *ex->cur);
   ex->consts = calloc(g->n_vals, sizeof *ex->consts);
   ex->types = calloc(g->n_vals, sizeof *ex->types);
   ex->vals = calloc(g->n_vals, sizeof *ex->vals);
   ex->syms = calloc(g->n_symbols ? (size_t)g->n_symbols : 1, sizeof *ex->syms);
-  if (!ex->params || !ex->consts || !ex->types || !ex->vals || !ex->syms) {
+  if (!ex->cur || !ex->consts || !ex->types || !ex->vals || !ex->syms) {
     rlx_executable_free(ex);
     return RLX_OOM();
   }
@@ -94,7 +146,8 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
 void rlx_executable_free(rlx_executable *ex) {
   if (!ex) return;
   rlx_mx_fn_free(ex->compiled);
-  for (size_t i = 0; ex->params && i < ex->g->n_params; i++) rlx_mx_release(ex->params[i]);
+  for (size_t i = 0; i < ex->n_params; i++) rlx_mx_release(ex->params[i].val);
+  free(ex->cur);
   for (size_t i = 0; ex->consts && i < ex->g->n_vals; i++) rlx_mx_release(ex->consts[i]);
   free(ex->params);
   free(ex->consts);
@@ -106,7 +159,8 @@ void rlx_executable_free(rlx_executable *ex) {
 }
 
 rlx_mode rlx_executable_mode(const rlx_executable *ex) { return ex->mode; }
-size_t rlx_executable_num_params(const rlx_executable *ex) { return ex->g->n_params; }
+size_t rlx_executable_num_params(const rlx_executable *ex) { return ex->n_params; }
+const char *rlx_executable_param_name(const rlx_executable *ex, size_t i) { return i < ex->n_params ? ex->params[i].name : NULL; }
 
 rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode) {
   rlx_mode m;
@@ -131,19 +185,16 @@ static rlx_mx_device mx_device(const rlx_executable *ex) { return ex->device == 
 
 rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const rlx_tensor *value) {
   if (!ex || !name || !value) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_set_param: NULL argument");
-  const rlx_graph *g = ex->g;
-  size_t k = g->n_params;
-  for (size_t i = 0; i < g->n_params; i++)
-    if (strcmp(g->nodes[g->params[i]].name, name) == 0) k = i;
-  if (k == g->n_params) {
+  size_t k = param_index(ex, name);
+  if (k == ex->n_params) {
     char list[512] = "";
-    for (size_t i = 0; i < g->n_params && strlen(list) < 400; i++) {
+    for (size_t i = 0; i < ex->n_params && strlen(list) < 400; i++) {
       strcat(list, i ? ", " : "");
-      strncat(list, g->nodes[g->params[i]].name, 64);
+      strncat(list, ex->params[i].name, 64);
     }
-    return RLX_ERR(NOT_FOUND, "no param named '%s' (params: %s)", name, g->n_params ? list : "none");
+    return RLX_ERR(NOT_FOUND, "no param named '%s' (params: %s)", name, ex->n_params ? list : "none");
   }
-  RLX_TRY(check_tensor("param", name, &g->types[g->nodes[g->params[k]].out0], value));
+  RLX_TRY(check_tensor("param", name, &ex->params[k].type, value));
   rlx_mx *c;
   RLX_TRY(rlx_mx_create(mx_device(ex), &c));
   rlx_mx_arr *a = rlx_mx_from_bytes(c, rlx_tensor_cdata(value), rlx_tensor_type(value));
@@ -153,8 +204,8 @@ rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const
   rlx_mx_free(c);
   if (st) return rlx_status_annotate(st, "param '%s'", name);
   pthread_mutex_lock(&ex->mu);
-  rlx_mx_release(ex->params[k]);
-  ex->params[k] = kept;
+  rlx_mx_release(ex->params[k].val);
+  ex->params[k].val = kept;
   pthread_mutex_unlock(&ex->mu);
   return NULL;
 }
@@ -217,7 +268,7 @@ static void bind_leaves(rlx_executable *ex, rlx_mx *c, const rlx_tensor **order,
     const rlx_node *nd = &g->nodes[g->inputs[i]];
     vals[nd->out0] = rlx_mx_from_bytes(c, rlx_tensor_cdata(order[i]), rlx_tensor_type(order[i]));
   }
-  for (size_t i = 0; i < g->n_params; i++) vals[g->nodes[g->params[i]].out0] = ex->params[i];
+  for (size_t i = 0; i < g->n_params; i++) vals[g->nodes[g->params[i]].out0] = ex->cur[param_index(ex, g->nodes[g->params[i]].name)];
   for (size_t k = 0; k < g->n_nodes; k++) {
     const rlx_node *nd = &g->nodes[k];
     if (nd->op != RLX_OP_CONSTANT) continue;
@@ -226,11 +277,12 @@ static void bind_leaves(rlx_executable *ex, rlx_mx *c, const rlx_tensor **order,
   }
 }
 
-/* The compiled function's leaves: inputs (declaration order), params, constants (node order). */
+/* The compiled function's leaves: inputs (declaration order), then constants (node order), then
+ * the params of the graph and its sub-graphs (rlx_executable_param_name order). Returns the count
+ * of input and constant leaves written to `leaves` (the params follow them). */
 static size_t leaf_values(const rlx_graph *g, rlx_value *leaves) {
   size_t n = 0;
   for (size_t i = 0; i < g->n_inputs; i++) leaves[n++] = g->nodes[g->inputs[i]].out0;
-  for (size_t i = 0; i < g->n_params; i++) leaves[n++] = g->nodes[g->params[i]].out0;
   for (size_t k = 0; k < g->n_nodes; k++)
     if (g->nodes[k].op == RLX_OP_CONSTANT) leaves[n++] = g->nodes[k].out0;
   return n;
@@ -248,9 +300,11 @@ static rlx_status *trace(void *ud, rlx_mx *c, rlx_mx_arr *const *in, size_t n_in
   }
   size_t nl = leaf_values(g, leaves);
   rlx_status *st = NULL;
-  if (nl != n_in) st = RLX_ERR(INTERNAL, "compiled function got %zu leaves, expected %zu", n_in, nl);
+  if (nl + ex->n_params != n_in) st = RLX_ERR(INTERNAL, "compiled function got %zu leaves, expected %zu", n_in, nl + ex->n_params);
   for (size_t i = 0; !st && i < nl; i++) vals[leaves[i]] = in[i];
-  rlx_lower L = {.mx = c, .g = g, .types = ex->types, .vals = vals};
+  for (size_t i = 0; !st && i < ex->n_params; i++) ex->cur[i] = in[nl + i];
+  for (size_t i = 0; !st && i < g->n_params; i++) vals[g->nodes[g->params[i]].out0] = ex->cur[param_index(ex, g->nodes[g->params[i]].name)];
+  rlx_lower L = {.mx = c, .g = g, .types = ex->types, .vals = vals, .param = param_lookup, .param_ud = ex};
   if (!st) st = rlx_lower_graph(&L);
   for (size_t i = 0; !st && i < n_out; i++) out[i] = vals[g->outputs[i]];
   free(vals);
@@ -289,8 +343,10 @@ static rlx_status *run_locked(rlx_executable *ex, size_t n_inputs, const char *c
   const rlx_tensor **order = calloc(g->n_inputs ? g->n_inputs : 1, sizeof *order);
   if (!order) return RLX_OOM();
   rlx_status *st = bind_inputs(ex, n_inputs, names, values, order);
-  for (size_t i = 0; !st && i < g->n_params; i++)
-    if (!ex->params[i]) st = RLX_ERR(FAILED_PRECONDITION, "param '%s' was not set (rlx_executable_set_param)", g->nodes[g->params[i]].name);
+  for (size_t i = 0; !st && i < ex->n_params; i++) {
+    if (!ex->params[i].val) st = RLX_ERR(FAILED_PRECONDITION, "param '%s' was not set (rlx_executable_set_param)", ex->params[i].name);
+    ex->cur[i] = ex->params[i].val;
+  }
   rlx_mx *c = NULL;
   if (!st) st = rlx_mx_create(mx_device(ex), &c);
   rlx_mx_arr **outs = NULL;
@@ -303,17 +359,20 @@ static rlx_status *run_locked(rlx_executable *ex, size_t n_inputs, const char *c
   if (!st && ex->mode == RLX_MODE_COMPILED) {
     if (!ex->compiled) st = rlx_mx_compile(trace, ex, false, &ex->compiled);
     rlx_value *leaves = st ? NULL : malloc(sizeof(rlx_value) * (g->n_nodes + 1));
-    rlx_mx_arr **lv = st ? NULL : malloc(sizeof(rlx_mx_arr *) * (g->n_nodes + 1));
+    rlx_mx_arr **lv = st ? NULL : malloc(sizeof(rlx_mx_arr *) * (g->n_nodes + ex->n_params + 1));
     if (!st && (!leaves || !lv)) st = RLX_OOM();
     if (!st) {
       size_t nl = leaf_values(g, leaves);
       for (size_t i = 0; i < nl; i++) lv[i] = ex->vals[leaves[i]];
-      if (!rlx_mx_call(c, ex->compiled, lv, nl, outs, g->n_outputs)) st = rlx_mx_take_error(c);
+      for (size_t i = 0; i < ex->n_params; i++) lv[nl + i] = ex->params[i].val;
+      if (!rlx_mx_call(c, ex->compiled, lv, nl + ex->n_params, outs, g->n_outputs)) st = rlx_mx_take_error(c);
+      for (size_t i = 0; i < ex->n_params; i++) ex->cur[i] = ex->params[i].val;
     }
     free(leaves);
     free(lv);
   } else if (!st) {
-    rlx_lower L = {.mx = c, .g = g, .types = ex->types, .vals = ex->vals, .eager = ex->mode == RLX_MODE_EAGER};
+    rlx_lower L = {.mx = c, .g = g, .types = ex->types, .vals = ex->vals, .eager = ex->mode == RLX_MODE_EAGER,
+                   .param = param_lookup, .param_ud = ex};
     st = rlx_lower_graph(&L);
     for (size_t i = 0; !st && i < g->n_outputs; i++) outs[i] = ex->vals[g->outputs[i]];
   }

@@ -3,6 +3,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const rlx_lower_fn lower_fns[RLX_OP_COUNT] = {
 #define RLX_X(e, name, fam, lo, hi, spec) rlx_lower_##fam,
@@ -62,4 +64,46 @@ rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axi
   lo[axis] = start;
   hi[axis] = start + len;
   return rlx_mx_slice(L->mx, a, t->rank, lo, hi, st);
+}
+
+rlx_status *rlx_lower_subgraph(rlx_lower *L, const rlx_graph *sub, rlx_mx_arr *const *captures, size_t n, rlx_mx_arr **outs) {
+  if (n != sub->n_inputs)
+    return RLX_ERR(INVALID_ARGUMENT, "sub-graph takes %zu inputs, got %zu captures", sub->n_inputs, n);
+  /* Bind the sub-graph's symbols (if any) from the shapes of the captures, then infer. */
+  int64_t syms[64];
+  int64_t ns = sub->n_symbols < 64 ? sub->n_symbols : 64;
+  for (int64_t s = 0; s < ns; s++) syms[s] = -1;
+  for (size_t i = 0; i < n; i++) {
+    const rlx_type *want = &sub->types[sub->nodes[sub->inputs[i]].out0];
+    rlx_type got;
+    if (!rlx_mx_type(captures[i], &got)) return RLX_ERR(INTERNAL, "capture %zu has no type", i);
+    bool ok = got.rank == want->rank && got.dtype == want->dtype;
+    for (int d = 0; ok && d < want->rank; d++) {
+      int64_t w = want->dims[d];
+      if (w <= -2 && RLX_DIM_SYMBOL_ID(w) < ns) syms[RLX_DIM_SYMBOL_ID(w)] = got.dims[d];
+      else ok = w < 0 || w == got.dims[d];
+    }
+    if (!ok) return RLX_ERR(INVALID_ARGUMENT, "sub-graph input %zu is %s but the capture is %s", i, RLX_TYPE_STR(want), RLX_TYPE_STR(&got));
+  }
+  rlx_type *types = malloc(sizeof(rlx_type) * (sub->n_vals ? sub->n_vals : 1));
+  rlx_mx_arr **vals = calloc(sub->n_vals ? sub->n_vals : 1, sizeof *vals);
+  rlx_status *st = types && vals ? rlx_graph_bind(sub, syms, ns, types) : RLX_OOM();
+  for (size_t i = 0; !st && i < n; i++) vals[sub->nodes[sub->inputs[i]].out0] = captures[i];
+  for (size_t k = 0; !st && k < sub->n_nodes; k++) {
+    const rlx_node *nd = &sub->nodes[k];
+    if (nd->op == RLX_OP_CONSTANT) {
+      vals[nd->out0] = rlx_mx_from_bytes(L->mx, nd->data, &types[nd->out0]);
+    } else if (nd->op == RLX_OP_PARAM) {
+      vals[nd->out0] = L->param ? L->param(L->param_ud, nd->name) : NULL;
+      if (!vals[nd->out0]) st = RLX_ERR(NOT_FOUND, "sub-graph param '%s' has no value", nd->name);
+    }
+  }
+  if (!st) {
+    rlx_lower S = {.mx = L->mx, .g = sub, .types = types, .vals = vals, .eager = L->eager, .param = L->param, .param_ud = L->param_ud};
+    st = rlx_lower_graph(&S);
+  }
+  for (size_t i = 0; !st && i < sub->n_outputs; i++) outs[i] = vals[sub->outputs[i]];
+  free(types);
+  free(vals);
+  return rlx_status_annotate(st, "sub-graph");
 }

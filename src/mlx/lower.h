@@ -25,6 +25,11 @@ struct rlx_lower {
  * Errors are annotated with the node label ("node 12 (Conv 'conv1'): ..."). */
 rlx_status *rlx_lower_graph(rlx_lower *L);
 
+/* Lowers a sub-graph (If/While/Scan body): its inputs bind positionally to captures[0..n) (whose
+ * shapes also bind its symbols), its params resolve by name through L->param, its constants are
+ * made inline; writes its outputs (sub->n_outputs arrays) to outs. */
+rlx_status *rlx_lower_subgraph(rlx_lower *L, const rlx_graph *sub, rlx_mx_arr *const *captures, size_t n, rlx_mx_arr **outs);
+
 /* One lowering function per op family: reads inputs in[0..n->n_in), writes out[0..n->n_out).
  * Errors go to the context (rlx_mx_fail or a failing shim op). */
 typedef void (*rlx_lower_fn)(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out);

@@ -81,7 +81,8 @@ static rlx_status *map_mod(rlx_imp *I, const Onnx__NodeProto *n) {
 
 static rlx_status *map_bit_shift(rlx_imp *I, const Onnx__NodeProto *n) {
   char buf[16];
-  rlx_attr a = RLX_ATTR_S("direction", imp_attr_s(n, "direction", "left", buf, sizeof buf));
+  const char *dir = imp_attr_s(n, "direction", "", buf, sizeof buf);
+  rlx_attr a = RLX_ATTR_S("direction", !strcmp(dir, "LEFT") ? "left" : !strcmp(dir, "RIGHT") ? "right" : dir);
   return binary(I, n, RLX_OP_BIT_SHIFT, 1, &a);
 }
 
@@ -150,6 +151,8 @@ static rlx_status *map_identity(rlx_imp *I, const Onnx__NodeProto *n) {
 
 /* Dropout in inference: identity; the optional mask output is all true. */
 static rlx_status *map_dropout(rlx_imp *I, const Onnx__NodeProto *n) {
+  const rlx_tensor *train = imp_const(I, n, 2);
+  if (imp_has(n, 2) && (!train || rlx_tensor_get_f64(train, 0) != 0)) IMP_FAIL(UNIMPLEMENTED, "Dropout in training mode");
   rlx_value x;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_out(I, n, 0, x));

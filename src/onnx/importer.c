@@ -12,6 +12,7 @@ typedef struct shape_fix {
   char *name;
   int32_t rank;
   int64_t dims[RLX_MAX_RANK];
+  const rlx_tensor *value; /* set_input_value */
 } shape_fix;
 
 struct rlx_onnx_options {
@@ -42,17 +43,35 @@ rlx_status *rlx_onnx_options_set_dim(rlx_onnx_options *o, const char *dim_param,
   return rlx_strmap_put(&o->dims, dim_param, (void *)(intptr_t)(size + 1)) ? NULL : RLX_OOM();
 }
 
+static shape_fix *find_fix(const rlx_onnx_options *o, const char *name) {
+  for (size_t i = 0; o && i < o->n_shapes; i++)
+    if (strcmp(o->shapes[i].name, name) == 0) return &o->shapes[i];
+  return NULL;
+}
+
+rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *input, const rlx_tensor *value) {
+  if (!o || !input || !value) return RLX_ERR(INVALID_ARGUMENT, "set_input_value: NULL argument");
+  RLX_TRY(rlx_onnx_options_set_shape(o, input, rlx_tensor_rank(value), rlx_tensor_dims(value)));
+  find_fix(o, input)->value = value;
+  return NULL;
+}
+
 rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, int32_t rank, const int64_t *dims) {
   if (!o || !input || (rank && !dims)) return RLX_ERR(INVALID_ARGUMENT, "set_shape: NULL argument");
   if (rank < 0 || rank > RLX_MAX_RANK) return RLX_ERR(INVALID_ARGUMENT, "input '%s': rank %d", input, (int)rank);
   for (int i = 0; i < rank; i++)
     if (dims[i] < 0) return RLX_ERR(INVALID_ARGUMENT, "input '%s': dim %d is negative", input, i);
-  if (!rlx_grow((void **)&o->shapes, &o->cap_shapes, o->n_shapes + 1, sizeof(shape_fix))) return RLX_OOM();
-  shape_fix *f = &o->shapes[o->n_shapes];
-  if (!(f->name = rlx_strdup(input))) return RLX_OOM();
+  shape_fix *f = find_fix(o, input);
+  if (!f) {
+    if (!rlx_grow((void **)&o->shapes, &o->cap_shapes, o->n_shapes + 1, sizeof(shape_fix))) return RLX_OOM();
+    f = &o->shapes[o->n_shapes];
+    memset(f, 0, sizeof *f);
+    if (!(f->name = rlx_strdup(input))) return RLX_OOM();
+    o->n_shapes++;
+  }
   f->rank = rank;
+  f->value = NULL;
   memcpy(f->dims, dims, sizeof(int64_t) * (size_t)rank);
-  o->n_shapes++;
   return NULL;
 }
 
@@ -328,7 +347,7 @@ static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op
   for (size_t k = 0; k < n->n_input; k++) {
     if (!n->input[k][0]) continue;
     imp_val *v = lookup(I, n->input[k]);
-    if (!v || !v->data) return false;
+    if (!v || !v->data || v->is_input) return false;
   }
   return true;
 }
@@ -384,9 +403,7 @@ static rlx_status *input_type(rlx_imp *I, const Onnx__ValueInfoProto *vi, rlx_ty
   const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
   rlx_dtype dt;
   RLX_TRY(rlx_status_annotate(rlx_onnx_dtype(tt->elem_type, &dt), "input '%s'", nm));
-  const shape_fix *fix = NULL;
-  for (size_t i = 0; I->opts && i < I->opts->n_shapes; i++)
-    if (strcmp(I->opts->shapes[i].name, nm) == 0) fix = &I->opts->shapes[i];
+  const shape_fix *fix = find_fix(I->opts, nm);
   size_t rank = tt->shape ? tt->shape->n_dim : 0;
   if (!tt->shape && !fix) return RLX_ERR(UNIMPLEMENTED, "input '%s' has no shape; give it with --shape %s=d0,d1,...", nm, nm);
   if (fix && tt->shape && (size_t)fix->rank != rank)
@@ -474,7 +491,8 @@ static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
     rlx_value v;
     RLX_TRY(input_type(I, vi, &t));
     RLX_TRY(rlx_graph_add_input(I->g, vi->name, &t, &v));
-    RLX_TRY(define(I, vi->name, (imp_val){.v = v, .has_v = true}));
+    const shape_fix *fix = find_fix(I->opts, vi->name);
+    RLX_TRY(define(I, vi->name, (imp_val){.v = v, .has_v = true, .data = fix ? (rlx_tensor *)fix->value : NULL, .is_input = fix && fix->value}));
   }
   for (size_t i = 0; i < gp->n_node; i++) RLX_TRY(map_node(I, gp->node[i]));
   if (!gp->n_output) return RLX_ERR(INVALID_ARGUMENT, "the graph has no outputs");
@@ -531,6 +549,12 @@ rlx_status *rlx_onnx_import(const char *path, const rlx_onnx_options *opts, rlx_
 }
 
 /* ---- describe ---- */
+
+static bool is_initializer(const Onnx__GraphProto *g, const char *name) {
+  for (size_t k = 0; name && k < g->n_initializer; k++)
+    if (g->initializer[k]->name && !strcmp(g->initializer[k]->name, name)) return true;
+  return false;
+}
 
 static void print_value_info(FILE *f, const Onnx__ValueInfoProto *vi) {
   fprintf(f, "  %s: ", vi->name ? vi->name : "");
@@ -596,11 +620,8 @@ rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
     nbytes += g->initializer[i]->raw_data.len + 4 * g->initializer[i]->n_float_data;
   }
   fprintf(f, "\ninitializers: %zu (%.1f MB)\ninputs:\n", nparams, (double)nbytes / 1e6);
-  for (size_t i = 0; i < g->n_input; i++) {
-    bool init = false;
-    for (size_t k = 0; k < g->n_initializer; k++) init |= g->initializer[k]->name && g->input[i]->name && !strcmp(g->initializer[k]->name, g->input[i]->name);
-    if (!init) print_value_info(f, g->input[i]);
-  }
+  for (size_t i = 0; i < g->n_input; i++)
+    if (!is_initializer(g, g->input[i]->name)) print_value_info(f, g->input[i]);
   fprintf(f, "outputs:\n");
   for (size_t i = 0; i < g->n_output; i++) print_value_info(f, g->output[i]);
   op_count counts[512];
@@ -632,6 +653,36 @@ rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
     fprintf(f, "\n");
   }
   onnx__model_proto__free_unpacked(mp, NULL);
+  return NULL;
+}
+
+rlx_status *rlx_onnx_input_names(const char *path, char ***out_names, size_t *out_n) {
+  if (!path || !out_names || !out_n) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_input_names: NULL argument");
+  unsigned char *buf;
+  size_t len;
+  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
+  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+  free(buf);
+  if (!mp || !mp->graph) {
+    if (mp) onnx__model_proto__free_unpacked(mp, NULL);
+    return RLX_ERR(DATA_LOSS, "%s: not a serialized ONNX ModelProto", path);
+  }
+  const Onnx__GraphProto *g = mp->graph;
+  char **names = calloc(g->n_input ? g->n_input : 1, sizeof *names);
+  size_t n = 0;
+  rlx_status *st = names ? NULL : RLX_OOM();
+  for (size_t i = 0; !st && i < g->n_input; i++) {
+    if (is_initializer(g, g->input[i]->name)) continue;
+    if (!(names[n++] = rlx_strdup(g->input[i]->name ? g->input[i]->name : ""))) st = RLX_OOM();
+  }
+  onnx__model_proto__free_unpacked(mp, NULL);
+  if (st) {
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return st;
+  }
+  *out_names = names;
+  *out_n = n;
   return NULL;
 }
 

@@ -14,6 +14,7 @@ typedef struct imp_val {
   rlx_tensor *data;  /* its value when known at import time (initializer, constant, folded) */
   bool owns_data;
   bool is_init;      /* an initializer: materialized as a param */
+  bool is_input;     /* a graph input whose value was provided (never a folding source) */
 } imp_val;
 
 typedef struct rlx_imp rlx_imp;

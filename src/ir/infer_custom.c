@@ -1,0 +1,4 @@
+/* infer_custom.c: inference for the custom family (see rlx/op_table.h). */
+#include "ir/infer_util.h"
+
+rlx_status *rlx_infer_custom(rlx_infer_ctx *c) { FAIL(UNIMPLEMENTED, "op %s is not implemented yet", rlx_op_name(OP)); }

@@ -1,0 +1,4 @@
+/* infer_fft.c: inference for the fft family (see rlx/op_table.h). */
+#include "ir/infer_util.h"
+
+rlx_status *rlx_infer_fft(rlx_infer_ctx *c) { FAIL(UNIMPLEMENTED, "op %s is not implemented yet", rlx_op_name(OP)); }

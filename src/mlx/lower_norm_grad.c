@@ -1,0 +1,7 @@
+/* lower_norm_grad.c: MLX lowering of the norm_grad family (see rlx/op_table.h). */
+#include "mlx/lower.h"
+
+void rlx_lower_norm_grad(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  (void)in, (void)out;
+  rlx_lower_fail(L, RLX_STATUS_UNIMPLEMENTED, "op %s is not implemented yet", rlx_op_name(n->op));
+}

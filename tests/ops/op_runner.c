@@ -1,0 +1,316 @@
+/* op_runner: runs graph cases written by tests/ops/run_cases.py and checks rlx's outputs against
+ * the expected outputs computed by an independent oracle (numpy / the ONNX reference evaluator).
+ *
+ * usage: op_runner CASE_DIR...   (each holding case.json plus .npy inputs and expected outputs)
+ *
+ * case.json:
+ *   {"inputs":  [{"name": "x", "file": "x.npy", "dims": [optional dims, symbols as -2-k]}],
+ *    "params":  [{"name": "w", "file": "w.npy"}],
+ *    "nodes":   [{"op": "Softmax", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": {"i": 1}}}],
+ *    "outputs": [{"name": "y", "file": "y.npy", "atol": 1e-6, "rtol": 1e-5}],
+ *    "modes":   ["eager", "lazy", "compiled"],
+ *    "expect_error": "INVALID_ARGUMENT" (optional: building or running must fail with this code)}
+ * Attribute values: {"i": int}, {"f": float}, {"is": [ints]}, {"fs": [floats]}, {"s": "text"},
+ * {"dtype": "float32"} (an int attribute holding an rlx_dtype), {"g": {graph}} (a sub-graph with
+ * the same inputs/nodes/outputs layout, inputs typed by {"dtype", "dims"}).
+ * Prints one line per case and mode; exits 1 when any case fails.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rlx/rlx.h"
+
+#define MAX_VALS 512
+
+typedef struct scope {
+  const char *names[MAX_VALS];
+  rlx_value vals[MAX_VALS];
+  size_t n;
+} scope;
+
+static rlx_status *err(const char *fmt, const char *a) { return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, fmt, a); }
+
+static rlx_status *find(const scope *s, const char *name, rlx_value *out) {
+  for (size_t i = s->n; i-- > 0;) /* the latest binding of a name wins */
+    if (!strcmp(s->names[i], name)) return *out = s->vals[i], NULL;
+  return err("case: unknown value '%s'", name);
+}
+
+static rlx_status *bind(scope *s, const char *name, rlx_value v) {
+  if (s->n == MAX_VALS) return err("case: too many values at '%s'", name);
+  s->names[s->n] = name;
+  s->vals[s->n++] = v;
+  return NULL;
+}
+
+static rlx_status *load(const char *dir, const char *file, rlx_tensor **out) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  return rlx_npy_load(path, out);
+}
+
+static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out, rlx_tensor **params, const char **pnames,
+                               size_t *np);
+
+/* Converts one JSON attribute; sub-graphs are built into *sub (caller frees on failure). */
+static rlx_status *make_attr(const cJSON *a, const char *dir, rlx_attr *out, int64_t *ibuf, double *fbuf, rlx_graph **sub) {
+  const cJSON *v = a->child;
+  if (!v) return err("case: attribute '%s' has no value", a->string);
+  out->name = a->string;
+  if (!strcmp(v->string, "i")) *out = RLX_ATTR_I(a->string, (int64_t)v->valuedouble);
+  else if (!strcmp(v->string, "f")) *out = RLX_ATTR_F(a->string, v->valuedouble);
+  else if (!strcmp(v->string, "s")) *out = RLX_ATTR_S(a->string, v->valuestring);
+  else if (!strcmp(v->string, "dtype")) {
+    rlx_dtype dt;
+    rlx_status *st = rlx_dtype_from_name(v->valuestring, &dt);
+    if (st) return st;
+    *out = RLX_ATTR_I(a->string, dt);
+  } else if (!strcmp(v->string, "is") || !strcmp(v->string, "fs")) {
+    size_t n = 0;
+    for (const cJSON *e = v->child; e && n < 256; e = e->next, n++) {
+      if (v->string[0] == 'i') ibuf[n] = (int64_t)e->valuedouble;
+      else fbuf[n] = e->valuedouble;
+    }
+    *out = v->string[0] == 'i' ? RLX_ATTR_IS(a->string, n, ibuf) : RLX_ATTR_FS(a->string, n, fbuf);
+  } else if (!strcmp(v->string, "g")) {
+    rlx_tensor *ps[64];
+    const char *pn[64];
+    size_t np = 0;
+    rlx_status *st = build_graph(v, dir, sub, ps, pn, &np);
+    if (st) return st;
+    *out = RLX_ATTR_G(a->string, *sub);
+  } else {
+    return err("case: unknown attribute kind '%s'", v->string);
+  }
+  return NULL;
+}
+
+/* Builds a graph from {"inputs", "params", "nodes", "outputs"}; params' values are loaded. */
+static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out, rlx_tensor **params, const char **pnames,
+                               size_t *np) {
+  rlx_graph *g;
+  rlx_status *st = rlx_graph_create(&g);
+  if (st) return st;
+  scope *s = calloc(1, sizeof *s);
+  *np = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "inputs")) {
+    if (st) break;
+    const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+    const cJSON *file = cJSON_GetObjectItem(e, "file"), *dims = cJSON_GetObjectItem(e, "dims"), *dt = cJSON_GetObjectItem(e, "dtype");
+    rlx_type t = {0};
+    rlx_tensor *x = NULL;
+    if (file) {
+      st = load(dir, file->valuestring, &x);
+      if (!st) t = *rlx_tensor_type(x);
+      rlx_tensor_free(x);
+    }
+    if (!st && dt) st = rlx_dtype_from_name(dt->valuestring, &t.dtype);
+    if (!st && dims) {
+      t.rank = 0;
+      cJSON *d;
+      cJSON_ArrayForEach(d, dims) t.dims[t.rank++] = (int64_t)d->valuedouble;
+    }
+    rlx_value v;
+    if (!st) st = rlx_graph_add_input(g, name, &t, &v);
+    if (!st) st = bind(s, name, v);
+  }
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "params")) {
+    if (st) break;
+    const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+    rlx_tensor *x = NULL;
+    rlx_value v;
+    st = load(dir, cJSON_GetObjectItem(e, "file")->valuestring, &x);
+    if (!st) st = rlx_graph_add_param(g, name, rlx_tensor_type(x), &v);
+    if (!st) st = bind(s, name, v);
+    if (!st && params && *np < 64) {
+      params[*np] = x;
+      pnames[(*np)++] = name;
+    } else {
+      rlx_tensor_free(x);
+    }
+  }
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "constants")) {
+    if (st) break;
+    rlx_tensor *x = NULL;
+    rlx_value v;
+    st = load(dir, cJSON_GetObjectItem(e, "file")->valuestring, &x);
+    if (!st) st = rlx_graph_add_constant(g, rlx_tensor_type(x), rlx_tensor_cdata(x), rlx_tensor_nbytes(x), &v);
+    if (!st) st = bind(s, cJSON_GetObjectItem(e, "name")->valuestring, v);
+    rlx_tensor_free(x);
+  }
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "nodes")) {
+    if (st) break;
+    rlx_op op;
+    st = rlx_op_from_name(cJSON_GetObjectItem(e, "op")->valuestring, &op);
+    rlx_value in[256], outs[64];
+    size_t nin = 0, nout = 0, na = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItem(e, "inputs")) if (!st && nin < 256) st = find(s, x->valuestring, &in[nin++]);
+    static int64_t ibuf[32][256];
+    static double fbuf[32][256];
+    rlx_attr attrs[32];
+    rlx_graph *subs[32] = {0};
+    cJSON_ArrayForEach(x, cJSON_GetObjectItem(e, "attrs")) {
+      if (st || na == 32) break;
+      st = make_attr(x, dir, &attrs[na], ibuf[na], fbuf[na], &subs[na]);
+      na++;
+    }
+    if (!st) st = rlx_graph_add(g, op, NULL, nin, in, na, attrs, 64, outs, &nout);
+    if (st)
+      for (size_t i = 0; i < na; i++) rlx_graph_free(subs[i]);
+    size_t k = 0;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItem(e, "outputs")) if (!st && k < nout) st = bind(s, x->valuestring, outs[k++]);
+  }
+  rlx_value outs[64];
+  size_t no = 0;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "outputs")) if (!st && no < 64) st = find(s, cJSON_GetObjectItem(e, "name")->valuestring, &outs[no++]);
+  if (!st) st = rlx_graph_set_outputs(g, no, outs);
+  free(s);
+  if (st) {
+    for (size_t i = 0; i < *np; i++) rlx_tensor_free(params[i]);
+    *np = 0;
+    rlx_graph_free(g);
+    return st;
+  }
+  *out = g;
+  return NULL;
+}
+
+/* |got - want| <= atol + rtol |want| elementwise (NaN matches NaN); exact for ints and bools. */
+static bool compare(const rlx_tensor *got, const rlx_tensor *want, double atol, double rtol, char *why, size_t cap) {
+  const rlx_type *a = rlx_tensor_type(got), *b = rlx_tensor_type(want);
+  bool same = a->rank == b->rank;
+  for (int i = 0; same && i < a->rank; i++) same = a->dims[i] == b->dims[i];
+  if (!same || a->dtype != b->dtype) {
+    char s1[160], s2[160];
+    snprintf(why, cap, "type %s, expected %s", rlx_type_str(a, s1, sizeof s1), rlx_type_str(b, s2, sizeof s2));
+    return false;
+  }
+  bool exact = !rlx_dtype_is_float(a->dtype) && a->dtype != RLX_DTYPE_C64;
+  int64_t n = rlx_tensor_numel(got), bad = 0, first = -1;
+  double worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double x = rlx_tensor_get_f64(got, i), y = rlx_tensor_get_f64(want, i);
+    bool ok = exact ? x == y : (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= atol + rtol * fabs(y);
+    if (!ok) {
+      bad++;
+      if (first < 0) first = i;
+      if (fabs(x - y) > worst || isnan(x)) worst = fabs(x - y);
+    }
+  }
+  if (bad) {
+    snprintf(why, cap, "%lld of %lld elements differ; first at %lld: got %.9g expected %.9g; max abs diff %.3g", (long long)bad, (long long)n,
+             (long long)first, rlx_tensor_get_f64(got, first), rlx_tensor_get_f64(want, first), worst);
+    return false;
+  }
+  return true;
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+    free(s);
+    s = NULL;
+  }
+  if (s) s[n] = '\0';
+  fclose(f);
+  return s;
+}
+
+/* Runs one case in one mode; returns true when it behaves as expected. */
+static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why, size_t cap) {
+  const cJSON *expect = cJSON_GetObjectItem(js, "expect_error");
+  rlx_graph *g = NULL;
+  rlx_executable *ex = NULL;
+  rlx_tensor *params[64], *inputs[64] = {0}, *outs[64] = {0};
+  const char *pnames[64], *inames[64];
+  size_t np = 0, ni = 0, no = 0;
+  rlx_status *st = build_graph(js, dir, &g, params, pnames, &np);
+  if (!st) st = rlx_executable_create(g, RLX_DEVICE_CPU, mode, &ex);
+  for (size_t i = 0; !st && i < np; i++) st = rlx_executable_set_param(ex, pnames[i], params[i]);
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "inputs")) {
+    if (st || ni == 64) break;
+    inames[ni] = cJSON_GetObjectItem(e, "name")->valuestring;
+    st = load(dir, cJSON_GetObjectItem(e, "file")->valuestring, &inputs[ni++]);
+  }
+  if (!st) {
+    no = rlx_graph_num_outputs(g);
+    st = rlx_executable_run(ex, ni, inames, (const rlx_tensor *const *)inputs, no, outs);
+  }
+  bool ok;
+  if (expect) {
+    ok = st && !strcmp(rlx_status_code_name(rlx_status_code_of(st)), expect->valuestring);
+    snprintf(why, cap, "expected %s, got %s: %s", expect->valuestring, rlx_status_code_name(rlx_status_code_of(st)), rlx_status_message(st));
+  } else if (st) {
+    ok = false;
+    snprintf(why, cap, "%s: %s", rlx_status_code_name(rlx_status_code_of(st)), rlx_status_message(st));
+  } else {
+    ok = true;
+    size_t k = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "outputs")) {
+      rlx_tensor *want = NULL;
+      const cJSON *atol = cJSON_GetObjectItem(e, "atol"), *rtol = cJSON_GetObjectItem(e, "rtol");
+      rlx_status *ls = load(dir, cJSON_GetObjectItem(e, "file")->valuestring, &want);
+      char w[512];
+      if (ls) {
+        snprintf(why, cap, "%s", rlx_status_message(ls));
+        rlx_status_free(ls);
+        ok = false;
+      } else if (!compare(outs[k], want, atol ? atol->valuedouble : 1e-6, rtol ? rtol->valuedouble : 1e-5, w, sizeof w)) {
+        snprintf(why, cap, "output %zu ('%s'): %s", k, cJSON_GetObjectItem(e, "name")->valuestring, w);
+        ok = false;
+      }
+      rlx_tensor_free(want);
+      k++;
+      if (!ok) break;
+    }
+  }
+  rlx_status_free(st);
+  for (size_t i = 0; i < no; i++) rlx_tensor_free(outs[i]);
+  for (size_t i = 0; i < ni; i++) rlx_tensor_free(inputs[i]);
+  for (size_t i = 0; i < np; i++) rlx_tensor_free(params[i]);
+  rlx_executable_free(ex);
+  rlx_graph_free(g);
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  int failed = 0, total = 0;
+  for (int a = 1; a < argc; a++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/case.json", argv[a]);
+    char *text = read_text(path);
+    cJSON *js = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!js) {
+      printf("FAIL %s: cannot read case.json\n", argv[a]);
+      failed++;
+      continue;
+    }
+    const cJSON *modes = cJSON_GetObjectItem(js, "modes"), *m;
+    cJSON_ArrayForEach(m, modes) {
+      rlx_mode mode;
+      rlx_status *st = rlx_mode_from_name(m->valuestring, &mode);
+      char why[1024] = "";
+      bool ok = !st && run_mode(argv[a], js, mode, why, sizeof why);
+      if (st) snprintf(why, sizeof why, "%s", rlx_status_message(st));
+      rlx_status_free(st);
+      total++;
+      if (!ok) failed++;
+      printf("%s %s [%s]%s%s\n", ok ? "ok  " : "FAIL", argv[a], m->valuestring, ok ? "" : ": ", ok ? "" : why);
+    }
+    cJSON_Delete(js);
+  }
+  printf("%d of %d case runs passed\n", total - failed, total);
+  return failed ? 1 : 0;
+}

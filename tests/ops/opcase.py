@@ -1,0 +1,86 @@
+"""Op-test cases for rlx: each case is a small rlx graph, its inputs, and expected outputs
+computed by an independent oracle (numpy, or onnx.reference). run_cases.py writes cases to disk
+and runs the C runner (op_runner.c) on them in eager, lazy and compiled modes."""
+import json
+import os
+
+import numpy as np
+
+MODES = ["eager", "lazy", "compiled"]
+
+
+def I(v):
+    return {"i": int(v)}
+
+
+def F(v):
+    return {"f": float(v)}
+
+
+def IS(v):
+    return {"is": [int(x) for x in v]}
+
+
+def FS(v):
+    return {"fs": [float(x) for x in v]}
+
+
+def S(v):
+    return {"s": str(v)}
+
+
+def DT(name):
+    return {"dtype": name}
+
+
+def G(graph):
+    """A sub-graph attribute: graph = {"inputs": [{"name", "dtype", "dims"}], "nodes": [...], "outputs": [{"name"}]}."""
+    return {"g": graph}
+
+
+def node(op, inputs, outputs, **attrs):
+    return {"op": op, "inputs": list(inputs), "outputs": list(outputs), "attrs": attrs}
+
+
+def sym(k):
+    """The rlx encoding of symbolic dim k (RLX_DIM_SYMBOL)."""
+    return -2 - k
+
+
+class Case:
+    def __init__(self, name, nodes, inputs, outputs, atol=1e-6, rtol=1e-5, modes=MODES, params=None,
+                 constants=None, dims=None, expect_error=None):
+        self.name, self.nodes, self.inputs, self.outputs = name, nodes, inputs, outputs
+        self.atol, self.rtol, self.modes = atol, rtol, modes
+        self.params, self.constants = params or {}, constants or {}
+        self.dims = dims or {}
+        self.expect_error = expect_error
+
+    def write(self, root):
+        d = os.path.join(root, self.name.replace("/", "_"))
+        os.makedirs(d, exist_ok=True)
+        js = {"inputs": [], "params": [], "constants": [], "nodes": self.nodes, "outputs": [], "modes": self.modes}
+        for group, items in (("inputs", self.inputs), ("params", self.params), ("constants", self.constants)):
+            for k, v in items.items():
+                f = f"{group}_{k}.npy"
+                np.save(os.path.join(d, f), np.asarray(v))
+                e = {"name": k, "file": f}
+                if group == "inputs" and k in self.dims:
+                    e["dims"] = self.dims[k]
+                js[group].append(e)
+        for k, v in self.outputs.items():
+            f = f"out_{k}.npy"
+            np.save(os.path.join(d, f), np.asarray(v))
+            js["outputs"].append({"name": k, "file": f, "atol": self.atol, "rtol": self.rtol})
+        if self.expect_error:
+            js["expect_error"] = self.expect_error
+            if not js["outputs"]:  # the failing node's outputs are the graph outputs
+                js["outputs"] = [{"name": o} for o in self.nodes[-1]["outputs"]]
+        with open(os.path.join(d, "case.json"), "w") as fh:
+            json.dump(js, fh)
+        return d
+
+
+def simple(name, op, inputs, expected, atol=1e-6, rtol=1e-5, **attrs):
+    """A one-node case: inputs (dict, in order) -> a single output 'out'."""
+    return Case(name, [node(op, list(inputs), ["out"], **attrs)], inputs, {"out": expected}, atol=atol, rtol=rtol)

@@ -1,0 +1,95 @@
+/* Graph builder: inference, verification and the errors bad input gets. */
+#include "test_util.h"
+
+static void test_status(void **state) {
+  (void)state;
+  assert_null(rlx_status_make(RLX_STATUS_OK, "ignored"));
+  rlx_status *st = rlx_status_make(RLX_STATUS_NOT_FOUND, "no input named '%s'", "x");
+  st = rlx_status_annotate(st, "node %d", 3);
+  assert_int_equal(rlx_status_code_of(st), RLX_STATUS_NOT_FOUND);
+  assert_string_equal(rlx_status_message(st), "node 3: no input named 'x'");
+  assert_string_equal(rlx_status_code_name(rlx_status_code_of(st)), "NOT_FOUND");
+  rlx_status_free(st);
+  rlx_status_free(NULL);
+  assert_null(rlx_status_annotate(NULL, "x"));
+}
+
+static void test_infer_shapes(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value a, b, c, y;
+  rlx_type ta = ttype(RLX_DTYPE_F32, 3, (int64_t[]){2, 1, 4}), tb = ttype(RLX_DTYPE_F32, 2, (int64_t[]){3, 1});
+  OK(rlx_graph_add_input(g, "a", &ta, &a));
+  OK(rlx_graph_add_input(g, "b", &tb, &b));
+  OK(rlx_graph_add1(g, RLX_OP_ADD, "sum", 2, (rlx_value[]){a, b}, 0, NULL, &c));
+  const rlx_type *t = rlx_graph_value_type(g, c);
+  assert_int_equal(t->rank, 3);
+  assert_int_equal(t->dims[0], 2);
+  assert_int_equal(t->dims[1], 3);
+  assert_int_equal(t->dims[2], 4);
+  rlx_attr perm = RLX_ATTR_IS("perm", 3, ((int64_t[]){2, 0, 1}));
+  OK(rlx_graph_add1(g, RLX_OP_TRANSPOSE, NULL, 1, &c, 1, &perm, &y));
+  t = rlx_graph_value_type(g, y);
+  assert_int_equal(t->dims[0], 4);
+  assert_int_equal(t->dims[1], 2);
+  assert_int_equal(t->dims[2], 3);
+  rlx_graph_free(g);
+}
+
+static void test_errors_name_node_and_op(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value a, b, i, y = 12345;
+  rlx_type ta = ttype(RLX_DTYPE_F32, 2, (int64_t[]){2, 3}), tb = ttype(RLX_DTYPE_F32, 1, (int64_t[]){4});
+  rlx_type ti = ttype(RLX_DTYPE_I32, 1, (int64_t[]){3});
+  OK(rlx_graph_add_input(g, "a", &ta, &a));
+  OK(rlx_graph_add_input(g, "b", &tb, &b));
+  OK(rlx_graph_add_input(g, "i", &ti, &i));
+  FAILS(rlx_graph_add_input(g, "a", &ta, &a), ALREADY_EXISTS, "'a'");
+  FAILS(rlx_graph_add1(g, RLX_OP_ADD, "add1", 2, (rlx_value[]){a, b}, 0, NULL, &y), INVALID_ARGUMENT, "node 3 (Add 'add1')");
+  FAILS(rlx_graph_add1(g, RLX_OP_ADD, NULL, 2, (rlx_value[]){a, i}, 0, NULL, &y), INVALID_ARGUMENT, "dtypes");
+  FAILS(rlx_graph_add1(g, RLX_OP_ADD, NULL, 1, &a, 0, NULL, &y), INVALID_ARGUMENT, "expected 2 inputs, got 1");
+  FAILS(rlx_graph_add1(g, RLX_OP_ADD, NULL, 2, (rlx_value[]){a, 99}, 0, NULL, &y), NOT_FOUND, "value 99");
+  rlx_attr bad = RLX_ATTR_I("axs", 1);
+  FAILS(rlx_graph_add1(g, RLX_OP_SOFTMAX, NULL, 1, &a, 1, &bad, &y), INVALID_ARGUMENT, "unknown attribute 'axs'");
+  rlx_attr wrong = RLX_ATTR_F("axis", 1.0);
+  FAILS(rlx_graph_add1(g, RLX_OP_SOFTMAX, NULL, 1, &a, 1, &wrong, &y), INVALID_ARGUMENT, "must be int");
+  rlx_attr axis = RLX_ATTR_I("axis", 5);
+  FAILS(rlx_graph_add1(g, RLX_OP_SOFTMAX, NULL, 1, &a, 1, &axis, &y), OUT_OF_RANGE, "axis 5");
+  FAILS(rlx_graph_add1(g, RLX_OP_NARROW, NULL, 1, &a, 0, NULL, &y), INVALID_ARGUMENT, "missing required attribute");
+  rlx_attr shp = RLX_ATTR_IS("shape", 2, ((int64_t[]){4, 2}));
+  FAILS(rlx_graph_add1(g, RLX_OP_RESHAPE, NULL, 1, &a, 1, &shp, &y), INVALID_ARGUMENT, "6 elements");
+  rlx_attr dq = RLX_ATTR_S("scheme", "gguf_q4k");
+  FAILS(rlx_graph_add1(g, RLX_OP_DEQUANT_MATMUL, NULL, 3, (rlx_value[]){a, a, a}, 1, &dq, &y), UNIMPLEMENTED, "gguf_q4k");
+  FAILS(rlx_graph_add1(g, RLX_OP_GAUSSIAN_SPLAT_RENDER, NULL, 1, &a, 0, NULL, &y), UNIMPLEMENTED, "GaussianSplatRender");
+  assert_int_equal(y, 12345); /* untouched by failures */
+  assert_int_equal(rlx_graph_num_nodes(g), 3);
+  FAILS(rlx_graph_set_outputs(g, 0, NULL), INVALID_ARGUMENT, "at least one output");
+  rlx_graph_free(g);
+}
+
+static void test_constant_size_checked(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value v;
+  rlx_type t = ttype(RLX_DTYPE_F32, 1, (int64_t[]){3});
+  float data[3] = {1, 2, 3};
+  FAILS(rlx_graph_add_constant(g, &t, data, 8, &v), INVALID_ARGUMENT, "needs 12 bytes, got 8");
+  OK(rlx_graph_add_constant(g, &t, data, sizeof data, &v));
+  rlx_type huge = ttype(RLX_DTYPE_F64, 3, (int64_t[]){INT64_MAX / 2, 4, 4});
+  FAILS(rlx_graph_add_constant(g, &huge, data, 12, &v), RESOURCE_EXHAUSTED, "overflow");
+  rlx_graph_free(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_status),
+      cmocka_unit_test(test_infer_shapes),
+      cmocka_unit_test(test_errors_name_node_and_op),
+      cmocka_unit_test(test_constant_size_checked),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
