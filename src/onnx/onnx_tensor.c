@@ -31,6 +31,7 @@ int32_t rlx_onnx_type_of(rlx_dtype dt) {
   return (unsigned)dt < RLX_DTYPE_COUNT ? map[dt] : 0;
 }
 
+/* Reads (dst != NULL) or size-checks (dst == NULL) a tensor's external data. */
 static rlx_status *read_external(const Onnx__TensorProto *t, const char *dir, size_t need, void *dst) {
   const char *loc = NULL;
   long long off = 0, len = -1;
@@ -48,7 +49,12 @@ static rlx_status *read_external(const Onnx__TensorProto *t, const char *dir, si
   snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", loc);
   FILE *f = fopen(path, "rb");
   if (!f) return RLX_ERR(NOT_FOUND, "tensor '%s': cannot open external data '%s': %s", t->name ? t->name : "", path, strerror(errno));
-  bool ok = fseek(f, off, SEEK_SET) == 0 && fread(dst, 1, need, f) == need;
+  bool ok;
+  if (!dst) {
+    ok = fseek(f, 0, SEEK_END) == 0 && off >= 0 && ftell(f) >= off && (size_t)(ftell(f) - off) >= need;
+  } else {
+    ok = off >= 0 && fseek(f, off, SEEK_SET) == 0 && fread(dst, 1, need, f) == need;
+  }
   fclose(f);
   return ok ? NULL : RLX_ERR(DATA_LOSS, "tensor '%s': external data '%s' is truncated", t->name ? t->name : "", path);
 }
@@ -61,12 +67,23 @@ rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *d
   if (t->n_dims > RLX_MAX_RANK) return RLX_ERR(UNIMPLEMENTED, "tensor '%s' has rank %zu (max %d)", nm, t->n_dims, RLX_MAX_RANK);
   for (size_t i = 0; i < t->n_dims; i++)
     if (t->dims[i] < 0) return RLX_ERR(DATA_LOSS, "tensor '%s' has a negative dim", nm);
+  /* Check the declared size against the data present before allocating (a malformed or foreign
+   * proto can declare absurd dims). */
+  rlx_type ty;
+  size_t need;
+  RLX_TRY(rlx_status_annotate(rlx_type_make(dt, (int32_t)t->n_dims, t->dims, &ty), "tensor '%s'", nm));
+  RLX_TRY(rlx_status_annotate(rlx_type_nbytes(&ty, &need), "tensor '%s'", nm));
+  bool external = t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  size_t present = t->has_raw_data ? t->raw_data.len
+                   : t->n_float_data * 4 + t->n_double_data * 8 + t->n_int64_data * 8 + t->n_uint64_data * 8 + t->n_int32_data * 4;
+  if (!external && need > present && need > 0)
+    return RLX_ERR(DATA_LOSS, "tensor '%s': %s needs %zu bytes, the proto holds %zu", nm, RLX_TYPE_STR(&ty), need, present);
+  if (external) RLX_TRY(read_external(t, dir, need, NULL));
   rlx_tensor *x;
   RLX_TRY(rlx_status_annotate(rlx_tensor_create(dt, (int32_t)t->n_dims, t->dims, NULL, 0, &x), "tensor '%s'", nm));
-  size_t need = rlx_tensor_nbytes(x);
   int64_t cnt = rlx_tensor_numel(x);
   unsigned char *dst = rlx_tensor_data(x);
-  if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+  if (external) {
     st = read_external(t, dir, need, dst);
   } else if (t->has_raw_data) {
     if (t->raw_data.len != need)
