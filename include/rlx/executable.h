@@ -224,13 +224,17 @@ rlx_status *rlx_executable_read_handle(rlx_executable *ex, const char *name, rlx
 /* ---- slot arena: runs without per-run allocation by rlx ----
  * For graphs whose outputs have static shapes, the executable owns one arena (64-byte aligned)
  * holding one slot per output at a fixed offset (64-byte aligned, in output order; each slot is
- * the output's declared size). rlx_executable_run_slots writes the outputs there. */
+ * the output's declared size). rlx_executable_run_slots writes the outputs there. The arena is
+ * allocated (zero-filled) by the first rlx_executable_arena or rlx_executable_run_slots call and
+ * keeps its address for the executable's life. */
 
-/* The arena base, valid as long as the executable; NULL when an output has symbolic dims. */
-const void *rlx_executable_arena(const rlx_executable *ex);
+/* The arena's base and size in bytes (allocating it on first call). Errors: FAILED_PRECONDITION
+ * (no arena: the message names an output with symbolic dims), RESOURCE_EXHAUSTED. Out params
+ * untouched on failure. */
+rlx_status *rlx_executable_arena(rlx_executable *ex, void **out_base, size_t *out_nbytes);
 
-/* Output i's slot: byte offset from the arena base and byte size. Errors: OUT_OF_RANGE (bad i),
- * FAILED_PRECONDITION (no arena: the message names the output with symbolic dims). */
+/* Output i's slot: byte offset from the arena base and byte size (no allocation). Errors:
+ * OUT_OF_RANGE (bad i), FAILED_PRECONDITION (no arena, as above). */
 rlx_status *rlx_executable_output_slot(const rlx_executable *ex, size_t i, size_t *out_offset, size_t *out_nbytes);
 
 /* Runs with positional inputs: inputs[i] (n_inputs = the graph's input count) points to the
@@ -238,8 +242,9 @@ rlx_status *rlx_executable_output_slot(const rlx_executable *ex, size_t i, size_
  * device or host handle. Outputs with readback on are copied into their slots (with an active
  * extent, an output cut to `actual` rows fills the first bytes of its slot; the rest keeps its
  * old contents). Handle feeds apply. Errors: as rlx_executable_run, plus FAILED_PRECONDITION (no
- * arena) and INVALID_ARGUMENT (wrong n_inputs, a non-NULL pointer for an input with symbolic
- * dims, a NULL one for an input without handle). On failure the arena is untouched. */
+ * arena), RESOURCE_EXHAUSTED and INVALID_ARGUMENT (wrong n_inputs, a non-NULL pointer for an input
+ * with symbolic dims, a NULL one for an input without handle). A failure before the outputs are
+ * computed leaves the arena untouched; one while copying them may have written some slots. */
 rlx_status *rlx_executable_run_slots(rlx_executable *ex, size_t n_inputs, const void *const *inputs);
 
 /* ---- active extent: computing only the used rows of a bucketed batch ----

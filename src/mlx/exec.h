@@ -78,10 +78,11 @@ struct rlx_executable {
   rlx_type *pending_types;
   bool has_pending;
 
-  /* slot arena (NULL when an output has symbolic dims) */
+  /* slot arena: laid out at creation, allocated on first use; none when an output is symbolic */
   unsigned char *arena;
+  size_t arena_size;
   size_t *slot_off, *slot_nbytes;
-  const char *no_arena; /* name of the symbolic output */
+  const char *no_arena; /* name of the symbolic output, or NULL */
 
   /* active extent */
   int64_t ext_actual, ext_upper; /* 0, 0: none */

@@ -1,18 +1,39 @@
 /* exec_slots.c: the slot arena: positional raw-byte inputs, outputs written at fixed offsets. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlx/exec.h"
-
-const void *rlx_executable_arena(const rlx_executable *ex) { return ex->arena; }
 
 static rlx_status *no_arena(const rlx_executable *ex) {
   return RLX_ERR(FAILED_PRECONDITION, "no slot arena: output '%s' has symbolic dims", ex->no_arena);
 }
 
+/* Allocates the arena (zero-filled) on first use; call with ex->mu held. */
+static rlx_status *ensure_arena(rlx_executable *ex) {
+  if (ex->no_arena) return no_arena(ex);
+  if (ex->arena) return NULL;
+  ex->arena = aligned_alloc(64, ex->arena_size);
+  if (!ex->arena) return RLX_ERR(RESOURCE_EXHAUSTED, "slot arena of %zu bytes: out of memory", ex->arena_size);
+  memset(ex->arena, 0, ex->arena_size);
+  return NULL;
+}
+
+rlx_status *rlx_executable_arena(rlx_executable *ex, void **out_base, size_t *out_nbytes) {
+  if (!ex || !out_base || !out_nbytes) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_arena: NULL argument");
+  pthread_mutex_lock(&ex->mu);
+  rlx_status *st = ensure_arena(ex);
+  if (!st) {
+    *out_base = ex->arena;
+    *out_nbytes = ex->arena_size;
+  }
+  pthread_mutex_unlock(&ex->mu);
+  return st;
+}
+
 rlx_status *rlx_executable_output_slot(const rlx_executable *ex, size_t i, size_t *out_offset, size_t *out_nbytes) {
   if (!ex || !out_offset || !out_nbytes) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_output_slot: NULL argument");
   if (i >= ex->g->n_outputs) return RLX_ERR(OUT_OF_RANGE, "output %zu: the graph has %zu outputs", i, ex->g->n_outputs);
-  if (!ex->arena) return no_arena(ex);
+  if (ex->no_arena) return no_arena(ex);
   *out_offset = ex->slot_off[i];
   *out_nbytes = ex->slot_nbytes[i];
   return NULL;
@@ -50,10 +71,10 @@ static rlx_status *write_slots(rlx_executable *ex) {
 
 rlx_status *rlx_executable_run_slots(rlx_executable *ex, size_t n_inputs, const void *const *inputs) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_run_slots: NULL executable");
-  if (!ex->arena) return no_arena(ex);
   pthread_mutex_lock(&ex->mu);
   rlx_exec_clear_sources(ex);
-  rlx_status *st = source_slots(ex, n_inputs, inputs);
+  rlx_status *st = ensure_arena(ex);
+  if (!st) st = source_slots(ex, n_inputs, inputs);
   if (!st) st = rlx_exec_execute(ex, false);
   if (!st) st = rlx_exec_apply_feeds(ex);
   if (!st) st = write_slots(ex);

@@ -81,7 +81,8 @@ static rlx_status *collect_params(rlx_executable *ex, const rlx_graph *g) {
   return NULL;
 }
 
-/* Lays out one 64-byte aligned slot per output when every output type is static. */
+/* Lays out one 64-byte aligned slot per output when every output type is static (the arena
+ * itself is allocated by its first user, exec_slots.c). */
 static rlx_status *layout_slots(rlx_executable *ex) {
   const rlx_graph *g = ex->g;
   size_t off = 0;
@@ -98,9 +99,7 @@ static rlx_status *layout_slots(rlx_executable *ex) {
     if (nb > SIZE_MAX - off - 64) return RLX_ERR(RESOURCE_EXHAUSTED, "slot arena size overflows");
     off += (nb + 63) / 64 * 64;
   }
-  ex->arena = aligned_alloc(64, off ? off : 64);
-  if (!ex->arena) return RLX_OOM();
-  memset(ex->arena, 0, off ? off : 64);
+  ex->arena_size = off ? off : 64;
   return NULL;
 }
 

@@ -72,6 +72,15 @@ static inline void expect_f32(const rlx_tensor *t, int rank, const int64_t *dims
       fail_msg("element %lld: got %.9g, expected %.9g", (long long)i, (double)got[i], (double)want[i]);
 }
 
+/* The executable's slot arena (allocated on first use). */
+static inline unsigned char *arena_of(rlx_executable *ex) {
+  void *base = NULL;
+  size_t n = 0;
+  OK(rlx_executable_arena(ex, &base, &n));
+  assert_true(n > 0);
+  return base;
+}
+
 /* Runs with one named input and one output. */
 static inline rlx_status *run1(rlx_executable *ex, const char *name, const rlx_tensor *x, rlx_tensor **y) {
   return rlx_executable_run(ex, 1, (const char *const[]){name}, (const rlx_tensor *const[]){x}, 1, y);

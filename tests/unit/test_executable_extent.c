@@ -91,7 +91,7 @@ static void test_extent_slots(void **state) {
   expected(x, 2, p, r);
   size_t off, nb;
   OK(rlx_executable_output_slot(ex, 1, &off, &nb));
-  float *slot = (float *)((unsigned char *)rlx_executable_arena(ex) + off);
+  float *slot = (float *)(arena_of(ex) + off);
   for (int i = 0; i < UPPER * 4; i++) slot[i] = -99;
   OK(rlx_executable_run_slots(ex, 1, (const void *const[]){x}));
   for (int i = 0; i < 2 * 4; i++) assert_true(slot[i] == r[i]);

@@ -23,7 +23,7 @@ static void test_slots_layout_and_runs(void **state) {
   rlx_graph *g = typed_graph();
   for (size_t m = 0; m < LEN(all_modes); m++) {
     rlx_executable *ex = make_exec(g, all_modes[m]);
-    const unsigned char *arena = rlx_executable_arena(ex);
+    const unsigned char *arena = arena_of(ex);
     assert_non_null(arena);
     assert_int_equal((uintptr_t)arena % 64, 0);
     size_t off[3], nb[3];
@@ -42,7 +42,7 @@ static void test_slots_layout_and_runs(void **state) {
       for (int i = 0; i < 6; i++) a[i] = (float)(i + run) * 0.5f;
       for (int i = 0; i < 5; i++) k[i] = i * 100 - run;
       OK(rlx_executable_run_slots(ex, 2, (const void *const[]){a, k}));
-      assert_ptr_equal(rlx_executable_arena(ex), arena); /* fixed */
+      assert_ptr_equal(arena_of(ex), arena); /* fixed */
       const float *f = (const float *)(arena + off[0]);
       const uint16_t *h = (const uint16_t *)(arena + off[1]);
       const int32_t *n = (const int32_t *)(arena + off[2]);
@@ -69,7 +69,7 @@ static void test_slots_handles_readback_errors(void **state) {
   (void)state;
   rlx_graph *g = typed_graph();
   rlx_executable *ex = make_exec(g, RLX_MODE_COMPILED);
-  const unsigned char *arena = rlx_executable_arena(ex);
+  const unsigned char *arena = arena_of(ex);
   size_t off, nb;
   OK(rlx_executable_output_slot(ex, 2, &off, &nb));
   float a[6] = {1, 2, 3, 4, 5, 6};
@@ -106,7 +106,7 @@ static void test_slots_symbolic(void **state) {
   OK(rlx_executable_run_slots(ex, 1, (const void *const[]){NULL}));
   size_t off, nb;
   OK(rlx_executable_output_slot(ex, 0, &off, &nb));
-  assert_true(*(const float *)((const unsigned char *)rlx_executable_arena(ex) + off) == 10.5f);
+  assert_true(*(const float *)(arena_of(ex) + off) == 10.5f);
   rlx_tensor_free(tx);
   rlx_executable_free(ex);
   /* a symbolic output: no arena */
@@ -118,7 +118,10 @@ static void test_slots_symbolic(void **state) {
   OK(rlx_graph_set_outputs(g2, 1, &e));
   OK(rlx_graph_set_output_name(g2, 0, "expy"));
   ex = make_exec(g2, RLX_MODE_LAZY);
-  assert_null(rlx_executable_arena(ex));
+  void *base = (void *)1;
+  size_t size = 7;
+  FAILS(rlx_executable_arena(ex, &base, &size), FAILED_PRECONDITION, "output 'expy' has symbolic dims");
+  assert_ptr_equal(base, (void *)1);
   FAILS(rlx_executable_output_slot(ex, 0, &off, &nb), FAILED_PRECONDITION, "output 'expy' has symbolic dims");
   FAILS(rlx_executable_run_slots(ex, 1, (const void *const[]){xv}), FAILED_PRECONDITION, "no slot arena");
   rlx_executable_free(ex);
