@@ -103,6 +103,9 @@ rlx_status *rlx_exec_source_handles(rlx_executable *ex);
 rlx_status *rlx_exec_execute(rlx_executable *ex, bool async);
 /* Moves fed outputs (ex->outs) into their inputs' device handles; checks every feed first. */
 rlx_status *rlx_exec_apply_feeds(rlx_executable *ex);
+/* Uploads `value` to the device, evaluates it and makes it *slot (releasing the old array); *slot
+ * is unchanged on failure. */
+rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_arr **slot);
 /* Index of input `name`, or NOT_FOUND listing the inputs. */
 rlx_status *rlx_exec_find_input(const rlx_executable *ex, const char *name, size_t *out);
 /* INVALID_ARGUMENT unless tensor type `got` fits declared type `want` (symbolic dims fit any size). */

@@ -26,17 +26,7 @@ rlx_status *rlx_executable_bind_device_handle(rlx_executable *ex, const char *na
   size_t i;
   RLX_TRY(handle_input(ex, name, value, &i));
   pthread_mutex_lock(&ex->mu);
-  rlx_mx *c = ex->ctx;
-  rlx_mx_reset(c);
-  rlx_mx_arr *a = rlx_mx_from_bytes(c, rlx_tensor_cdata(value), rlx_tensor_type(value));
-  rlx_mx_eval(c, &a, 1);
-  rlx_mx_arr *kept = rlx_mx_keep(c, a);
-  rlx_status *st = rlx_mx_take_error(c);
-  if (!st) {
-    rlx_mx_release(ex->in[i].dev);
-    ex->in[i].dev = kept;
-  }
-  rlx_mx_reset(c);
+  rlx_status *st = rlx_exec_upload(ex, value, &ex->in[i].dev);
   pthread_mutex_unlock(&ex->mu);
   return rlx_status_annotate(st, "device handle of input '%s'", name);
 }

@@ -286,6 +286,12 @@ rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const
   }
   RLX_TRY(rlx_exec_check_type("param", name, &ex->params[k].type, rlx_tensor_type(value)));
   lock(ex);
+  rlx_status *st = rlx_exec_upload(ex, value, &ex->params[k].val);
+  unlock(ex);
+  return rlx_status_annotate(st, "param '%s'", name);
+}
+
+rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_arr **slot) {
   rlx_mx *c = ex->ctx;
   rlx_mx_reset(c);
   rlx_mx_arr *a = rlx_mx_from_bytes(c, rlx_tensor_cdata(value), rlx_tensor_type(value));
@@ -293,12 +299,11 @@ rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const
   rlx_mx_arr *kept = rlx_mx_keep(c, a);
   rlx_status *st = rlx_mx_take_error(c);
   if (!st) {
-    rlx_mx_release(ex->params[k].val);
-    ex->params[k].val = kept;
+    rlx_mx_release(*slot);
+    *slot = kept;
   }
   rlx_mx_reset(c);
-  unlock(ex);
-  return rlx_status_annotate(st, "param '%s'", name);
+  return st;
 }
 
 rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, bool readback) {
@@ -550,14 +555,19 @@ static rlx_status *check_outputs_arg(const rlx_executable *ex, size_t n_outputs,
   return NULL;
 }
 
+/* The common start of named runs: sources from the call and the handles, then execution. */
+static rlx_status *execute_named(rlx_executable *ex, size_t n, const char *const *names, const rlx_tensor *const *values, bool async) {
+  rlx_exec_clear_sources(ex);
+  RLX_TRY(source_named(ex, n, names, values));
+  return rlx_exec_execute(ex, async);
+}
+
 rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                const rlx_tensor *const *values, size_t n_outputs, rlx_tensor **outputs) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_run: NULL executable");
   RLX_TRY(check_outputs_arg(ex, n_outputs, outputs));
   lock(ex);
-  rlx_exec_clear_sources(ex);
-  rlx_status *st = source_named(ex, n_inputs, names, values);
-  if (!st) st = rlx_exec_execute(ex, false);
+  rlx_status *st = execute_named(ex, n_inputs, names, values, false);
   if (!st) st = rlx_exec_apply_feeds(ex);
   if (!st) {
     output_types(ex, ex->out_types);
@@ -572,9 +582,7 @@ rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inputs, const cha
                                   const rlx_tensor *const *values) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_warmup: NULL argument");
   lock(ex);
-  rlx_exec_clear_sources(ex);
-  rlx_status *st = source_named(ex, n_inputs, names, values);
-  if (!st) st = rlx_exec_execute(ex, false);
+  rlx_status *st = execute_named(ex, n_inputs, names, values, false);
   rlx_mx_reset(ex->ctx);
   unlock(ex);
   return st;
@@ -586,9 +594,7 @@ rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const cha
                                   const rlx_tensor *const *values) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_commit: NULL executable");
   lock(ex);
-  rlx_exec_clear_sources(ex);
-  rlx_status *st = source_named(ex, n_inputs, names, values);
-  if (!st) st = rlx_exec_execute(ex, true);
+  rlx_status *st = execute_named(ex, n_inputs, names, values, true);
   if (!st) st = rlx_exec_apply_feeds(ex);
   if (!st) {
     release_pending(ex);
