@@ -29,7 +29,9 @@ typedef struct exec_input {
   rlx_tensor *host;     /* host handle (owned copy) or NULL */
   rlx_mx_arr *dev;      /* device handle (kept) or NULL */
   size_t feed;          /* output that becomes `dev` after each run, or RLX_NO_FEED */
-  /* this run's source: host bytes or a device array, of type `type` */
+  /* this run's source (when `given`): a device array `arr`, else host bytes `data` (NULL for an
+   * empty tensor), of type `type` */
+  bool given;
   const void *data;
   rlx_mx_arr *arr;
   rlx_type type;

@@ -49,6 +49,7 @@ static rlx_status *source_slots(rlx_executable *ex, size_t n, const void *const 
     if (!rlx_type_is_static(in->decl))
       return RLX_ERR(INVALID_ARGUMENT, "run_slots: input '%s' (%s) has symbolic dims: bind it as a handle and pass NULL", in->name,
                      RLX_TYPE_STR(in->decl));
+    in->given = true;
     in->data = inputs[i];
     in->type = *in->decl;
   }

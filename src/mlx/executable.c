@@ -329,13 +329,14 @@ rlx_status *rlx_exec_find_input(const rlx_executable *ex, const char *name, size
 }
 
 void rlx_exec_clear_sources(rlx_executable *ex) {
-  for (size_t i = 0; i < ex->g->n_inputs; i++) ex->in[i].data = NULL, ex->in[i].arr = NULL;
+  for (size_t i = 0; i < ex->g->n_inputs; i++) ex->in[i].given = false, ex->in[i].data = NULL, ex->in[i].arr = NULL;
 }
 
 rlx_status *rlx_exec_source_handles(rlx_executable *ex) {
   for (size_t i = 0; i < ex->g->n_inputs; i++) {
     exec_input *in = &ex->in[i];
-    if (in->data || in->arr) continue;
+    if (in->given) continue;
+    in->given = true;
     if (in->dev) {
       in->arr = in->dev;
       if (!rlx_mx_type(in->arr, &in->type)) return RLX_ERR(INTERNAL, "input '%s': device handle has no type", in->name);
@@ -343,6 +344,7 @@ rlx_status *rlx_exec_source_handles(rlx_executable *ex) {
       in->data = rlx_tensor_cdata(in->host);
       in->type = *rlx_tensor_type(in->host);
     } else {
+      in->given = false;
       return RLX_ERR(INVALID_ARGUMENT, "input '%s' (%s) was not given and has no handle", in->name, RLX_TYPE_STR(in->decl));
     }
   }
@@ -356,8 +358,9 @@ static rlx_status *source_named(rlx_executable *ex, size_t n, const char *const 
     size_t k;
     RLX_TRY(rlx_exec_find_input(ex, names[j], &k));
     exec_input *in = &ex->in[k];
-    if (in->data) return RLX_ERR(INVALID_ARGUMENT, "input '%s' given twice", names[j]);
+    if (in->given) return RLX_ERR(INVALID_ARGUMENT, "input '%s' given twice", names[j]);
     if (!values[j]) return RLX_ERR(INVALID_ARGUMENT, "input '%s': value is NULL", names[j]);
+    in->given = true;
     in->data = rlx_tensor_cdata(values[j]);
     in->type = *rlx_tensor_type(values[j]);
   }
@@ -462,7 +465,7 @@ static void make_leaves(rlx_executable *ex, rlx_mx *c) {
   for (size_t i = 0; i < ni; i++) {
     const exec_input *in = &ex->in[i];
     const rlx_type *t = &ex->rt[in->val];
-    if (in->data) {
+    if (!in->arr) {
       ex->leaves[i] = rlx_mx_from_bytes(c, in->data, t); /* a row cut is a prefix of the bytes */
     } else if (cut && cut_rows(ex, in)) {
       int64_t lo[RLX_MAX_RANK] = {0}, hi[RLX_MAX_RANK], st[RLX_MAX_RANK];

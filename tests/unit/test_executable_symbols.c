@@ -127,11 +127,43 @@ static void test_typed_io(void **state) {
   rlx_graph_free(g);
 }
 
+/* Empty inputs (a symbol bound to 0) run like any other size, passed or as handles. */
+static void test_empty_inputs(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x = g_input(g, "x", RLX_DTYPE_F32, 2, DIMS(RLX_DIM_SYMBOL(0), 2));
+  rlx_value s = g_op(g, RLX_OP_REDUCE, 1, &x, 2, (rlx_attr[]){RLX_ATTR_S("kind", "sum"), RLX_ATTR_IS("axes", 1, DIMS(0))});
+  OK(rlx_graph_set_outputs(g, 2, VALS(s, x)));
+  for (size_t m = 0; m < LEN(all_modes); m++) {
+    rlx_executable *ex = make_exec(g, all_modes[m]);
+    for (int64_t rows = 0; rows < 3; rows += 2) {
+      float xv[4] = {1, 2, 3, 4};
+      rlx_tensor *tx = tf32(2, DIMS(rows, 2), xv), *outs[2] = {0};
+      for (int handle = 0; handle < 2; handle++) {
+        if (handle) {
+          OK(rlx_executable_bind_device_handle(ex, "x", tx));
+          OK(rlx_executable_run(ex, 0, NULL, NULL, 2, outs));
+        } else {
+          OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}, 2, outs));
+        }
+        expect_f32(outs[0], 1, DIMS(2), rows ? (const float[]){4, 6} : (const float[]){0, 0}, 0);
+        expect_f32(outs[1], 2, DIMS(rows, 2), xv, 0);
+        for (int i = 0; i < 2; i++) rlx_tensor_free(outs[i]);
+      }
+      rlx_tensor_free(tx);
+    }
+    rlx_executable_free(ex);
+  }
+  rlx_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_symbols_bind_per_run),
       cmocka_unit_test(test_input_errors),
       cmocka_unit_test(test_typed_io),
+      cmocka_unit_test(test_empty_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,11 +131,12 @@ rlx_mx_arr *rlx_mx_keep(rlx_mx *c, rlx_mx_arr *a) {
 void rlx_mx_release(rlx_mx_arr *a) { delete reinterpret_cast<mx::array *>(a); }
 
 rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t) {
-  SHIM_OP(c, data || t, ([&] {
+  SHIM_OP(c, t, ([&] {
             mx::Shape shape = to_shape(t->rank, t->dims);
             size_t n = rlx_dtype_size(t->dtype);
             for (auto d : shape) n *= (size_t)d;
             if (n == 0) return mx::zeros(shape, to_mx(t->dtype), c->stream);
+            if (!data) throw std::invalid_argument("no data for " + std::to_string(n) + " bytes");
             auto buf = mx::allocator::malloc(n);
             std::memcpy(buf.buffer().raw_ptr(), data, n);
             return mx::array(std::move(buf), shape, to_mx(t->dtype));
