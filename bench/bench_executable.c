@@ -8,9 +8,11 @@
  *
  * Each variant does host input -> run -> host output per iteration (rlx: rlx_executable_run,
  * which returns new tensors, and rlx_executable_run_slots, which writes into the arena; peer:
- * array from the host buffer, the function, eval, copy out). Variants alternate in R rounds;
- * a round's figure is the median iteration time, the reported figure the median over rounds.
- * Outputs of rlx and the peer are compared first. */
+ * array from the host buffer, the function, eval, copy out). The block has two peers: MLX as a
+ * user writes it (mx::fast::rope) and MLX with the same ops as rlx's lowering (rotation composed
+ * of slices and elementwise ops). Variants take turns iteration by iteration in R rounds; a
+ * round's figure is a variant's median iteration time, the reported figure the median over
+ * rounds. Outputs of rlx and the peer are compared first. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,7 @@ static double median(double *v, int n) {
 /* ---- what one iteration does ---- */
 typedef enum kind { RLX_RUN, RLX_SLOTS, PEER } kind;
 
+
 typedef struct variant {
   kind k;
   rlx_executable *ex;
@@ -78,20 +81,22 @@ static void iterate(variant *v) {
   }
 }
 
-/* Median of `rounds` round medians of `iters` timed iterations each, variants interleaved. */
+/* Median over `rounds` of each variant's median iteration time in the round. Within a round the
+ * variants take turns iteration by iteration, so that background load on a shared machine falls
+ * on all of them alike. */
 static void measure(variant *vs, int nv, int rounds, int iters, double *out_us) {
-  double *t = malloc(sizeof(double) * (size_t)iters), *r = malloc(sizeof(double) * (size_t)(rounds * nv));
+  double *t = malloc(sizeof(double) * (size_t)(iters * nv)), *r = malloc(sizeof(double) * (size_t)(rounds * nv));
   for (int i = 0; i < nv; i++)
     for (int k = 0; k < iters / 4 + 5; k++) iterate(&vs[i]); /* warm-up */
-  for (int round = 0; round < rounds; round++)
-    for (int i = 0; i < nv; i++) {
-      for (int k = 0; k < iters; k++) {
+  for (int round = 0; round < rounds; round++) {
+    for (int k = 0; k < iters; k++)
+      for (int i = 0; i < nv; i++) {
         double t0 = now_us();
         iterate(&vs[i]);
-        t[k] = now_us() - t0;
+        t[i * iters + k] = now_us() - t0;
       }
-      r[i * rounds + round] = median(t, iters);
-    }
+    for (int i = 0; i < nv; i++) r[i * rounds + round] = median(&t[i * iters], iters);
+  }
   for (int i = 0; i < nv; i++) out_us[i] = median(&r[i * rounds], rounds);
   free(t);
   free(r);
@@ -184,21 +189,22 @@ static void set_param(rlx_executable *ex, const char *name, int rank, const int6
   rlx_tensor_free(t);
 }
 
-/* Benchmarks one graph in lazy and compiled mode; prints two table rows. */
+/* Benchmarks one graph in lazy and compiled mode against one or two peers (make_peer's variant
+ * 0 and, when two_peers, variant 1); prints a table row per mode. */
 static void bench_graph(const char *label, rlx_graph *g, int64_t n_in, const float *x, int64_t n_out,
                         void (*setup)(rlx_executable *, const void *), const void *setup_ud,
-                        mlx_peer *(*make_peer)(bool, const void *), int rounds, int iters) {
+                        mlx_peer *(*make_peer)(bool, int, const void *), bool two_peers, int rounds, int iters) {
   const rlx_mode modes[2] = {RLX_MODE_LAZY, RLX_MODE_COMPILED};
   for (int m = 0; m < 2; m++) {
     rlx_executable *ex;
     CHECK(rlx_executable_create(g, RLX_DEVICE_CPU, modes[m], &ex));
     if (setup) setup(ex, setup_ud);
-    mlx_peer *peer = make_peer(m == 1, setup_ud);
+    mlx_peer *peer = make_peer(m == 1, 0, setup_ud), *peer2 = two_peers ? make_peer(m == 1, 1, setup_ud) : NULL;
     rlx_tensor *tx;
     const rlx_type *ti = rlx_graph_value_type(g, rlx_graph_input_value(g, 0));
     CHECK(rlx_tensor_wrap(RLX_DTYPE_F32, ti->rank, ti->dims, (void *)x, (size_t)n_in * sizeof(float), &tx));
     float *y = malloc(sizeof(float) * (size_t)n_out);
-    variant vs[3] = {{PEER, ex, peer, x, tx, y}, {RLX_RUN, ex, peer, x, tx, y}, {RLX_SLOTS, ex, peer, x, tx, y}};
+    variant vs[4] = {{PEER, ex, peer, x, tx, y}, {RLX_RUN, ex, peer, x, tx, y}, {RLX_SLOTS, ex, peer, x, tx, y}, {PEER, ex, peer2, x, tx, y}};
     /* agreement first */
     rlx_tensor *out = NULL;
     iterate(&vs[0]);
@@ -206,19 +212,26 @@ static void bench_graph(const char *label, rlx_graph *g, int64_t n_in, const flo
     double worst = 0;
     for (int64_t i = 0; i < n_out; i++) worst = fmax(worst, fabs((double)((const float *)rlx_tensor_cdata(out))[i] - y[i]));
     rlx_tensor_free(out);
-    double us[3];
-    measure(vs, 3, rounds, iters, us);
-    printf("| %-5s | %-8s | %9.2f | %9.2f | %6.3f | %+8.2f | %9.2f | %6.3f | %+8.2f | %8.1e |\n", label, rlx_mode_name(modes[m]), us[0],
-           us[1], us[1] / us[0], us[1] - us[0], us[2], us[2] / us[0], us[2] - us[0], worst);
+    double us[4];
+    measure(vs, two_peers ? 4 : 3, rounds, iters, us);
+    printf("| %-5s | %-8s | %9.2f | %9.2f | %6.3f | %+8.2f | %9.2f | %6.3f | %+8.2f |", label, rlx_mode_name(modes[m]), us[0], us[1],
+           us[1] / us[0], us[1] - us[0], us[2], us[2] / us[0], us[2] - us[0]);
+    if (two_peers) printf(" %9.2f | %6.3f |", us[3], us[1] / us[3]);
+    else printf("           |        |");
+    printf(" %8.1e |\n", worst);
     fflush(stdout);
     free(y);
     rlx_tensor_free(tx);
     peer_free(peer);
+    peer_free(peer2);
     rlx_executable_free(ex);
   }
 }
 
-static mlx_peer *tiny_peer(bool compiled, const void *ud) { return peer_tiny_create(compiled, *(const int64_t *)ud); }
+static mlx_peer *tiny_peer(bool compiled, int which, const void *ud) {
+  (void)which;
+  return peer_tiny_create(compiled, *(const int64_t *)ud);
+}
 
 typedef struct block_setup {
   peer_block_dims d;
@@ -239,9 +252,10 @@ static void block_params(rlx_executable *ex, const void *ud) {
   set_param(ex, "w_down", 2, (const int64_t[]){F, E}, b->w.w_down);
 }
 
-static mlx_peer *block_peer(bool compiled, const void *ud) {
+/* variant 0: MLX written idiomatically (fast::rope); 1: the same ops as rlx's lowering. */
+static mlx_peer *block_peer(bool compiled, int which, const void *ud) {
   const block_setup *b = ud;
-  return peer_block_create(compiled, &b->d, &b->w);
+  return peer_block_create(compiled, which == 0, &b->d, &b->w);
 }
 
 int main(int argc, char **argv) {
@@ -252,13 +266,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seq")) seq = atoll(argv[i + 1]);
   }
   printf("rlx %s, MLX %s, CPU backend; median per-run time in microseconds; ratio = rlx / direct MLX\n\n", RLX_VERSION, rlx_mlx_version());
-  printf("| graph | mode     | MLX (us)  | rlx run   | ratio  | overhead | rlx slots | ratio  | overhead | max diff |\n");
-  printf("|-------|----------|-----------|-----------|--------|----------|-----------|--------|----------|----------|\n");
+  printf("| graph | mode     | MLX (us)  | rlx run   | ratio  | overhead | rlx slots | ratio  | overhead | MLX, rlx's ops | ratio  | max diff |\n");
+  printf("|-------|----------|-----------|-----------|--------|----------|-----------|--------|----------|-----------|--------|----------|\n");
   uint64_t s = 12345;
   int64_t n = 16;
   float *xt = random_floats((size_t)n, 1, 0, &s);
   rlx_graph *tiny = tiny_graph(n);
-  bench_graph("tiny", tiny, n, xt, n, NULL, &n, tiny_peer, rounds, 2000);
+  bench_graph("tiny", tiny, n, xt, n, NULL, &n, tiny_peer, false, rounds, 2000);
   block_setup b = {.d = {.seq = seq, .dim = 256, .heads = 8, .head_dim = 32, .ffn = 768, .eps = 1e-5f, .theta = 10000}};
   int64_t E = b.d.dim, HD = b.d.heads * b.d.head_dim, F = b.d.ffn;
   float se = 1 / sqrtf((float)E);
@@ -270,7 +284,7 @@ int main(int argc, char **argv) {
   b.w = (peer_block_weights){ws[0], ws[2], ws[3], ws[4], ws[5], ws[1], ws[6], ws[7], ws[8]};
   float *xb = random_floats((size_t)(seq * E), 1, 0, &s);
   rlx_graph *block = block_graph(&b.d);
-  bench_graph("block", block, seq * E, xb, seq * E, block_params, &b, block_peer, rounds, 200);
+  bench_graph("block", block, seq * E, xb, seq * E, block_params, &b, block_peer, true, rounds, 200);
   rlx_graph_free(tiny);
   rlx_graph_free(block);
   for (int i = 0; i < 9; i++) free(ws[i]);

@@ -2,6 +2,7 @@
 // hand for the same computations, with mlx::core::compile for the compiled variant.
 #include "mlx_peer.h"
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -34,7 +35,13 @@ extern "C" mlx_peer *peer_tiny_create(bool compiled, int64_t n) {
   return p;
 }
 
-extern "C" mlx_peer *peer_block_create(bool compiled, const peer_block_dims *d, const peer_block_weights *w) {
+// NeoX rotation of t [1, H, S, D] from cos/sin tables [S, D/2].
+static mx::array rope_composed(const mx::array &t, const mx::array &cs, const mx::array &sn, int S, int H, int D) {
+  auto x1 = mx::slice(t, {0, 0, 0, 0}, {1, H, S, D / 2}), x2 = mx::slice(t, {0, 0, 0, D / 2}, {1, H, S, D});
+  return mx::concatenate({mx::subtract(mx::multiply(x1, cs), mx::multiply(x2, sn)), mx::add(mx::multiply(x2, cs), mx::multiply(x1, sn))}, 3);
+}
+
+extern "C" mlx_peer *peer_block_create(bool compiled, bool fast_rope, const peer_block_dims *d, const peer_block_weights *w) {
   auto *p = new mlx_peer;
   int S = (int)d->seq, E = (int)d->dim, H = (int)d->heads, D = (int)d->head_dim, F = (int)d->ffn;
   p->in_shape = {1, S, E};
@@ -43,15 +50,26 @@ extern "C" mlx_peer *peer_block_create(bool compiled, const peer_block_dims *d, 
   p->weights.push_back(upload(w->attn_norm, {E}));
   p->weights.push_back(upload(w->ffn_norm, {E}));
   for (int i = 0; i < 7; i++) p->weights.push_back(upload(mats[i], shapes[i]));
+  std::vector<float> ct((size_t)(S * D / 2)), st((size_t)(S * D / 2));
+  for (int pos = 0; pos < S; pos++)
+    for (int i = 0; i < D / 2; i++) {
+      double a = pos * std::pow((double)d->theta, -2.0 * i / D);
+      ct[(size_t)(pos * D / 2 + i)] = (float)std::cos(a), st[(size_t)(pos * D / 2 + i)] = (float)std::sin(a);
+    }
+  p->weights.push_back(upload(ct.data(), {S, D / 2}));
+  p->weights.push_back(upload(st.data(), {S, D / 2}));
   mx::eval(p->weights);
   float eps = d->eps, theta = d->theta;
   Fn f = [=](const std::vector<mx::array> &in) {
     const mx::array &x = in[0], &g1 = in[1], &g2 = in[2], &wq = in[3], &wk = in[4], &wv = in[5], &wo = in[6], &wg = in[7],
-                    &wu = in[8], &wd = in[9];
+                    &wu = in[8], &wd = in[9], &cs = in[10], &sn = in[11];
     auto heads = [&](const mx::array &t) { return mx::transpose(mx::reshape(t, {1, S, H, D}), {0, 2, 1, 3}); };
+    auto rope = [&](const mx::array &t) {
+      return fast_rope ? mx::fast::rope(t, D, false, theta, 1.0f, 0) : rope_composed(t, cs, sn, S, H, D);
+    };
     auto n1 = mx::fast::rms_norm(x, g1, eps);
-    auto q = mx::fast::rope(heads(mx::matmul(n1, wq)), D, false, theta, 1.0f, 0);
-    auto k = mx::fast::rope(heads(mx::matmul(n1, wk)), D, false, theta, 1.0f, 0);
+    auto q = rope(heads(mx::matmul(n1, wq)));
+    auto k = rope(heads(mx::matmul(n1, wk)));
     auto v = heads(mx::matmul(n1, wv));
     auto a = mx::fast::scaled_dot_product_attention(q, k, v, 1.0f / std::sqrt((float)D), "causal");
     auto h = mx::add(x, mx::matmul(mx::reshape(mx::transpose(a, {0, 2, 1, 3}), {1, S, H * D}), wo));

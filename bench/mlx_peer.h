@@ -25,8 +25,9 @@ typedef struct mlx_peer mlx_peer;
 
 /* Tiny graph: y = x * 2 + 1 over x [n]. */
 mlx_peer *peer_tiny_create(bool compiled, int64_t n);
-/* One transformer block over x [1, seq, dim]. */
-mlx_peer *peer_block_create(bool compiled, const peer_block_dims *d, const peer_block_weights *w);
+/* One transformer block over x [1, seq, dim]. fast_rope: mx::fast::rope (what an MLX user
+ * writes); otherwise the rotation composed from slices and elementwise ops, as rlx lowers Rope. */
+mlx_peer *peer_block_create(bool compiled, bool fast_rope, const peer_block_dims *d, const peer_block_weights *w);
 /* One run: x is copied in, the output evaluated and copied to y. false on an MLX error. */
 bool peer_run(mlx_peer *p, const float *x, float *y);
 void peer_free(mlx_peer *p);

@@ -35,16 +35,19 @@
  * outputs, applies no handle feed, and leaves the executable usable (an error raised while a
  * compiled function traces is returned like any other and the next run traces again).
  *
- * Thread-safety: every function may be called from any thread. Each executable holds a mutex that
- * serializes the calls made on it (runs, commits, syncs, setters, handle reads); distinct
- * executables run concurrently without any lock shared between them (MLX >= 0.31.2 evaluates on
- * a default stream per thread and keeps a compile cache per thread). A compiled executable called
- * from several threads traces once on each of them (each thread's MLX compile cache holds its own
- * trace); freeing it erases those traces from every thread's cache. rlx takes one process-wide
- * lock only when an executable whose function was traced by another thread is freed (a short
- * list of erasures that thread performs on its next compiled call). Accessors marked "const"
- * below read state that only changes under the executable's own setters; do not race them with
- * those setters.
+ * Thread-safety: every function may be called from any thread, on distinct executables
+ * concurrently. Each executable holds a mutex that serializes the calls made on it (runs,
+ * commits, syncs, setters, handle reads, accessors of mutable state); distinct executables share
+ * no lock (MLX >= 0.31.2 evaluates on a default stream per thread and keeps a compile cache per
+ * thread, so concurrent MLX work needs none). A compiled executable called from several threads
+ * traces once on each of them (each thread's compile cache holds its own trace, keyed by an id
+ * that is never reused); freeing it erases those traces from every thread's cache. rlx takes a
+ * process-wide lock in one place: when a compiled function that another thread traced is freed,
+ * the erasure owed to that thread's cache is queued under it (a thread's cache may only be touched
+ * by that thread, which performs the erasure on its next compiled call). Arrays shared between
+ * threads (params, constants, device handles) are evaluated before they are kept; a committed
+ * run may be synced, read or followed by runs from another thread. Only rlx_executable_free must
+ * not race any other call on the same executable.
  */
 #ifndef RLX_EXECUTABLE_H
 #define RLX_EXECUTABLE_H
@@ -96,7 +99,7 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
  * compiled function (its traces leave every thread's MLX compile cache). NULL accepted. */
 void rlx_executable_free(rlx_executable *ex);
 
-/* The graph (borrowed from the creator). */
+/* The graph (borrowed from the creator; never changes). */
 const rlx_graph *rlx_executable_graph(const rlx_executable *ex);
 
 /* The resolved mode (never RLX_MODE_DEFAULT). */
@@ -262,7 +265,8 @@ rlx_status *rlx_executable_run_slots(rlx_executable *ex, size_t n_inputs, const 
 rlx_status *rlx_executable_set_active_extent(rlx_executable *ex, int64_t actual, int64_t upper);
 
 /* NULL when no extent is set or the extent applies; otherwise why runs fall back to the full
- * extent ("node 7 (Reshape 'r'): ..."). Borrowed until the next set_active_extent or run. */
+ * extent ("active extent: node 7 (Reshape 'r'): ..."). Borrowed until the next set_active_extent
+ * or run on this executable (do not race it with them). */
 const char *rlx_executable_active_extent_fallback(const rlx_executable *ex);
 
 #ifdef __cplusplus
