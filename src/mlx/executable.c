@@ -355,8 +355,8 @@ rlx_status *rlx_exec_source_handles(rlx_executable *ex) {
 static rlx_status *source_named(rlx_executable *ex, size_t n, const char *const *names, const rlx_tensor *const *values) {
   if (n && (!names || !values)) return RLX_ERR(INVALID_ARGUMENT, "input names or values are NULL");
   for (size_t j = 0; j < n; j++) {
-    size_t k;
-    RLX_TRY(rlx_exec_find_input(ex, names[j], &k));
+    size_t k = j; /* names usually come in declaration order */
+    if (!(j < ex->g->n_inputs && names[j] && strcmp(ex->in[j].name, names[j]) == 0)) RLX_TRY(rlx_exec_find_input(ex, names[j], &k));
     exec_input *in = &ex->in[k];
     if (in->given) return RLX_ERR(INVALID_ARGUMENT, "input '%s' given twice", names[j]);
     if (!values[j]) return RLX_ERR(INVALID_ARGUMENT, "input '%s': value is NULL", names[j]);
