@@ -4,15 +4,16 @@
  * block (RmsNorm, q/k/v projections, rotary embedding, causal attention, output projection,
  * SwiGLU MLP, residuals), each in lazy and compiled mode.
  *
- * usage: bench_executable [--rounds R] [--seq S]
+ * usage: bench_executable [--rounds R] [--seq S] [--clock wall|cpu]
  *
  * Each variant does host input -> run -> host output per iteration (rlx: rlx_executable_run,
  * which returns new tensors, and rlx_executable_run_slots, which writes into the arena; peer:
  * array from the host buffer, the function, eval, copy out). The block has two peers: MLX as a
  * user writes it (mx::fast::rope) and MLX with the same ops as rlx's lowering (rotation composed
- * of slices and elementwise ops). Variants take turns iteration by iteration in R rounds; a
- * round's figure is a variant's median iteration time, the reported figure the median over
- * rounds. Outputs of rlx and the peer are compared first. */
+ * of slices and elementwise ops). Each variant has its own weights (its own executable). Variants
+ * take turns iteration by iteration, in a new order each of R rounds; a round's figure is a
+ * variant's median iteration time, the reported figure the median over rounds. Outputs of rlx and
+ * the peer are compared first. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,13 @@
     }                                                                                                     \
   } while (0)
 
+/* --clock wall (default): elapsed time; --clock cpu: CPU time of the whole process (every MLX
+ * thread included), which waiting for a busy machine's cores does not inflate. */
+static clockid_t bench_clock = CLOCK_MONOTONIC;
+
 static double now_us(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(bench_clock, &ts);
   return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
 }
 
@@ -88,9 +93,19 @@ static void measure(variant *vs, int nv, int rounds, int iters, double *out_us) 
   double *t = malloc(sizeof(double) * (size_t)(iters * nv)), *r = malloc(sizeof(double) * (size_t)(rounds * nv));
   for (int i = 0; i < nv; i++)
     for (int k = 0; k < iters / 4 + 5; k++) iterate(&vs[i]); /* warm-up */
+  uint32_t seed = 1;
   for (int round = 0; round < rounds; round++) {
+    /* a new turn order each round, so that no variant always follows the same one */
+    int order[8];
+    for (int i = 0; i < nv; i++) order[i] = i;
+    for (int i = nv - 1; i > 0; i--) {
+      seed = seed * 1103515245u + 12345u;
+      int j = (int)((seed >> 16) % (uint32_t)(i + 1)), tmp = order[i];
+      order[i] = order[j], order[j] = tmp;
+    }
     for (int k = 0; k < iters; k++)
-      for (int i = 0; i < nv; i++) {
+      for (int o = 0; o < nv; o++) {
+        int i = order[o];
         double t0 = now_us();
         iterate(&vs[i]);
         t[i * iters + k] = now_us() - t0;
@@ -196,15 +211,18 @@ static void bench_graph(const char *label, rlx_graph *g, int64_t n_in, const flo
                         mlx_peer *(*make_peer)(bool, int, const void *), bool two_peers, int rounds, int iters) {
   const rlx_mode modes[2] = {RLX_MODE_LAZY, RLX_MODE_COMPILED};
   for (int m = 0; m < 2; m++) {
-    rlx_executable *ex;
+    /* one executable per rlx variant, as each peer has its own weights: every variant finds its
+     * weights as cold (or warm) in the caches as the others do */
+    rlx_executable *ex, *ex2;
     CHECK(rlx_executable_create(g, RLX_DEVICE_CPU, modes[m], &ex));
-    if (setup) setup(ex, setup_ud);
+    CHECK(rlx_executable_create(g, RLX_DEVICE_CPU, modes[m], &ex2));
+    if (setup) setup(ex, setup_ud), setup(ex2, setup_ud);
     mlx_peer *peer = make_peer(m == 1, 0, setup_ud), *peer2 = two_peers ? make_peer(m == 1, 1, setup_ud) : NULL;
     rlx_tensor *tx;
     const rlx_type *ti = rlx_graph_value_type(g, rlx_graph_input_value(g, 0));
     CHECK(rlx_tensor_wrap(RLX_DTYPE_F32, ti->rank, ti->dims, (void *)x, (size_t)n_in * sizeof(float), &tx));
     float *y = malloc(sizeof(float) * (size_t)n_out);
-    variant vs[4] = {{PEER, ex, peer, x, tx, y}, {RLX_RUN, ex, peer, x, tx, y}, {RLX_SLOTS, ex, peer, x, tx, y}, {PEER, ex, peer2, x, tx, y}};
+    variant vs[4] = {{PEER, ex, peer, x, tx, y}, {RLX_RUN, ex, peer, x, tx, y}, {RLX_SLOTS, ex2, peer, x, tx, y}, {PEER, ex, peer2, x, tx, y}};
     /* agreement first */
     rlx_tensor *out = NULL;
     iterate(&vs[0]);
@@ -225,6 +243,7 @@ static void bench_graph(const char *label, rlx_graph *g, int64_t n_in, const flo
     peer_free(peer);
     peer_free(peer2);
     rlx_executable_free(ex);
+    rlx_executable_free(ex2);
   }
 }
 
@@ -264,8 +283,10 @@ int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--seq")) seq = atoll(argv[i + 1]);
+    else if (!strcmp(argv[i], "--clock")) bench_clock = strcmp(argv[i + 1], "cpu") ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID;
   }
-  printf("rlx %s, MLX %s, CPU backend; median per-run time in microseconds; ratio = rlx / direct MLX\n\n", RLX_VERSION, rlx_mlx_version());
+  printf("rlx %s, MLX %s, CPU backend; median per-run %s time in microseconds; ratio = rlx / direct MLX\n\n", RLX_VERSION,
+         rlx_mlx_version(), bench_clock == CLOCK_MONOTONIC ? "wall" : "process CPU");
   printf("| graph | mode     | MLX (us)  | rlx run   | ratio  | overhead | rlx slots | ratio  | overhead | MLX, rlx's ops | ratio  | max diff |\n");
   printf("|-------|----------|-----------|-----------|--------|----------|-----------|--------|----------|-----------|--------|----------|\n");
   uint64_t s = 12345;

@@ -3,6 +3,7 @@
 #include "mlx_peer.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -35,10 +36,14 @@ extern "C" mlx_peer *peer_tiny_create(bool compiled, int64_t n) {
   return p;
 }
 
-// NeoX rotation of t [1, H, S, D] from cos/sin tables [S, D/2].
+// NeoX rotation of t [1, S, H*D] from cos/sin tables [S, D/2], op for op as rlx lowers Rope on
+// packed heads: split the heads out, rotate the halves, put them back.
 static mx::array rope_composed(const mx::array &t, const mx::array &cs, const mx::array &sn, int S, int H, int D) {
-  auto x1 = mx::slice(t, {0, 0, 0, 0}, {1, H, S, D / 2}), x2 = mx::slice(t, {0, 0, 0, D / 2}, {1, H, S, D});
-  return mx::concatenate({mx::subtract(mx::multiply(x1, cs), mx::multiply(x2, sn)), mx::add(mx::multiply(x2, cs), mx::multiply(x1, sn))}, 3);
+  auto x = mx::reshape(t, {1, S, H, D});
+  auto c = mx::reshape(mx::slice(cs, {0, 0}, {S, D / 2}), {S, 1, D / 2}), s = mx::reshape(mx::slice(sn, {0, 0}, {S, D / 2}), {S, 1, D / 2});
+  auto x1 = mx::slice(x, {0, 0, 0, 0}, {1, S, H, D / 2}), x2 = mx::slice(x, {0, 0, 0, D / 2}, {1, S, H, D});
+  auto y = mx::concatenate({mx::subtract(mx::multiply(x1, c), mx::multiply(x2, s)), mx::add(mx::multiply(x2, c), mx::multiply(x1, s))}, 3);
+  return mx::reshape(y, {1, S, H * D});
 }
 
 extern "C" mlx_peer *peer_block_create(bool compiled, bool fast_rope, const peer_block_dims *d, const peer_block_weights *w) {
@@ -64,12 +69,12 @@ extern "C" mlx_peer *peer_block_create(bool compiled, bool fast_rope, const peer
     const mx::array &x = in[0], &g1 = in[1], &g2 = in[2], &wq = in[3], &wk = in[4], &wv = in[5], &wo = in[6], &wg = in[7],
                     &wu = in[8], &wd = in[9], &cs = in[10], &sn = in[11];
     auto heads = [&](const mx::array &t) { return mx::transpose(mx::reshape(t, {1, S, H, D}), {0, 2, 1, 3}); };
-    auto rope = [&](const mx::array &t) {
-      return fast_rope ? mx::fast::rope(t, D, false, theta, 1.0f, 0) : rope_composed(t, cs, sn, S, H, D);
+    auto rope_heads = [&](const mx::array &t) {  // [1, S, H*D] -> rotated [1, H, S, D]
+      return fast_rope ? mx::fast::rope(heads(t), D, false, theta, 1.0f, 0) : heads(rope_composed(t, cs, sn, S, H, D));
     };
     auto n1 = mx::fast::rms_norm(x, g1, eps);
-    auto q = rope(heads(mx::matmul(n1, wq)));
-    auto k = rope(heads(mx::matmul(n1, wk)));
+    auto q = rope_heads(mx::matmul(n1, wq));
+    auto k = rope_heads(mx::matmul(n1, wk));
     auto v = heads(mx::matmul(n1, wv));
     auto a = mx::fast::scaled_dot_product_attention(q, k, v, 1.0f / std::sqrt((float)D), "causal");
     auto h = mx::add(x, mx::matmul(mx::reshape(mx::transpose(a, {0, 2, 1, 3}), {1, S, H * D}), wo));
@@ -92,7 +97,8 @@ extern "C" bool peer_run(mlx_peer *p, const float *x, float *y) {
     out[0].eval();
     std::memcpy(y, out[0].data<float>(), out[0].nbytes());
     return true;
-  } catch (...) {
+  } catch (const std::exception &e) {
+    fprintf(stderr, "MLX: %s\n", e.what());
     return false;
   }
 }

@@ -25,8 +25,9 @@ typedef struct mlx_peer mlx_peer;
 
 /* Tiny graph: y = x * 2 + 1 over x [n]. */
 mlx_peer *peer_tiny_create(bool compiled, int64_t n);
-/* One transformer block over x [1, seq, dim]. fast_rope: mx::fast::rope (what an MLX user
- * writes); otherwise the rotation composed from slices and elementwise ops, as rlx lowers Rope. */
+/* One transformer block over x [1, seq, dim]. fast_rope: mx::fast::rope on [1, H, S, D] (what an
+ * MLX user writes); otherwise the rotation composed from slices and elementwise ops on the packed
+ * [1, S, H*D] layout, op for op as rlx lowers Rope (the rest of the block is the same either way). */
 mlx_peer *peer_block_create(bool compiled, bool fast_rope, const peer_block_dims *d, const peer_block_weights *w);
 /* One run: x is copied in, the output evaluated and copied to y. false on an MLX error. */
 bool peer_run(mlx_peer *p, const float *x, float *y);

@@ -3,8 +3,8 @@
  *
  * A run: the caller's entry point fills each input's source (a passed tensor, raw slot bytes or a
  * handle), then rlx_exec_execute binds symbols and types, builds the leaves, lowers the graph or
- * calls the compiled function, evaluates (or schedules) the outputs, and rlx_exec_apply_feeds
- * moves fed outputs into device handles. Everything runs under ex->mu. */
+ * calls the compiled function and evaluates (or, for a commit, schedules) the outputs, and
+ * rlx_exec_apply_feeds moves fed outputs into device handles. Everything runs under ex->mu. */
 #ifndef RLX_MLX_EXEC_H
 #define RLX_MLX_EXEC_H
 
@@ -100,8 +100,9 @@ void rlx_exec_clear_sources(rlx_executable *ex);
 /* Gives inputs without a source their device or host handle; INVALID_ARGUMENT naming an input
  * that has neither. */
 rlx_status *rlx_exec_source_handles(rlx_executable *ex);
-/* Binds, lowers (or calls the compiled function) and evaluates; async schedules instead. On
- * success ex->outs hold the outputs (in the graph's declared dtypes) and ex->rt their types. */
+/* Binds, lowers (or calls the compiled function) and evaluates the outputs; async schedules them
+ * instead (mlx::core::async_eval). On success ex->outs hold the outputs (in the graph's declared
+ * dtypes) and ex->rt their types. */
 rlx_status *rlx_exec_execute(rlx_executable *ex, bool async);
 /* Moves fed outputs (ex->outs) into their inputs' device handles; checks every feed first. */
 rlx_status *rlx_exec_apply_feeds(rlx_executable *ex);

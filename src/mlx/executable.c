@@ -525,26 +525,33 @@ rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {
   return rlx_mx_take_error(c);
 }
 
-/* Copies outputs to new host tensors (NULL where readback is off); all or nothing. */
-static rlx_status *read_outputs(rlx_executable *ex, rlx_mx_arr *const *arrs, const rlx_type *types, rlx_tensor **outputs) {
-  const rlx_graph *g = ex->g;
-  size_t n = g->n_outputs;
-  rlx_tensor **res = ex->res;
-  memset(res, 0, n * sizeof *res);
-  rlx_status *st = NULL;
-  for (size_t i = 0; i < n && !st; i++) {
+/* Host tensors for the outputs whose readback is on (ex->res; NULL elsewhere). */
+static rlx_status *alloc_outputs(rlx_executable *ex, const rlx_type *types) {
+  size_t n = ex->g->n_outputs;
+  memset(ex->res, 0, n * sizeof *ex->res);
+  for (size_t i = 0; i < n; i++) {
     if (!ex->readback[i]) continue;
-    const rlx_type *t = &types[i];
-    st = rlx_tensor_create(t->dtype, t->rank, t->dims, NULL, 0, &res[i]);
-    if (!st && !rlx_mx_to_host(ex->ctx, arrs[i], rlx_tensor_data(res[i]), rlx_tensor_nbytes(res[i]))) st = rlx_mx_take_error(ex->ctx);
-    if (st) st = rlx_status_annotate(st, "output %zu ('%s')", i, g->output_names[i]);
+    rlx_status *st = rlx_tensor_create(types[i].dtype, types[i].rank, types[i].dims, NULL, 0, &ex->res[i]);
+    if (st) return st;
   }
-  if (st) {
-    for (size_t i = 0; i < n; i++) rlx_tensor_free(res[i]);
-  } else {
-    memcpy(outputs, res, n * sizeof *res);
+  return NULL;
+}
+
+static void discard_outputs(rlx_executable *ex) {
+  for (size_t i = 0; i < ex->g->n_outputs; i++) rlx_tensor_free(ex->res[i]), ex->res[i] = NULL;
+}
+
+/* Copies arrs into the tensors of alloc_outputs and hands them to outputs; all or nothing. */
+static rlx_status *fill_outputs(rlx_executable *ex, rlx_mx_arr *const *arrs, rlx_tensor **outputs) {
+  const rlx_graph *g = ex->g;
+  for (size_t i = 0; i < g->n_outputs; i++) {
+    rlx_tensor *t = ex->res[i];
+    if (t && !rlx_mx_to_host(ex->ctx, arrs[i], rlx_tensor_data(t), rlx_tensor_nbytes(t)))
+      return rlx_status_annotate(rlx_mx_take_error(ex->ctx), "output %zu ('%s')", i, g->output_names[i]);
   }
-  return st;
+  memcpy(outputs, ex->res, g->n_outputs * sizeof *ex->res);
+  memset(ex->res, 0, g->n_outputs * sizeof *ex->res);
+  return NULL;
 }
 
 static void output_types(const rlx_executable *ex, rlx_type *out) {
@@ -572,10 +579,9 @@ rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *
   lock(ex);
   rlx_status *st = execute_named(ex, n_inputs, names, values, false);
   if (!st) st = rlx_exec_apply_feeds(ex);
-  if (!st) {
-    output_types(ex, ex->out_types);
-    st = read_outputs(ex, ex->outs, ex->out_types, outputs);
-  }
+  if (!st) output_types(ex, ex->out_types), st = alloc_outputs(ex, ex->out_types);
+  if (!st) st = fill_outputs(ex, ex->outs, outputs);
+  discard_outputs(ex);
   rlx_mx_reset(ex->ctx);
   unlock(ex);
   return st;
@@ -623,7 +629,9 @@ rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor
     rlx_mx_reset(ex->ctx);
     rlx_mx_eval(ex->ctx, ex->pending, ex->g->n_outputs);
     st = rlx_mx_take_error(ex->ctx);
-    if (!st && outputs) st = read_outputs(ex, ex->pending, ex->pending_types, outputs);
+    if (!st && outputs) st = alloc_outputs(ex, ex->pending_types);
+    if (!st && outputs) st = fill_outputs(ex, ex->pending, outputs);
+    discard_outputs(ex);
     release_pending(ex);
     rlx_mx_reset(ex->ctx);
   }
