@@ -13,7 +13,8 @@
  * Attribute values: {"i": int}, {"f": float}, {"is": [ints]}, {"fs": [floats]}, {"s": "text"},
  * {"dtype": "float32"} (an int attribute holding an rlx_dtype), {"g": {graph}} (a sub-graph with
  * the same inputs/nodes/outputs layout, inputs typed by {"dtype", "dims"}).
- * Prints one line per case and mode; exits 1 when any case fails.
+ * Prints one line per case and mode; exits 1 when any case fails. RLX_TEST_DEVICE=gpu runs the cases
+ * on MLX's GPU backend instead of the CPU.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -235,7 +236,8 @@ static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why,
   const char *pnames[64], *inames[64];
   size_t np = 0, ni = 0, no = 0;
   rlx_status *st = build_graph(js, dir, &g, params, pnames, &np);
-  if (!st) st = rlx_executable_create(g, RLX_DEVICE_CPU, mode, &ex);
+  const char *dev = getenv("RLX_TEST_DEVICE"); /* "gpu" runs the cases on MLX's GPU backend */
+  if (!st) st = rlx_executable_create(g, dev && !strcmp(dev, "gpu") ? RLX_DEVICE_GPU : RLX_DEVICE_CPU, mode, &ex);
   for (size_t i = 0; !st && i < np; i++) st = rlx_executable_set_param(ex, pnames[i], params[i]);
   const cJSON *e;
   cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "inputs")) {
