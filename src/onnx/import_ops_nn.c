@@ -201,19 +201,20 @@ static rlx_status *map_batch_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   const rlx_tensor *sc = imp_const(I, n, 1), *bi = imp_const(I, n, 2), *mu = imp_const(I, n, 3), *va = imp_const(I, n, 4);
   rlx_value x, a, b, y;
   RLX_TRY(imp_in(I, n, 0, &x));
-  if (sc && bi && mu && va && rlx_dtype_is_float(tx.dtype) && rlx_tensor_rank(sc) == 1) {
+  if (sc && bi && mu && va && rlx_dtype_is_float(tx.dtype) && tx.dtype != RLX_DTYPE_F64 && rlx_tensor_rank(sc) == 1) {
+    /* computed in double, stored as float32 (float64 is not available on GPUs), cast to x's dtype */
     int64_t C = rlx_tensor_numel(sc);
     rlx_tensor *ta, *tb;
-    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F64, 1, &C, NULL, 0, &ta));
-    rlx_status *st = rlx_tensor_create(RLX_DTYPE_F64, 1, &C, NULL, 0, &tb);
+    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, 1, &C, NULL, 0, &ta));
+    rlx_status *st = rlx_tensor_create(RLX_DTYPE_F32, 1, &C, NULL, 0, &tb);
     if (st) {
       rlx_tensor_free(ta);
       return st;
     }
     for (int64_t c = 0; c < C; c++) {
       double f = rlx_tensor_get_f64(sc, c) / sqrt(rlx_tensor_get_f64(va, c) + eps);
-      ((double *)rlx_tensor_data(ta))[c] = f;
-      ((double *)rlx_tensor_data(tb))[c] = rlx_tensor_get_f64(bi, c) - rlx_tensor_get_f64(mu, c) * f;
+      ((float *)rlx_tensor_data(ta))[c] = (float)f;
+      ((float *)rlx_tensor_data(tb))[c] = (float)(rlx_tensor_get_f64(bi, c) - rlx_tensor_get_f64(mu, c) * f);
     }
     st = imp_tensor_const(I, ta, &a);
     if (!st) st = imp_tensor_const(I, tb, &b);
