@@ -14,7 +14,7 @@
  * {"dtype": "float32"} (an int attribute holding an rlx_dtype), {"g": {graph}} (a sub-graph with
  * the same inputs/nodes/outputs layout, inputs typed by {"dtype", "dims"}).
  * Prints one line per case and mode; exits 1 when any case fails. RLX_TEST_DEVICE=gpu runs the cases
- * on MLX's GPU backend instead of the CPU.
+ * on MLX's GPU backend instead of the CPU (exit status 77, "skipped", when there is no GPU).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -288,6 +288,11 @@ static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why,
 
 int main(int argc, char **argv) {
   int failed = 0, total = 0;
+  const char *dev = getenv("RLX_TEST_DEVICE");
+  if (dev && !strcmp(dev, "gpu") && !rlx_gpu_available()) {
+    printf("RLX_TEST_DEVICE=gpu but MLX has no GPU here: skipped\n");
+    return 77; /* CTest's skip code (SKIP_RETURN_CODE) */
+  }
   for (int a = 1; a < argc; a++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/case.json", argv[a]);
