@@ -292,13 +292,23 @@
   X(GATED_DELTA_NET, "GatedDeltaNet", sequence, 5, 6, "") \
   \
   /* ---- FFT, sampling, solvers ---- */ \
-  /* Fft(x): DFT along the last axis; x is complex64 [..,N] or real-block float [..,2N] holding   \
-   * [re_0..re_N-1, im_0..im_N-1]; the output has x's layout. norm: backward (no scaling forward, \
-   * 1/N inverse), forward (1/N forward), ortho (1/sqrt N both). float64 keeps float64 precision. */ \
+  /* Fft(x): the DFT X_k = sum_j x_j exp(-+ 2 pi i j k / N) along the last axis (numpy.fft.fft /  \
+   * ifft semantics; sign + when inverse = 1). x is complex64 [..,N] or a real block [..,2N] of   \
+   * float16/bfloat16/float32/float64 holding [re_0..re_N-1, im_0..im_N-1] (N >= 1); the output \
+   * has x's layout and dtype. norm (numpy's names): backward = no scaling forward, 1/N inverse;  \
+   * forward = 1/N forward, none inverse; ortho = 1/sqrt(N) both ways. complex64 and float32 use \
+   * MLX's FFT in complex64; float16/bfloat16 compute in float32. float64 keeps float64 precision \
+   * (MLX has no complex128): an exact DFT from float64 matmuls with host-computed cos/sin tables, \
+   * factored by the four-step Cooley-Tukey algorithm for composite N and Bluestein's chirp-z for \
+   * primes above 1024 (src/mlx/lower_fft64.c; error about 1e-15 sqrt(N) log N relative). */ \
   X(FFT, "Fft", fft, 1, 1, "inverse:i=0 norm:s=backward") \
-  /* Rfft(x real [..,N]) -> real-block [..,2(N/2+1)] (x's dtype) of the one-sided spectrum. */ \
+  /* Rfft(x real [..,N]) -> real block [..,2(N/2+1)] in x's dtype: the one-sided spectrum        \
+   * (numpy.fft.rfft; bins 0..N/2). norm and precision as Fft. */ \
   X(RFFT, "Rfft", fft, 1, 1, "norm:s=backward") \
-  /* Irfft(real-block [..,2M]) -> real [..,n], the inverse of Rfft with output length n. */ \
+  /* Irfft(x) -> real [..,n]: the inverse of Rfft (numpy.fft.irfft with n). x is a real block     \
+   * [..,2M] (output in its dtype) or complex64 [..,M] (output float32) holding bins 0..M-1; they \
+   * are cut or zero-padded to n/2+1 bins, the imaginary parts of bin 0 (and of bin n/2 for even  \
+   * n) are ignored. norm and precision as Fft. */ \
   X(IRFFT, "Irfft", fft, 1, 1, "n:i norm:s=backward") \
   /* Sample(logits[..,V]) -> int64 token ids [..]: logits / temperature, keep the top_k largest \
    * (0 = all), keep the smallest set whose probability reaches top_p (1 = all), then draw from    \
