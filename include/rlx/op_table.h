@@ -310,9 +310,16 @@
    * are cut or zero-padded to n/2+1 bins, the imaginary parts of bin 0 (and of bin n/2 for even  \
    * n) are ignored. norm and precision as Fft. */ \
   X(IRFFT, "Irfft", fft, 1, 1, "n:i norm:s=backward") \
-  /* Sample(logits[..,V]) -> int64 token ids [..]: logits / temperature, keep the top_k largest \
-   * (0 = all), keep the smallest set whose probability reaches top_p (1 = all), then draw from    \
-   * the categorical distribution with `seed` (0 = MLX's global key). Same seed, same tokens. */ \
+  /* Sample(logits[..,V] float) -> int64 token ids [..] drawn along the last axis: logits /      \
+   * temperature (temperature 0 = greedy argmax, first maximum); top_k > 0 keeps the logits >= the \
+   * k-th largest (ties with it kept; 0 or >= V keeps all); top_p < 1 keeps, from the softmax of   \
+   * what is left, the smallest set of most probable tokens whose probability reaches top_p (the   \
+   * nucleus, Holtzman et al. 2020; tokens tied with its least probable member kept); then draws  \
+   * from the categorical distribution of the kept logits (mx::random::categorical, Gumbel-max).   \
+   * seed != 0 uses mx::random::key(seed) (taken as uint64): the same seed gives the same tokens in \
+   * every mode. seed 0 uses MLX's global key sequence, which advances per draw; in compiled mode  \
+   * that key is read when the trace is built, so replays repeat one draw. temperature >= 0,       \
+   * 0 < top_p <= 1, top_k >= 0. float16/bfloat16 logits are filtered in float32. */ \
   X(SAMPLE, "Sample", sample, 1, 1, "temperature:f=1 top_k:i=0 top_p:f=1 seed:i=0") \
   /* DenseSolve(A[n,n], b[n] or [n,k]) -> x with A x = b (LU with partial pivoting, CPU stream). */ \
   X(DENSE_SOLVE, "DenseSolve", linalg, 2, 2, "") \
