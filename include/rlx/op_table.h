@@ -321,9 +321,13 @@
    * that key is read when the trace is built, so replays repeat one draw. temperature >= 0,       \
    * 0 < top_p <= 1, top_k >= 0. float16/bfloat16 logits are filtered in float32. */ \
   X(SAMPLE, "Sample", sample, 1, 1, "temperature:f=1 top_k:i=0 top_p:f=1 seed:i=0") \
-  /* DenseSolve(A[n,n], b[n] or [n,k]) -> x with A x = b (LU with partial pivoting, CPU stream). */ \
+  /* DenseSolve(A[n,n], b[n] or [n,k]) -> x of b's shape with A x = b (numpy.linalg.solve): LU   \
+   * with partial pivoting (mx::linalg::solve, LAPACK) on MLX's CPU stream even when the         \
+   * executable runs on a GPU. float32/float64 (float16/bfloat16 solve in float32); A and b share \
+   * a dtype. A singular A (an exactly zero pivot) fails with INVALID_ARGUMENT "singular matrix" \
+   * when the result is evaluated; nearly singular systems are not detected. */ \
   X(DENSE_SOLVE, "DenseSolve", linalg, 2, 2, "") \
-  /* BatchedDenseSolve(A[B,n,n], b[B,n]) -> x[B,n]. */ \
+  /* BatchedDenseSolve(A[B,n,n], b[B,n]) -> x[B,n]: B independent DenseSolve systems. */ \
   X(BATCHED_DENSE_SOLVE, "BatchedDenseSolve", linalg, 2, 2, "") \
   \
   /* ---- extension and host-only ops ---- */ \

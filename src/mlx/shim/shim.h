@@ -183,6 +183,8 @@ rlx_mx_arr *rlx_mx_fft(rlx_mx *c, rlx_mx_arr *a, int kind, int64_t n, int axis, 
 /* mx::linalg::solve(a, b) on the CPU stream whatever the context's device: MLX's factorizations
  * (LAPACK) have no GPU implementation. */
 rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b);
+/* mx::linalg::inv(a) on the CPU stream (see rlx_mx_solve_cpu). */
+rlx_mx_arr *rlx_mx_inv_cpu(rlx_mx *c, rlx_mx_arr *a);
 /* mx::random::categorical(logits, axis) with mx::random::key(seed), or MLX's global key sequence
  * when use_global_key. The result is uint32 indices (the axis removed). */
 rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, bool use_global_key, uint64_t seed);

@@ -376,6 +376,8 @@ rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b) {
   SHIM_OP(c, a && b, mx::linalg::solve(A(a), A(b), mx::Device(mx::Device::cpu)));
 }
 
+rlx_mx_arr *rlx_mx_inv_cpu(rlx_mx *c, rlx_mx_arr *a) { SHIM_OP(c, a, mx::linalg::inv(A(a), mx::Device(mx::Device::cpu))); }
+
 rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, bool use_global_key, uint64_t seed) {
   SHIM_OP(c, logits, ([&] {
             std::optional<mx::array> key;
