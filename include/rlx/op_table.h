@@ -252,9 +252,13 @@
   X(ATTENTION_BACKWARD, "AttentionBackward", attention_grad, 4, 5, "wrt:s num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0") \
   /* RopeBackward(dy, cos, sin): the inverse rotation (Rope with -sin). */ \
   X(ROPE_BACKWARD, "RopeBackward", attention_grad, 3, 3, "head_dim:i=0 n_rot:i=0") \
-  /* CumsumBackward(dy) = reverse cumsum of dy (shifted by one when exclusive). */ \
-  X(CUMSUM_BACKWARD, "CumsumBackward", index_grad, 1, 1, "axis:i exclusive:i=0") \
-  /* GatherBackward(dy, idx): zeros(shape) with dy scatter-added at idx along axis. */ \
+  /* CumsumBackward(dy) -> dx: the gradient of Cumsum(x) with the same axis/exclusive/reverse:   \
+   * the cumsum of dy in the opposite direction (dx_i = sum_{j >= i} dy_j for an inclusive forward \
+   * scan, j > i exclusive; j <= i / j < i for a reverse one). dx has dy's type. */ \
+  X(CUMSUM_BACKWARD, "CumsumBackward", index_grad, 1, 1, "axis:i exclusive:i=0 reverse:i=0") \
+  /* GatherBackward(dy, idx) -> dx[shape]: the gradient of Gather(data[shape], idx, axis): zeros  \
+   * with dy scatter-added at idx along axis (repeated indices accumulate; negative indices count \
+   * from the end). dy is shape[:axis] + idx.shape + shape[axis+1:]; dx has dy's dtype. */ \
   X(GATHER_BACKWARD, "GatherBackward", index_grad, 2, 2, "axis:i=0 shape:is") \
   /* Conv2dBackwardInput(dy[N,Co,Ho,Wo], w[Co,Ci/g,kh,kw]) -> dx[N,Ci,H,W] (input_shape = [N,Ci,H,W]). */ \
   X(CONV2D_BACKWARD_INPUT, "Conv2dBackwardInput", conv_grad, 2, 2, "input_shape:is strides:is= pads:is= dilations:is= group:i=1") \
