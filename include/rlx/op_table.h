@@ -335,8 +335,11 @@
   X(BATCHED_DENSE_SOLVE, "BatchedDenseSolve", linalg, 2, 2, "") \
   \
   /* ---- extension and host-only ops ---- */ \
-  /* Custom(inputs...): a kernel registered under `name` (see rlx/registry.h); other attributes are \
-   * passed to it. */ \
+  /* Custom(inputs...) -> the outputs of the custom op registered under `name` (rlx/registry.h): \
+   * its arity and infer function give the outputs (any number); its graph kernel expands into rlx \
+   * ops at lowering time, or its host kernel runs on host copies of the inputs (eager and lazy    \
+   * modes only). Every other attribute is passed to the op's functions. Unknown names fail with  \
+   * NOT_FOUND naming the op. */ \
   X(CUSTOM, "Custom", custom, 0, 256, "name:s *") \
   /* Host-only ops of the reference system (rlx-cpu code): UNIMPLEMENTED in rlx. */ \
   X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", unsupported, 0, 256, "*") \
