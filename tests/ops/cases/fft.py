@@ -5,7 +5,7 @@ direct DFT (small and prime sizes), the four-step factorization (composite sizes
 (primes above 1024). Edge shapes: size 1, rank 1, leading batch dims, a Transpose feeding the op."""
 import numpy as np
 
-from opcase import IS, Case, I, S, node, simple
+from opcase import DT, IS, Case, I, S, node, simple
 
 rng = np.random.default_rng(7)
 NORMS = ["backward", "ortho", "forward"]
@@ -66,6 +66,14 @@ def cases():
     z = signal((2, 8)) * 0.5
     x16 = to_block(z, np.float16)
     yield simple("Fft_f16", "Fft", {"x": x16}, to_block(np.fft.fft(from_block(x16)), np.float16), atol=1e-2, rtol=5e-3)
+    # bfloat16 blocks (made in the graph: .npy has no bfloat16) compute in float32
+    z = signal((2, 8)) * 0.5
+    xb = to_block(z, np.float32)
+    bf = xb.view(np.uint32) & np.uint32(0xFFFF0000)  # the bfloat16 values, exactly, in float32
+    xr = bf.view(np.float32)
+    ref = to_block(np.fft.fft(from_block(xr)), np.float32)
+    yield Case("Fft_bf16", [node("Cast", ["x"], ["b"], to=DT("bfloat16")), node("Fft", ["b"], ["f"]),
+                            node("Cast", ["f"], ["y"], to=DT("float32"))], {"x": xr}, {"y": ref}, atol=5e-2, rtol=1e-2)
     # complex64 in and out
     for norm in NORMS:
         for inv in (0, 1):

@@ -33,16 +33,17 @@ def expected_probs(logits, temperature=1.0, top_k=0, top_p=1.0):
     return p
 
 
-def draw_nodes(attrs, v, src="l"):
-    """Expand the logits row to [B, V] and sample: -> 'tok' [B]."""
-    return [node("Expand", [src], ["lb"], shape=IS([B, v])), node("Sample", ["lb"], ["tok"], **attrs)]
+def draw_nodes(attrs, v, cast_to=None):
+    """[Cast the logits,] expand the row to [B, V] and sample: -> 'tok' [B]."""
+    pre = [node("Cast", ["l"], ["lc"], to=DT(cast_to))] if cast_to else []
+    return pre + [node("Expand", ["lc" if cast_to else "l"], ["lb"], shape=IS([B, v])), node("Sample", ["lb"], ["tok"], **attrs)]
 
 
-def dist_case(name, logits, probs, dtype=np.float32, **attrs):
+def dist_case(name, logits, probs, dtype=np.float32, cast_to=None, **attrs):
     v = len(logits)
     excluded = (probs == 0).astype(np.float64)
     sd = np.sqrt(B * probs * (1 - probs))
-    nodes = draw_nodes(attrs, v) + [
+    nodes = draw_nodes(attrs, v, cast_to) + [
         node("Reshape", ["tok"], ["col"], shape=IS([B, 1])),
         node("Equal", ["col", "ids"], ["hit"]),
         node("Cast", ["hit"], ["hitf"], to=DT("float64")),
@@ -89,6 +90,8 @@ def cases():
     flat = np.array([0.3, 0.3, 0.3, 0.3, -2.0])
     yield dist_case("Sample_ties_top_k2", flat, expected_probs(flat, top_k=2), top_k=I(2), seed=I(18))
     yield dist_case("Sample_f16", logits, expected_probs(logits.astype(np.float16)), dtype=np.float16, seed=I(19))
+    bf = (logits.astype(np.float32).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)  # exact bfloat16 values
+    yield dist_case("Sample_bf16", bf, expected_probs(bf, top_k=4), cast_to="bfloat16", top_k=I(4), seed=I(21))
     yield dist_case("Sample_f64", logits, expected_probs(logits, top_p=0.7), dtype=np.float64, top_p=F(0.7), seed=I(20))
     # the same seed gives the same tokens; different seeds and the global key draw independently
     v = len(logits)
