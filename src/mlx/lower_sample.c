@@ -37,6 +37,13 @@ void rlx_lower_sample(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
   int ax = t.rank - 1;
   double temp = rlx_node_f(n, "temperature"), p = rlx_node_f(n, "top_p");
   int64_t k = rlx_node_i(n, "top_k"), seed = rlx_node_i(n, "seed");
+  const rlx_type *to = rlx_out_type(L, n, 0);
+  int64_t rows = 1;
+  for (int i = 0; i < to->rank; i++) rows *= to->dims[i];
+  if (rows == 0) { /* MLX's arg-reductions reject empty arrays */
+    out[0] = rlx_mx_full(c, to->rank, to->dims, 0, RLX_DTYPE_I64);
+    return;
+  }
   rlx_mx_arr *x = in[0];
   if (t.dtype != RLX_DTYPE_F64 && t.dtype != RLX_DTYPE_F32) { /* float16/bfloat16: filter in float32 */
     x = rlx_mx_astype(c, x, RLX_DTYPE_F32);

@@ -88,6 +88,11 @@ def cases():
         xt = to_block(z, dt).T.copy()  # [2N=8, 5]; transposed back to [5, 8] in the graph
         yield Case(f"Fft_{dt.__name__}_of_transpose", [node("Transpose", ["x"], ["t"], perm=IS([1, 0])), node("Fft", ["t"], ["y"])],
                    {"x": xt}, {"y": to_block(np.fft.fft(z), dt)}, atol=tol(dt, 4), rtol=0)
+    # empty batches
+    for dt in (np.float32, np.float64):
+        yield simple(f"Fft_{dt.__name__}_empty_batch", "Fft", {"x": np.zeros((0, 8), dt)}, np.zeros((0, 8), dt))
+        yield simple(f"Rfft_{dt.__name__}_empty_batch", "Rfft", {"x": np.zeros((0, 6), dt)}, np.zeros((0, 8), dt))
+        yield simple(f"Irfft_{dt.__name__}_empty_batch", "Irfft", {"x": np.zeros((0, 6), dt)}, np.zeros((0, 5), dt), n=I(5))
     # Rfft: real signals of odd and even length
     for dt in (np.float32, np.float64):
         for n in (1, 6, 7, 16, 1031):

@@ -35,6 +35,7 @@ def cases():
     yield simple("DenseSolve_n1_matrix_rhs", "DenseSolve", {"a": a, "b": b}, np.linalg.solve(a, b), atol=1e-14, rtol=1e-14)
     a, b = system(1, batch=3)
     yield simple("BatchedDenseSolve_n1", "BatchedDenseSolve", {"a": a, "b": b}, b / a[:, :, 0], atol=1e-14, rtol=1e-14)
+    yield simple("BatchedDenseSolve_empty_batch", "BatchedDenseSolve", {"a": np.zeros((0, 2, 2)), "b": np.zeros((0, 2))}, np.zeros((0, 2)))
     # pivoting needed: A[0,0] = 0 (no LU without row exchanges)
     a = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]])
     b = np.array([1.0, 2.0, 3.0])

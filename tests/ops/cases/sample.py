@@ -109,6 +109,8 @@ def cases():
     x1 = rng.standard_normal((9,)).astype(np.float32)
     yield Case("Sample_rank1_scalar_out", [node("Sample", ["x"], ["y"], top_k=I(1))], {"x": x1}, {"y": np.int64(np.argmax(x1))})
     yield Case("Sample_V1", [node("Sample", ["x"], ["y"], seed=I(5))], {"x": np.zeros((4, 1), np.float32)}, {"y": np.zeros(4, np.int64)})
+    yield Case("Sample_empty_batch", [node("Sample", ["x"], ["y"], seed=I(6))], {"x": np.zeros((0, 3), np.float32)},
+               {"y": np.zeros(0, np.int64)})
     xt = rng.standard_normal((7, 5)).astype(np.float32)  # [V, rows], transposed in the graph
     yield Case("Sample_of_transpose", [node("Transpose", ["x"], ["t"], perm=IS([1, 0])), node("Sample", ["t"], ["y"], top_k=I(1))],
                {"x": xt}, {"y": np.argmax(xt.T, axis=-1).astype(np.int64)})
