@@ -36,7 +36,8 @@ def cases():
                 closed = cumsum_fwd(dy, axis, exclusive, not reverse)  # the opposite-direction scan
                 assert np.allclose(want, closed)
                 for dt, tol in ((np.float64, 1e-12), (np.float32, 1e-5)):
-                    yield simple(f"CumsumBackward_{len(shape)}d_ax{axis}_ex{exclusive}_rev{reverse}_{dt.__name__}", "CumsumBackward",
+                    dims = "x".join(map(str, shape))
+                    yield simple(f"CumsumBackward_{dims}_ax{axis}_ex{exclusive}_rev{reverse}_{dt.__name__}", "CumsumBackward",
                                  {"dy": dy.astype(dt)}, want.astype(dt), atol=tol, rtol=tol, axis=I(axis), exclusive=I(exclusive),
                                  reverse=I(reverse))
     dyi = rng.integers(-5, 5, size=(4, 3)).astype(np.int32)
@@ -62,7 +63,7 @@ def cases():
                   np.moveaxis(dy, list(range(axis % len(shape), axis % len(shape) + idx.ndim)), list(range(idx.ndim))))
         assert np.allclose(want, closed)
         for dt, it, tol in ((np.float64, np.int64, 1e-12), (np.float32, np.int32, 1e-5)):
-            yield simple(f"GatherBackward_{len(shape)}d_ax{axis}_idx{idx.ndim}d_{dt.__name__}", "GatherBackward",
+            yield simple(f"GatherBackward_{'x'.join(map(str, shape))}_ax{axis}_idx{'x'.join(map(str, idx.shape)) or 'scalar'}_{dt.__name__}", "GatherBackward",
                          {"dy": dy.astype(dt), "idx": idx.astype(it)}, want.astype(dt), atol=tol, rtol=tol, axis=I(axis),
                          shape=IS(shape))
     # a chain: Gather then GatherBackward of ones counts how often each row is taken
