@@ -252,9 +252,13 @@
   X(ATTENTION_BACKWARD, "AttentionBackward", attention_grad, 4, 5, "wrt:s num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0") \
   /* RopeBackward(dy, cos, sin): the inverse rotation (Rope with -sin). */ \
   X(ROPE_BACKWARD, "RopeBackward", attention_grad, 3, 3, "head_dim:i=0 n_rot:i=0") \
-  /* CumsumBackward(dy) = reverse cumsum of dy (shifted by one when exclusive). */ \
-  X(CUMSUM_BACKWARD, "CumsumBackward", index_grad, 1, 1, "axis:i exclusive:i=0") \
-  /* GatherBackward(dy, idx): zeros(shape) with dy scatter-added at idx along axis. */ \
+  /* CumsumBackward(dy) -> dx: the gradient of Cumsum(x) with the same axis/exclusive/reverse:   \
+   * the cumsum of dy in the opposite direction (dx_i = sum_{j >= i} dy_j for an inclusive forward \
+   * scan, j > i exclusive; j <= i / j < i for a reverse one). dx has dy's type. */ \
+  X(CUMSUM_BACKWARD, "CumsumBackward", index_grad, 1, 1, "axis:i exclusive:i=0 reverse:i=0") \
+  /* GatherBackward(dy, idx) -> dx[shape]: the gradient of Gather(data[shape], idx, axis): zeros  \
+   * with dy scatter-added at idx along axis (repeated indices accumulate; negative indices count \
+   * from the end). dy is shape[:axis] + idx.shape + shape[axis+1:]; dx has dy's dtype. */ \
   X(GATHER_BACKWARD, "GatherBackward", index_grad, 2, 2, "axis:i=0 shape:is") \
   /* Conv2dBackwardInput(dy[N,Co,Ho,Wo], w[Co,Ci/g,kh,kw]) -> dx[N,Ci,H,W] (input_shape = [N,Ci,H,W]). */ \
   X(CONV2D_BACKWARD_INPUT, "Conv2dBackwardInput", conv_grad, 2, 2, "input_shape:is strides:is= pads:is= dilations:is= group:i=1") \
@@ -292,26 +296,50 @@
   X(GATED_DELTA_NET, "GatedDeltaNet", sequence, 5, 6, "") \
   \
   /* ---- FFT, sampling, solvers ---- */ \
-  /* Fft(x): DFT along the last axis; x is complex64 [..,N] or real-block float [..,2N] holding   \
-   * [re_0..re_N-1, im_0..im_N-1]; the output has x's layout. norm: backward (no scaling forward, \
-   * 1/N inverse), forward (1/N forward), ortho (1/sqrt N both). float64 keeps float64 precision. */ \
+  /* Fft(x): the DFT X_k = sum_j x_j exp(-+ 2 pi i j k / N) along the last axis (numpy.fft.fft /  \
+   * ifft semantics; sign + when inverse = 1). x is complex64 [..,N] or a real block [..,2N] of   \
+   * float16/bfloat16/float32/float64 holding [re_0..re_N-1, im_0..im_N-1] (N >= 1); the output \
+   * has x's layout and dtype. norm (numpy's names): backward = no scaling forward, 1/N inverse;  \
+   * forward = 1/N forward, none inverse; ortho = 1/sqrt(N) both ways. complex64 and float32 use \
+   * MLX's FFT in complex64; float16/bfloat16 compute in float32. float64 keeps float64 precision \
+   * (MLX has no complex128): an exact DFT from float64 matmuls with host-computed cos/sin tables, \
+   * factored by the four-step Cooley-Tukey algorithm for composite N and Bluestein's chirp-z for \
+   * primes above 1024 (src/mlx/lower_fft64.c; error about 1e-15 sqrt(N) log N relative). */ \
   X(FFT, "Fft", fft, 1, 1, "inverse:i=0 norm:s=backward") \
-  /* Rfft(x real [..,N]) -> real-block [..,2(N/2+1)] (x's dtype) of the one-sided spectrum. */ \
+  /* Rfft(x real [..,N]) -> real block [..,2(N/2+1)] in x's dtype: the one-sided spectrum        \
+   * (numpy.fft.rfft; bins 0..N/2). norm and precision as Fft. */ \
   X(RFFT, "Rfft", fft, 1, 1, "norm:s=backward") \
-  /* Irfft(real-block [..,2M]) -> real [..,n], the inverse of Rfft with output length n. */ \
+  /* Irfft(x) -> real [..,n]: the inverse of Rfft (numpy.fft.irfft with n). x is a real block     \
+   * [..,2M] (output in its dtype) or complex64 [..,M] (output float32) holding bins 0..M-1; they \
+   * are cut or zero-padded to n/2+1 bins, the imaginary parts of bin 0 (and of bin n/2 for even  \
+   * n) are ignored. norm and precision as Fft. */ \
   X(IRFFT, "Irfft", fft, 1, 1, "n:i norm:s=backward") \
-  /* Sample(logits[..,V]) -> int64 token ids [..]: logits / temperature, keep the top_k largest \
-   * (0 = all), keep the smallest set whose probability reaches top_p (1 = all), then draw from    \
-   * the categorical distribution with `seed` (0 = MLX's global key). Same seed, same tokens. */ \
+  /* Sample(logits[..,V] float) -> int64 token ids [..] drawn along the last axis: logits /      \
+   * temperature (temperature 0 = greedy argmax, first maximum); top_k > 0 keeps the logits >= the \
+   * k-th largest (ties with it kept; 0 or >= V keeps all); top_p < 1 keeps, from the softmax of   \
+   * what is left, the smallest set of most probable tokens whose probability reaches top_p (the   \
+   * nucleus, Holtzman et al. 2020; tokens tied with its least probable member kept); then draws  \
+   * from the categorical distribution of the kept logits (mx::random::categorical, Gumbel-max).   \
+   * seed != 0 uses mx::random::key(seed) (taken as uint64): the same seed gives the same tokens in \
+   * every mode. seed 0 uses MLX's global key sequence, which advances per draw; in compiled mode  \
+   * that key is read when the trace is built, so replays repeat one draw. temperature >= 0,       \
+   * 0 < top_p <= 1, top_k >= 0. float16/bfloat16 logits are filtered in float32. */ \
   X(SAMPLE, "Sample", sample, 1, 1, "temperature:f=1 top_k:i=0 top_p:f=1 seed:i=0") \
-  /* DenseSolve(A[n,n], b[n] or [n,k]) -> x with A x = b (LU with partial pivoting, CPU stream). */ \
+  /* DenseSolve(A[n,n], b[n] or [n,k]) -> x of b's shape with A x = b (numpy.linalg.solve): LU   \
+   * with partial pivoting (mx::linalg::solve, LAPACK) on MLX's CPU stream even when the         \
+   * executable runs on a GPU. float32/float64 (float16/bfloat16 solve in float32); A and b share \
+   * a dtype. A singular A (an exactly zero pivot) fails with INVALID_ARGUMENT "singular matrix" \
+   * when the result is evaluated; nearly singular systems are not detected. */ \
   X(DENSE_SOLVE, "DenseSolve", linalg, 2, 2, "") \
-  /* BatchedDenseSolve(A[B,n,n], b[B,n]) -> x[B,n]. */ \
+  /* BatchedDenseSolve(A[B,n,n], b[B,n]) -> x[B,n]: B independent DenseSolve systems. */ \
   X(BATCHED_DENSE_SOLVE, "BatchedDenseSolve", linalg, 2, 2, "") \
   \
   /* ---- extension and host-only ops ---- */ \
-  /* Custom(inputs...): a kernel registered under `name` (see rlx/registry.h); other attributes are \
-   * passed to it. */ \
+  /* Custom(inputs...) -> the outputs of the custom op registered under `name` (rlx/registry.h): \
+   * its arity and infer function give the outputs (any number); its graph kernel expands into rlx \
+   * ops at lowering time, or its host kernel runs on host copies of the inputs (eager and lazy    \
+   * modes only). Every other attribute is passed to the op's functions. Unknown names fail with  \
+   * NOT_FOUND naming the op. */ \
   X(CUSTOM, "Custom", custom, 0, 256, "name:s *") \
   /* Host-only ops of the reference system (rlx-cpu code): UNIMPLEMENTED in rlx. */ \
   X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", unsupported, 0, 256, "*") \

@@ -136,6 +136,10 @@ int rlx_reduce_kind(const char *k);
 /* ONNX Slice clamping of one axis: output length; *out_start the effective start. */
 int64_t rlx_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *out_start);
 
+/* fftsample: the FFT norm names backward, ortho, forward -> 0, 1, 2 (mx::fft::FFTNorm order); -1
+ * when unknown. */
+int rlx_fft_norm(const char *name);
+
 /* Node of value v and the output index within it. */
 static inline const rlx_node *rlx_value_node(const rlx_graph *g, rlx_value v) {
   return &g->nodes[g->val_node[v]];

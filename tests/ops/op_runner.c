@@ -181,6 +181,13 @@ static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out
   return NULL;
 }
 
+/* Scalar i of a tensor as a double: element i, or for complex64 the i-th float of the
+ * interleaved (re, im) pairs, so that both parts are compared. */
+static double scalar_at(const rlx_tensor *t, int64_t i) {
+  if (rlx_tensor_dtype(t) == RLX_DTYPE_C64) return ((const float *)rlx_tensor_cdata(t))[i];
+  return rlx_tensor_get_f64(t, i);
+}
+
 /* |got - want| <= atol + rtol |want| elementwise (NaN matches NaN); exact for ints and bools. */
 static bool compare(const rlx_tensor *got, const rlx_tensor *want, double atol, double rtol, char *why, size_t cap) {
   const rlx_type *a = rlx_tensor_type(got), *b = rlx_tensor_type(want);
@@ -192,10 +199,10 @@ static bool compare(const rlx_tensor *got, const rlx_tensor *want, double atol, 
     return false;
   }
   bool exact = !rlx_dtype_is_float(a->dtype) && a->dtype != RLX_DTYPE_C64;
-  int64_t n = rlx_tensor_numel(got), bad = 0, first = -1;
+  int64_t n = rlx_tensor_numel(got) * (a->dtype == RLX_DTYPE_C64 ? 2 : 1), bad = 0, first = -1;
   double worst = 0;
   for (int64_t i = 0; i < n; i++) {
-    double x = rlx_tensor_get_f64(got, i), y = rlx_tensor_get_f64(want, i);
+    double x = scalar_at(got, i), y = scalar_at(want, i);
     bool ok = exact ? x == y : (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= atol + rtol * fabs(y);
     if (!ok) {
       bad++;
@@ -205,7 +212,7 @@ static bool compare(const rlx_tensor *got, const rlx_tensor *want, double atol, 
   }
   if (bad) {
     snprintf(why, cap, "%lld of %lld elements differ; first at %lld: got %.9g expected %.9g; max abs diff %.3g", (long long)bad, (long long)n,
-             (long long)first, rlx_tensor_get_f64(got, first), rlx_tensor_get_f64(want, first), worst);
+             (long long)first, scalar_at(got, first), scalar_at(want, first), worst);
     return false;
   }
   return true;
