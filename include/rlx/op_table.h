@@ -167,9 +167,11 @@
    * Hidden keys get probability 0; a query row that sees no key at all (causal with Sq > Sk, or  \
    * an all-zero custom row) yields 0 (a bias row of -inf everywhere yields NaN, as ONNX). Mask    \
    * inputs have rank 2..4 and broadcast to [B,Hq,Sq,Sk] with NumPy rules (rank 2 = [Sq,Sk],      \
-   * rank 3 = [Hq,Sq,Sk]). Lowered to MLX fast::scaled_dot_product_attention (composed with      \
-   * matmul/softmax when softcap > 0). */ \
-  X(ATTENTION, "Attention", attention, 3, 4, "num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0") \
+   * rank 3 = [Hq,Sq,Sk]). scores_output (none | raw | capped | masked | probs) adds a second      \
+   * output [B,Hq,Sq,Sk]: scale q k^T, after cap, after M (-inf where hidden), or the probabilities \
+   * (ONNX Attention's qk_matmul_output). Lowered to MLX fast::scaled_dot_product_attention        \
+   * (composed with matmul/softmax when softcap > 0 or scores are output). */ \
+  X(ATTENTION, "Attention", attention, 3, 4, "num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0 scores_output:s=none") \
   /* Rope(x, cos, sin): rotary position embedding (Su et al. 2021, RoFormer) of the first R =      \
    * n_rot (0 -> D) dims of each head; dims R..D-1 pass through. x is [..,S,D] (head_dim 0) or     \
    * packed [..,S,H*D] (head_dim = D), float; cos/sin (x's dtype, same shape) are [S',R'] (row p  \

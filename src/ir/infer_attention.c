@@ -110,8 +110,18 @@ rlx_status *rlx_infer_rope_shapes(const rlx_infer_ctx *c) {
 
 rlx_status *rlx_infer_attention(rlx_infer_ctx *c) {
   switch (OP) {
-    case RLX_OP_ATTENTION:
-      return rlx_infer_attention_operands(c, 3, OUT(0));
+    case RLX_OP_ATTENTION: {
+      RLX_TRY(rlx_infer_attention_operands(c, 3, OUT(0)));
+      const char *so = AS("scores_output");
+      if (strcmp(so, "none") == 0) return NULL;
+      if (strcmp(so, "raw") && strcmp(so, "capped") && strcmp(so, "masked") && strcmp(so, "probs"))
+        FAIL(INVALID_ARGUMENT, "scores_output '%s' (expected none, raw, capped, masked or probs)", so);
+      const rlx_type *q = IN(0), *k = IN(1);
+      bool packed = q->rank == 3;
+      c->n_out = 2;
+      *OUT(1) = (rlx_type){.dtype = q->dtype, .rank = 4, .dims = {q->dims[0], AI("num_heads"), q->dims[packed ? 1 : 2], k->dims[packed ? 1 : 2]}};
+      return NULL;
+    }
     case RLX_OP_ROPE:
       RLX_TRY(rlx_infer_rope_shapes(c));
       *OUT(0) = *IN(0);

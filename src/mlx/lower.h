@@ -83,11 +83,13 @@ void rlx_l_attn_from_node(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in
 /* Sets a's mask kind, window and mask tensor from node n's `mask` / `window` attributes and input
  * mask_in (-1 or past the inputs: none). */
 void rlx_l_attn_set_mask(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, int mask_in, rlx_l_attn *a);
-/* Attention output [B,hq,sq,dv]. */
-rlx_mx_arr *rlx_l_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v);
+/* Attention output [B,hq,sq,dv]; when scores is not NULL, *scores receives the scores [B,hq,sq,sk]
+ * of `stage` (see rlx_l_attention_probs; 3 = the probabilities). */
+rlx_mx_arr *rlx_l_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr **scores,
+                            int stage);
 /* The attention probabilities [B,hq,sq,sk] (0 where masked; a row with no visible key is all 0);
- * *scores (when not NULL) receives the scaled scores before soft-capping. */
-rlx_mx_arr *rlx_l_attention_probs(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr **scores);
+ * stages (NULL or 3 slots) receives the scaled scores, the soft-capped ones and the masked ones. */
+rlx_mx_arr *rlx_l_attention_probs(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr **stages);
 /* [B,hq,..] <-> [B,hkv,hq/hkv,..] (query heads grouped by the kv head they use); rank = 4 / 5. */
 rlx_mx_arr *rlx_l_attn_group(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *x, int64_t s, int64_t d);
 rlx_mx_arr *rlx_l_attn_ungroup(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *x, int64_t s, int64_t d);

@@ -56,23 +56,24 @@ static rlx_mx_arr *valid_mask(rlx_lower *L, const rlx_l_attn *a) {
   }
 }
 
-rlx_mx_arr *rlx_l_attention_probs(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr **scores) {
+rlx_mx_arr *rlx_l_attention_probs(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr **stages) {
   rlx_mx *c = L->mx;
   rlx_mx_arr *qs = rlx_mx_binary(c, RLX_MXB_MULTIPLY, q, rlx_mx_scalar(c, a->scale, a->dt));
   rlx_mx_arr *kt = rlx_l_swap(L, kv_grouped(L, a, k, a->d), 5, 3, 4);
   rlx_mx_arr *s = rlx_l_attn_ungroup(L, a, rlx_mx_matmul(c, rlx_l_attn_group(L, a, qs, a->sq, a->d), kt), a->sq, a->sk);
-  if (scores) *scores = s;
+  if (stages) stages[0] = s;
   if (a->softcap > 0) {
     rlx_mx_arr *cap = rlx_mx_scalar(c, a->softcap, a->dt);
     s = rlx_mx_binary(c, RLX_MXB_MULTIPLY, rlx_mx_unary(c, RLX_MXU_TANH, rlx_mx_binary(c, RLX_MXB_DIVIDE, s, cap)), cap);
   }
+  if (stages) stages[1] = s;
   if (a->mask_kind == 4) s = rlx_mx_binary(c, RLX_MXB_ADD, s, rlx_mx_astype(c, a->mask, a->dt));
+  /* Hidden keys score -inf; a row with no visible key is NaN after softmax and becomes 0 again. */
   rlx_mx_arr *valid = valid_mask(L, a);
-  if (!valid) return rlx_mx_softmax(c, s, 3, true);
-  /* Masked scores are -inf; a row with no visible key is NaN after softmax and becomes 0 again. */
-  rlx_mx_arr *zero = rlx_mx_scalar(c, 0, a->dt);
-  rlx_mx_arr *p = rlx_mx_softmax(c, rlx_mx_where(c, valid, s, rlx_mx_scalar(c, -INFINITY, a->dt)), 3, true);
-  return rlx_mx_where(c, valid, p, zero);
+  if (valid) s = rlx_mx_where(c, valid, s, rlx_mx_scalar(c, -INFINITY, a->dt));
+  if (stages) stages[2] = s;
+  rlx_mx_arr *p = rlx_mx_softmax(c, s, 3, true);
+  return valid ? rlx_mx_where(c, valid, p, rlx_mx_scalar(c, 0, a->dt)) : p;
 }
 
 /* MLX's fused kernel: no soft-capping. MLX aligns "causal" bottom-right like rlx; for Sq > Sk the
@@ -92,17 +93,20 @@ static rlx_mx_arr *fast_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr 
   return rlx_mx_where(c, any, y, rlx_mx_scalar(c, 0, a->dt));
 }
 
-rlx_mx_arr *rlx_l_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v) {
-  if (a->softcap <= 0) return fast_attention(L, a, q, k, v);
+rlx_mx_arr *rlx_l_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr **scores,
+                            int stage) {
+  if (a->softcap <= 0 && !scores) return fast_attention(L, a, q, k, v);
   rlx_mx *c = L->mx;
-  rlx_mx_arr *p = rlx_l_attn_group(L, a, rlx_l_attention_probs(L, a, q, k, NULL), a->sq, a->sk);
+  rlx_mx_arr *st[3], *p = rlx_l_attention_probs(L, a, q, k, st);
+  if (scores) *scores = stage < 3 ? st[stage] : p;
+  p = rlx_l_attn_group(L, a, p, a->sq, a->sk);
   return rlx_l_attn_ungroup(L, a, rlx_mx_matmul(c, p, kv_grouped(L, a, v, a->dv)), a->sq, a->dv);
 }
 
-static int mask_kind(const char *m) {
-  static const char *kinds[] = {"none", "causal", "sliding_window", "custom", "bias"};
-  for (int i = 0; i < 5; i++)
-    if (strcmp(m, kinds[i]) == 0) return i;
+/* Index of s in names[0..n), 0 when absent (inference validated it). */
+static int kind_of(const char *s, const char *const *names, int n) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(s, names[i]) == 0) return i;
   return 0;
 }
 
@@ -130,7 +134,8 @@ void rlx_l_attn_from_node(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in
 }
 
 void rlx_l_attn_set_mask(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, int mask_in, rlx_l_attn *a) {
-  a->mask_kind = mask_kind(rlx_node_s(n, "mask"));
+  static const char *kinds[] = {"none", "causal", "sliding_window", "custom", "bias"};
+  a->mask_kind = kind_of(rlx_node_s(n, "mask"), kinds, 5);
   a->window = rlx_node_i(n, "window");
   if (mask_in >= 0 && (uint32_t)mask_in < n->n_in) a->mask = in[mask_in], a->mask_dt = rlx_in_type(L, n, (uint32_t)mask_in)->dtype;
 }
@@ -139,7 +144,9 @@ static void lower_attention(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *
   rlx_l_attn a;
   rlx_mx_arr *qkv[3];
   rlx_l_attn_from_node(L, n, in, 3, &a, qkv);
-  rlx_mx_arr *y = rlx_l_attention(L, &a, qkv[0], qkv[1], qkv[2]);
+  static const char *stages[] = {"none", "raw", "capped", "masked", "probs"};
+  int stage = kind_of(rlx_node_s(n, "scores_output"), stages, 5);
+  rlx_mx_arr *y = rlx_l_attention(L, &a, qkv[0], qkv[1], qkv[2], stage ? &out[1] : NULL, stage - 1);
   out[0] = a.packed ? rlx_l_merge_heads(L, y, a.B, a.sq, a.hq, a.dv) : y;
 }
 

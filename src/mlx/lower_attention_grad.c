@@ -18,7 +18,7 @@ static rlx_mx_arr *fold_groups(rlx_lower *L, rlx_mx_arr *x) {
  * Masked entries have P = 0 and so no gradient. */
 static rlx_mx_arr *attention_backward(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *const *qkv, rlx_mx_arr *dy, int wrt) {
   rlx_mx *c = L->mx;
-  rlx_mx_arr *s, *p = rlx_l_attention_probs(L, a, qkv[0], qkv[1], &s);
+  rlx_mx_arr *st[3], *p = rlx_l_attention_probs(L, a, qkv[0], qkv[1], st), *s = st[0];
   rlx_mx_arr *dy5 = rlx_l_attn_group(L, a, dy, a->sq, a->dv);
   if (wrt == 2) return fold_groups(L, rlx_mx_matmul(c, rlx_l_swap(L, rlx_l_attn_group(L, a, p, a->sq, a->sk), 5, 3, 4), dy5));
   rlx_mx_arr *vt = rlx_mx_reshape(c, rlx_l_swap(L, qkv[2], 4, 2, 3), 5, (int64_t[]){a->B, a->hkv, 1, a->dv, a->sk});

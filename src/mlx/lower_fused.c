@@ -45,7 +45,7 @@ static rlx_mx_arr *attention_block(rlx_lower *L, const rlx_node *n, const rlx_fu
   for (int i = 0; io->cos >= 0 && i < 2; i++)
     p[i] = rlx_l_rope(L, p[i], th, in[io->cos], in[io->sin], rlx_in_type(L, n, (uint32_t)io->cos), D, 0, false, 1.0);
   for (int i = 0; i < 3; i++) p[i] = rlx_l_split_heads(L, p[i], B, S, H, D);
-  rlx_mx_arr *y = rlx_l_merge_heads(L, rlx_l_attention(L, &a, p[0], p[1], p[2]), B, S, H, D);
+  rlx_mx_arr *y = rlx_l_merge_heads(L, rlx_l_attention(L, &a, p[0], p[1], p[2], NULL, 0), B, S, H, D);
   return linear(L, y, in[io->out_w], opt_in(in, io->out_b));
 }
 

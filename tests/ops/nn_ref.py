@@ -44,7 +44,8 @@ def causal_valid(sq, sk, window=0):
 
 def attention_parts(q, k, v, num_heads, num_kv_heads=0, mask="none", window=0, scale=0.0, softcap=0.0, m=None):
     """Forward pieces in float64 on [B,H,S,D] operands (kv heads repeated): q, k, v, s (scaled
-    scores), valid (bool or None), bias (or None), p (probabilities), y."""
+    scores), t (soft-capped), u (masked: -inf where hidden), valid (bool or None), p
+    (probabilities), y."""
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     hkv = num_kv_heads or num_heads
     if q.ndim == 3:
@@ -66,7 +67,7 @@ def attention_parts(q, k, v, num_heads, num_kv_heads=0, mask="none", window=0, s
     if valid is not None:
         u = np.where(valid, u, -np.inf)
     p = softmax(u)
-    return dict(q=q, k=k, v=v, s=s, sc=sc, valid=valid, p=p, y=p @ v, rep=rep)
+    return dict(q=q, k=k, v=v, s=s, t=t, u=u, sc=sc, valid=valid, p=p, y=p @ v, rep=rep)
 
 
 def attention(q, k, v, num_heads, **kw):

@@ -7,7 +7,7 @@ error cases."""
 import numpy as np
 
 import nn_ref as R
-from opcase import IS, Case, F, I, S, node
+from opcase import IS, Case, F, I, S, node, sym
 
 rng = np.random.default_rng(7)
 
@@ -95,6 +95,27 @@ def attention_cases():
         yield att_case(f"att_dv_r{layout}", q2, k2, v2, 4, num_kv_heads=2)
         yield att_case(f"att_dv_causal_r{layout}", q2, k2, v2, 4, num_kv_heads=2, mask="causal")
         yield att_case(f"att_dv_softcap_r{layout}", q2, k2, v2, 4, num_kv_heads=2, softcap=1.0)
+    # the scores as a second output, at each stage (packed and rank 4, GQA, softcap, custom / bias masks)
+    for layout, mask in ((4, "custom"), (3, "bias")):
+        q, k, v = qkv(layout, 2, 4, 2, 3, 5, 4)
+        m = rng.integers(0, 2, size=(3, 5)) != 0 if mask == "custom" else rnd(1, 3, 5, lo=-2, hi=2)
+        kw = dict(num_kv_heads=2, mask=mask, softcap=1.5, m=m)
+        f = R.attention_parts(q, k, v, 4, **kw)
+        for stage, key in (("raw", "s"), ("capped", "t"), ("masked", "u"), ("probs", "p")):
+            attrs = att_attrs(4, num_kv_heads=2, mask=mask, softcap=1.5)
+            attrs["scores_output"] = S(stage)
+            y = R.merge_heads(f["y"]) if layout == 3 else f["y"]
+            yield Case(f"att_scores_{stage}_r{layout}", [node("Attention", ["q", "k", "v", "m"], ["y", "s"], **attrs)],
+                       {"q": q, "k": k, "v": v, "m": m}, {"y": y.astype(np.float32), "s": f[key].astype(np.float32)},
+                       atol=2e-6, rtol=2e-5)
+    # symbolic sequence lengths (bound at run time), packed and rank 4
+    for layout in (4, 3):
+        q, k, v = qkv(layout, 2, 2, 2, 3, 5, 4)
+        c = att_case(f"att_symbolic_r{layout}", q, k, v, 2, mask="sliding_window", window=2)
+        seq = 2 if layout == 4 else 1
+        c.dims = {nm: [sym(0 if nm == "q" else 1) if i == seq else d for i, d in enumerate(a.shape)]
+                  for nm, a in (("q", q), ("k", k), ("v", v))}
+        yield c
     # size-1 dims everywhere: B = H = Sq = Sk = D = 1
     q1, k1, v1 = qkv(4, 1, 1, 1, 1, 1, 1)
     yield att_case("att_all_ones", q1, k1, v1, 1, mask="causal")
@@ -127,6 +148,7 @@ def attention_errors():
     yield bad("att_err_heads", {"q": q, "k": k, "v": v}, att_attrs(3))
     yield bad("att_err_gqa", {"q": q, "k": k, "v": v}, att_attrs(2, num_kv_heads=3))
     yield bad("att_err_softcap", {"q": q, "k": k, "v": v}, att_attrs(2, softcap=-1.0))
+    yield bad("att_err_scores", {"q": q, "k": k, "v": v}, {**att_attrs(2), "scores_output": S("logits")})
     yield bad("att_err_dtype", {"q": q, "k": k.astype(np.float16), "v": v}, att_attrs(2))
     yield bad("att_err_rank", {"q": q[0, 0], "k": k[0, 0], "v": v[0, 0]}, att_attrs(2))
     yield bad("att_err_mask_shape", {"q": q, "k": k, "v": v, "m": np.ones((3, 4), bool)}, att_attrs(2, mask="custom"))
@@ -173,6 +195,11 @@ def rope_cases():
     xt = rnd(2, 5, 3, 8)
     c, s = tables(5, 8)
     want = R.rope(xt.transpose(0, 2, 1, 3), c, s).astype(np.float32)
+    xs = rnd(2, 3, 5, 8)
+    c, s = tables(6, 8)
+    yield Case("rope_symbolic_seq", [node("Rope", ["x", "c", "s"], ["y"])], {"x": xs, "c": c, "s": s},
+               {"y": R.rope(xs, c, s).astype(np.float32)}, atol=2e-6, rtol=2e-5, dims={"x": [2, 3, sym(0), 8]})
+    c, s = tables(5, 8)
     yield Case("rope_noncontiguous", [node("Transpose", ["xt"], ["x"], perm=IS([0, 2, 1, 3])),
                                       node("Rope", ["x", "c", "s"], ["y"])],
                {"xt": xt, "c": c, "s": s}, {"y": want}, atol=2e-6, rtol=2e-5)

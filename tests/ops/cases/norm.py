@@ -4,7 +4,7 @@ size-1 normalized axes, float16, non-contiguous inputs (a Transpose feeding the 
 import numpy as np
 
 import nn_ref as R
-from opcase import IS, Case, F, I, node, simple
+from opcase import IS, Case, F, I, node, simple, sym
 
 rng = np.random.default_rng(3)
 
@@ -59,6 +59,11 @@ def ln2d_ref(x, g, b, eps=1e-5):
 def cases():
     yield from ln_cases("LayerNorm", R.layer_norm, 1e-5)
     yield from ln_cases("RmsNorm", R.rms_norm, 1e-6)
+    # symbolic leading dims (bound at run time)
+    x = rnd(3, 4, 6)
+    g, b = rnd(6), rnd(6)
+    yield Case("ln_symbolic", [node("LayerNorm", ["x", "g", "b"], ["y"])], {"x": x, "g": g, "b": b},
+               {"y": R.layer_norm(x, g, b).astype(np.float32)}, atol=2e-5, rtol=2e-5, dims={"x": [sym(0), sym(1), 6]})
     # LayerNorm2d: over C at every (n, h, w) of NCHW
     for shape in ((2, 3, 4, 5), (1, 6, 1, 1), (2, 4, 3, 1)):
         x = rnd(*shape)
