@@ -125,36 +125,62 @@
    * GGUF (gguf_q2k..q8k), nvfp4 and fp8 (fp8_e4m3, fp8_e5m2) schemes are UNIMPLEMENTED. */ \
   X(DEQUANT_MATMUL, "DequantMatMul", matmul, 3, 4, "scheme:s block_size:i=32") \
   \
-  /* ---- normalization ---- */ \
-  /* LayerNorm(x, gamma, [beta]) over the single axis `axis`: (x - mean)/sqrt(var + eps)*gamma +  \
-   * beta, biased variance; gamma/beta have shape [x.shape[axis]] (Ba et al. 2016). */ \
+  /* ---- normalization (float x; gamma/beta in x's dtype) ---- */ \
+  /* LayerNorm(x, gamma, [beta]) over the single axis `axis` (not necessarily the last):           \
+   * (x - mean) / sqrt(var + epsilon) * gamma + beta, biased variance, gamma/beta [x.shape[axis]]  \
+   * broadcast along that axis (Ba et al. 2016). Lowered to MLX fast::layer_norm on the axis moved \
+   * last. ONNX LayerNormalization (several trailing axes) is imported as a reshape to one axis. */ \
   X(LAYER_NORM, "LayerNorm", norm, 2, 3, "axis:i=-1 epsilon:f=1e-5") \
-  /* LayerNorm2d(x[N,C,H,W], gamma[C], [beta[C]]): LayerNorm over C at every (n, h, w). */ \
+  /* LayerNorm2d(x[N,C,H,W], gamma[C], [beta[C]]): LayerNorm over the channels C at every (n, h, w) \
+   * (ConvNeXt's channels-first LayerNorm; Liu et al. 2022) = LayerNorm with axis 1. */ \
   X(LAYER_NORM_2D, "LayerNorm2d", norm, 2, 3, "epsilon:f=1e-5") \
-  /* RmsNorm(x, gamma, [beta]) over `axis`: x / sqrt(mean(x^2) + eps) * gamma + beta (Zhang &   \
-   * Sennrich 2019). */ \
+  /* RmsNorm(x, gamma, [beta]) over `axis`: x / sqrt(mean(x^2) + epsilon) * gamma [+ beta], gamma and \
+   * beta [x.shape[axis]] (Zhang & Sennrich 2019; beta, when given, is added). MLX fast::rms_norm. */ \
   X(RMS_NORM, "RmsNorm", norm, 2, 3, "axis:i=-1 epsilon:f=1e-6") \
-  /* GroupNorm(x[N,C,...], gamma[C], beta[C]): statistics over each group of C/num_groups channels \
-   * and all spatial dims (Wu & He 2018; ONNX GroupNormalization-21). */ \
+  /* GroupNorm(x[N,C,...], gamma[C], beta[C]), rank >= 2: the C channels form num_groups groups of  \
+   * C/num_groups consecutive channels; each (n, group) is normalized over its channels and every   \
+   * spatial position, (x - mean) / sqrt(var + epsilon) (biased variance), then scaled and shifted  \
+   * per channel (Wu & He 2018; ONNX GroupNormalization-21). num_groups = C is InstanceNorm. */ \
   X(GROUP_NORM, "GroupNorm", norm, 3, 3, "num_groups:i epsilon:f=1e-5") \
-  /* Softmax / LogSoftmax along one axis: exp(x - max) / sum(exp(x - max)). */ \
+  /* Softmax / LogSoftmax along one axis (rank >= 1, float): exp(x - max) / sum(exp(x - max)) and   \
+   * x - logsumexp(x), computed stably (MLX precise softmax / logsumexp). */ \
   X(SOFTMAX,     "Softmax",    norm, 1, 1, "axis:i=-1") \
   X(LOG_SOFTMAX, "LogSoftmax", norm, 1, 1, "axis:i=-1") \
   \
   /* ---- attention ---- */ \
-  /* Attention(q, k, v, [mask]): softmax(scale * q k^T + M) v, scale = score_scale (0 -> 1/sqrt(D)); \
-   * softcap > 0 applies softcap * tanh(s / softcap) to the scaled scores first (Gemma 2).         \
-   * Layouts: rank 4 q[B,Hq,Sq,D], k/v[B,Hkv,Sk,D]; rank 3 packed q[B,Sq,Hq*D], k/v[B,Sk,Hkv*D]   \
-   * (output in q's layout). Hq % Hkv == 0 (grouped-query heads; num_kv_heads 0 -> num_heads).     \
-   * mask: none; causal (query i attends keys j <= i + Sk - Sq); sliding_window (causal and        \
-   * j >= i + Sk - Sq - window); custom (4th input, bool or 0/1: nonzero = may attend);            \
-   * bias (4th input, added to the scaled scores). Masks broadcast to [B,H,Sq,Sk]; rank-2 masks     \
-   * are [Sq,Sk]. Vaswani et al. 2017; MLX fast::scaled_dot_product_attention. */ \
-  X(ATTENTION, "Attention", attention, 3, 4, "num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0") \
-  /* Rope(x, cos[S,R/2], sin[S,R/2]): NeoX half-split rotary embedding of the first n_rot (0 -> D)   \
-   * dims of each head: y1 = x1 c - x2 s, y2 = x2 c + x1 s (x1, x2 = halves); the tail passes.      \
-   * x is [..,S,D] (head_dim 0) or packed [..,S,H*D] with head_dim D. Su et al. 2021 (RoFormer). */ \
-  X(ROPE, "Rope", attention, 3, 3, "head_dim:i=0 n_rot:i=0") \
+  /* Attention(q, k, v, [mask]) = softmax(M(cap(scale * q k^T))) v per head (Vaswani et al. 2017). \
+   * Layouts: rank 4 q[B,Hq,Sq,D], k[B,Hkv,Sk,D], v[B,Hkv,Sk,Dv] -> y[B,Hq,Sq,Dv]; rank 3 packed   \
+   * q[B,Sq,Hq*D], k[B,Sk,Hkv*D], v[B,Sk,Hkv*Dv] -> y[B,Sq,Hq*Dv] (heads split from the last dim  \
+   * as [H,D]). Float dtypes, all three equal; computed in that dtype (softmax precise).           \
+   * num_heads = Hq; num_kv_heads = Hkv (0 -> Hq), Hq % Hkv == 0: grouped-query attention, query   \
+   * head h uses kv head h / (Hq/Hkv) (Ainslie et al. 2023). scale = score_scale (0 -> 1/sqrt(D)).  \
+   * cap(s) = softcap * tanh(s / softcap) when softcap > 0 (Gemma 2 logit soft-capping), applied    \
+   * before the mask. M, by `mask`:                                                                 \
+   *   none;                                                                                        \
+   *   causal: query i sees key j iff j <= i + Sk - Sq (bottom-right aligned, as MLX "causal" and   \
+   *     FlashAttention 2; the last query sees every key; for Sq > Sk the first Sq - Sk rows see    \
+   *     none);                                                                                     \
+   *   sliding_window: causal and j >= i + Sk - Sq - window (window > 0: the diagonal key and the   \
+   *     `window` keys before it);                                                                  \
+   *   custom: 4th input, bool or numeric, nonzero = may attend;                                    \
+   *   bias: 4th input, float, added to the capped scores (cast to q's dtype; -inf hides a key).    \
+   * Hidden keys get probability 0; a query row that sees no key at all (causal with Sq > Sk, or  \
+   * an all-zero custom row) yields 0 (a bias row of -inf everywhere yields NaN, as ONNX). Mask    \
+   * inputs have rank 2..4 and broadcast to [B,Hq,Sq,Sk] with NumPy rules (rank 2 = [Sq,Sk],      \
+   * rank 3 = [Hq,Sq,Sk]). scores_output (none | raw | capped | masked | probs) adds a second      \
+   * output [B,Hq,Sq,Sk]: scale q k^T, after cap, after M (-inf where hidden), or the probabilities \
+   * (ONNX Attention's qk_matmul_output). Lowered to MLX fast::scaled_dot_product_attention        \
+   * (composed with matmul/softmax when softcap > 0 or scores are output). */ \
+  X(ATTENTION, "Attention", attention, 3, 4, "num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0 scores_output:s=none") \
+  /* Rope(x, cos, sin): rotary position embedding (Su et al. 2021, RoFormer) of the first R =      \
+   * n_rot (0 -> D) dims of each head; dims R..D-1 pass through. x is [..,S,D] (head_dim 0) or     \
+   * packed [..,S,H*D] (head_dim = D), float; cos/sin (x's dtype, same shape) are [S',R'] (row p  \
+   * for position p, rows 0..S-1 used) or [B|1,S',R'] (a table per batch entry, e.g. gathered by  \
+   * position ids; x needs rank >= 3 and batch dim 0), S' >= S, R' >= R/2, columns 0..R/2-1 used. \
+   * Pairs: interleaved = 0 (GPT-NeoX halves): x1 = x[:R/2], x2 = x[R/2:R]; interleaved = 1 (GPT-J \
+   * pairs, MLX "traditional"): x1 = x[0:R:2], x2 = x[1:R:2]. y1 = x1 cos - x2 sin, y2 = x2 cos +   \
+   * x1 sin, written back to the positions x1 / x2 came from (ONNX RotaryEmbedding-23 formula). */ \
+  X(ROPE, "Rope", attention, 3, 3, "head_dim:i=0 n_rot:i=0 interleaved:i=0") \
   \
   /* ---- shape and data movement ---- */ \
   X(RESHAPE,   "Reshape",   shape, 1, 1, "shape:is") /* same element count; symbols allowed */ \
@@ -206,23 +232,33 @@
    * transformation and nearest modes; `scales` (optional) are the ONNX scales when given. */ \
   X(RESIZE,         "Resize",        conv, 1, 1, "sizes:is scales:fs= mode:s=nearest coordinate_transformation_mode:s=half_pixel nearest_mode:s=round_prefer_floor cubic_coeff_a:f=-0.75 exclude_outside:i=0 extrapolation_value:f=0") \
   \
-  /* ---- fused blocks ---- */ \
-  /* FusedResidualLN(x, r, [bias], gamma, beta) = LayerNorm_last(x + r [+ bias]). */ \
+  /* ---- fused blocks (float; every input in x's dtype) ---- */ \
+  /* FusedResidualLN(x[..,E], r, [bias[E]], gamma[E], beta[E]) = LayerNorm over the last axis of    \
+   * x + r [+ bias] (r has x's shape; bias present iff has_bias = 1). */ \
   X(FUSED_RESIDUAL_LN, "FusedResidualLN", fused, 4, 5, "has_bias:i=0 epsilon:f=1e-5") \
-  /* FusedResidualRmsNorm(x, r, [bias], gamma, [beta]) = RmsNorm_last(x + r [+ bias]). */ \
+  /* FusedResidualRmsNorm(x[..,E], r, [bias[E]], gamma[E], [beta[E]]) = RmsNorm over the last axis \
+   * of x + r [+ bias] [+ beta] (bias present iff has_bias = 1; beta when one more input is given). */ \
   X(FUSED_RESIDUAL_RMS_NORM, "FusedResidualRmsNorm", fused, 3, 5, "has_bias:i=0 epsilon:f=1e-6") \
-  /* FusedSwiGLU(x[..,2N]) = up * silu(gate); gate_first=0: up = x[..,:N], gate = x[..,N:];      \
-   * gate_first=1 swaps them (Shazeer 2020). cast_to >= 0 casts the result to that dtype. */ \
+  /* FusedSwiGLU(x[..,2N]) -> [..,N] = up * silu(gate) (Shazeer 2020): gate_first = 0: up =         \
+   * x[..,:N], gate = x[..,N:]; gate_first = 1: gate = x[..,:N], up = x[..,N:]. cast_to = -1 keeps  \
+   * x's dtype, else the result is cast to that float rlx_dtype. */ \
   X(FUSED_SWIGLU, "FusedSwiGLU", fused, 1, 1, "gate_first:i=0 cast_to:i=-1") \
-  /* FusedAttentionBlock(h[B,S,E], qkv_w[E,3E], out_w[E,E], [mask], [qkv_b[3E], out_b[E]],      \
-   * [cos, sin]): qkv projection, optional Rope, Attention with `mask` semantics, out projection. \
-   * Inputs present follow has_bias / has_rope / mask (mask input present unless mask = none). */ \
-  X(FUSED_ATTENTION_BLOCK, "FusedAttentionBlock", fused, 3, 8, "num_heads:i has_bias:i=0 has_rope:i=0 mask:s=none") \
-  /* FusedTransformerLayer: BERT post-norm block. Inputs: h, qkv_w, [qkv_b], out_w, [out_b],      \
-   * ln1_g, ln1_b, ff1_w, [ff1_b], ff2_w, [ff2_b], ln2_g, ln2_b, [mask] (biases iff has_bias;    \
-   * mask iff mask != none, same semantics as Attention). y1 = LN1(h + Attn(h)); out =          \
-   * LN2(y1 + act(y1 ff1 + b) ff2 + b). Devlin et al. 2019. */ \
-  X(FUSED_TRANSFORMER_LAYER, "FusedTransformerLayer", fused, 8, 14, "num_heads:i epsilon1:f=1e-12 epsilon2:f=1e-12 activation:s=Gelu has_bias:i=1 mask:s=none") \
+  /* FusedAttentionBlock(h[B,S,E], qkv_w[E,3E], out_w[E,E], [mask], [qkv_b[3E], out_b[E]],        \
+   * [cos, sin]) -> [B,S,E], H = num_heads, D = E/H: [q|k|v] = h qkv_w [+ qkv_b] (each [B,S,E],    \
+   * packed heads [H,D]); q, k = Rope(q, k, cos, sin; head_dim D, NeoX halves) when has_rope = 1    \
+   * (cos/sin [>=S, >=D/2]); a = Attention(q, k, v; num_heads H, scale 1/sqrt(D), mask, window) with \
+   * exactly Attention's mask semantics (custom = nonzero may attend, bias = additive, causal /     \
+   * sliding_window bottom-right aligned; the reference system passed every mask as an additive    \
+   * tensor); y = a out_w [+ out_b]. Inputs in the order above: the mask iff mask is custom or bias; \
+   * the biases iff has_bias = 1; cos, sin iff has_rope = 1. */ \
+  X(FUSED_ATTENTION_BLOCK, "FusedAttentionBlock", fused, 3, 8, "num_heads:i has_bias:i=0 has_rope:i=0 mask:s=none window:i=0") \
+  /* FusedTransformerLayer: a BERT post-norm encoder layer (Devlin et al. 2019). Inputs: h[B,S,E],  \
+   * qkv_w[E,3E], [qkv_b], out_w[E,E], [out_b], ln1_g[E], ln1_b[E], ff1_w[E,F], [ff1_b[F]],        \
+   * ff2_w[F,E], [ff2_b[E]], ln2_g[E], ln2_b[E], [mask] (biases iff has_bias = 1; mask iff mask is  \
+   * custom or bias). a = the FusedAttentionBlock sub-block (no rope, same mask semantics);         \
+   * y1 = LayerNorm(h + a; epsilon1); out = LayerNorm(y1 + act(y1 ff1_w + ff1_b) ff2_w + ff2_b;     \
+   * epsilon2); activation: a float unary op name (Gelu, GeluApprox, Relu, ...) or none. */ \
+  X(FUSED_TRANSFORMER_LAYER, "FusedTransformerLayer", fused, 9, 14, "num_heads:i epsilon1:f=1e-12 epsilon2:f=1e-12 activation:s=Gelu has_bias:i=1 mask:s=none window:i=0") \
   \
   /* ---- backward ops (gradients of the forward ops above; checked against finite differences) ---- */ \
   /* ReluBackward(x, dy) = dy where x > 0, else 0. */ \
@@ -231,27 +267,41 @@
    * GeluApprox, Silu, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Rsqrt, Neg, Abs, Sin, Cos, Tan, Atan, \
    * Round); Round uses the straight-through estimator (f' = 1); Sqrt/Rsqrt give 0 where x <= 0. */ \
   X(ACTIVATION_BACKWARD, "ActivationBackward", act_grad, 2, 2, "kind:s") \
-  /* SoftmaxCrossEntropyWithLogits(logits[N,C], labels[N] int) -> loss[N] = logsumexp(l) - l[label]. */ \
+  /* SoftmaxCrossEntropyWithLogits(logits[...,C] float, labels[...] int) -> loss[...] =            \
+   * logsumexp(logits) - logits[label] (stable); a label outside [0, C) selects no class (loss =    \
+   * logsumexp). */ \
   X(SOFTMAX_CROSS_ENTROPY, "SoftmaxCrossEntropyWithLogits", norm_grad, 2, 2, "") \
-  /* SoftmaxCrossEntropyBackward(logits, labels, dloss[N]) = (softmax(l) - onehot) * dloss. */ \
+  /* SoftmaxCrossEntropyBackward(logits, labels, dloss[...]) -> dlogits = (softmax(logits) -       \
+   * onehot(labels)) * dloss[..., None], the gradient of the op above. */ \
   X(SOFTMAX_CROSS_ENTROPY_BACKWARD, "SoftmaxCrossEntropyBackward", norm_grad, 3, 3, "") \
-  /* LayerNorm gradients over `axis` (as LayerNorm): input (x, gamma, dy) -> dx; gamma (x, dy) ->  \
-   * dgamma[D] summed over the other axes; beta (dy) -> dbeta[D]. */ \
+  /* Normalization gradients; xhat = (x - mean) * rstd (RmsNorm: x * rstd, rstd = 1/rms), statistics \
+   * over `axis` (LayerNorm, RmsNorm) or over each group's channels and spatial positions          \
+   * (GroupNorm, x[N,C,...], parameters along C), g = dy * gamma:                                   \
+   *   ...BackwardInput(x, gamma, dy) -> dx = rstd (g - mean(g) - xhat mean(g xhat)) (RmsNorm       \
+   *     without the mean(g) term);                                                                 \
+   *   ...BackwardGamma(x, dy) -> dgamma[D] = sum of dy * xhat over every axis but the parameter one; \
+   *   ...BackwardBeta(dy) -> dbeta[D] = sum of dy over every axis but the parameter one.           \
+   * Attributes as the forward op. Derivation: Ioffe & Szegedy 2015 §3, over the normalized axes. */ \
   X(LAYER_NORM_BACKWARD_INPUT, "LayerNormBackwardInput", norm_grad, 3, 3, "axis:i=-1 epsilon:f=1e-5") \
   X(LAYER_NORM_BACKWARD_GAMMA, "LayerNormBackwardGamma", norm_grad, 2, 2, "axis:i=-1 epsilon:f=1e-5") \
   X(LAYER_NORM_BACKWARD_BETA,  "LayerNormBackwardBeta",  norm_grad, 1, 1, "axis:i=-1") \
   X(RMS_NORM_BACKWARD_INPUT, "RmsNormBackwardInput", norm_grad, 3, 3, "axis:i=-1 epsilon:f=1e-6") \
   X(RMS_NORM_BACKWARD_GAMMA, "RmsNormBackwardGamma", norm_grad, 2, 2, "axis:i=-1 epsilon:f=1e-6") \
   X(RMS_NORM_BACKWARD_BETA,  "RmsNormBackwardBeta",  norm_grad, 1, 1, "axis:i=-1") \
-  /* GroupNorm gradients (x[N,C,...]): input (x, gamma, dy) -> dx; gamma (x, dy) -> [C]; beta (dy). */ \
   X(GROUP_NORM_BACKWARD_INPUT, "GroupNormBackwardInput", norm_grad, 3, 3, "num_groups:i epsilon:f=1e-5") \
   X(GROUP_NORM_BACKWARD_GAMMA, "GroupNormBackwardGamma", norm_grad, 2, 2, "num_groups:i epsilon:f=1e-5") \
   X(GROUP_NORM_BACKWARD_BETA,  "GroupNormBackwardBeta",  norm_grad, 1, 1, "num_groups:i") \
-  /* AttentionBackward(q, k, v, dy, [mask]): the gradient of Attention (same attributes and     \
-   * layouts) with respect to wrt = query | key | value. */ \
+  /* AttentionBackward(q, k, v, dy, [mask]): the gradient of Attention (same attributes, layouts \
+   * and mask semantics; dy has Attention's output type) with respect to wrt = query | key | value; \
+   * the output has that operand's type. With s = scale q k^T, P the probabilities and y = P v:    \
+   * dV = P^T dy, dP = dy v^T, dS = P * (dP - rowsum(dP * P)) * (1 - tanh^2(s / softcap) when      \
+   * softcap > 0), dQ = scale dS k, dK = scale dS^T q; key/value gradients sum over the query heads \
+   * sharing a kv head. Hidden keys and empty rows get no gradient. Probabilities are recomputed   \
+   * (no saved forward state). */ \
   X(ATTENTION_BACKWARD, "AttentionBackward", attention_grad, 4, 5, "wrt:s num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0") \
-  /* RopeBackward(dy, cos, sin): the inverse rotation (Rope with -sin). */ \
-  X(ROPE_BACKWARD, "RopeBackward", attention_grad, 3, 3, "head_dim:i=0 n_rot:i=0") \
+  /* RopeBackward(dy, cos, sin) = dx: Rope's transpose, the inverse rotation (Rope with -sin), for \
+   * the same operand shapes and attributes. */ \
+  X(ROPE_BACKWARD, "RopeBackward", attention_grad, 3, 3, "head_dim:i=0 n_rot:i=0 interleaved:i=0") \
   /* CumsumBackward(dy) -> dx: the gradient of Cumsum(x) with the same axis/exclusive/reverse:   \
    * the cumsum of dy in the opposite direction (dx_i = sum_{j >= i} dy_j for an inclusive forward \
    * scan, j > i exclusive; j <= i / j < i for a reverse one). dx has dy's type. */ \

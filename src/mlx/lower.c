@@ -50,6 +50,17 @@ rlx_mx_arr *rlx_l_reshape(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t) {
   return rlx_mx_reshape(L->mx, a, t->rank, t->dims);
 }
 
+rlx_mx_arr *rlx_l_activation(rlx_lower *L, const char *act, rlx_mx_arr *x, rlx_dtype dt) {
+  rlx_op op;
+  if (strcmp(act, "none") == 0) return x;
+  rlx_status *st = rlx_op_from_name(act, &op);
+  if (st) {
+    rlx_mx_fail(L->mx, st);
+    return NULL;
+  }
+  return rlx_l_unary(L, op, x, dt);
+}
+
 rlx_mx_arr *rlx_l_swap(rlx_lower *L, rlx_mx_arr *a, int rank, int i, int j) {
   int64_t perm[RLX_MAX_RANK];
   for (int k = 0; k < rank; k++) perm[k] = k;

@@ -104,10 +104,7 @@ void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
       rlx_mx_arr *y = rlx_mx_matmul(c, in[0], in[1]);
       if (n->n_in == 3) y = rlx_mx_binary(c, RLX_MXB_ADD, y, in[2]);
-      const char *act = rlx_node_s(n, "activation");
-      rlx_op aop;
-      if (strcmp(act, "none") != 0 && !rlx_op_from_name(act, &aop)) y = rlx_l_unary(L, aop, y, dt);
-      out[0] = y;
+      out[0] = rlx_l_activation(L, rlx_node_s(n, "activation"), y, dt);
       return;
     }
     case RLX_OP_LORA_MATMUL: {

@@ -10,7 +10,12 @@ extern const rlx_onnx_op rlx_onnx_nn_ops[];
 extern const size_t rlx_onnx_nn_ops_len;
 extern const rlx_onnx_op rlx_onnx_fftsample_ops[];
 extern const size_t rlx_onnx_fftsample_ops_len;
+extern const rlx_onnx_op rlx_onnx_attention_ops[];
+extern const size_t rlx_onnx_attention_ops_len;
 
+/* LayerNormalization-shaped ops (x, scale, [bias]; attributes axis, epsilon): normalizes x over its
+ * dims [axis, rank) with the rlx norm `op` (LayerNorm, RmsNorm) on x flattened to [outer, inner]. */
+rlx_status *imp_trailing_norm(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value *y);
 /* y = op(x, c) with c a scalar constant of x's dtype. */
 rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);
 rlx_status *imp_bin(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value b, rlx_value *y);

@@ -281,18 +281,15 @@ static rlx_status *map_group_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
-/* LayerNormalization normalizes over dims [axis, r): flattened to one axis for rlx LayerNorm.
- * The optional Mean and InvStdDev outputs are computed too. */
-static rlx_status *map_layer_norm(rlx_imp *I, const Onnx__NodeProto *n) {
+rlx_status *imp_trailing_norm(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value *out) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, true, &tx));
   int64_t axis = norm_ax(imp_attr_i(n, "axis", -1), tx.rank), outer = 1, inner = 1;
   if (axis < 0 || axis >= tx.rank) IMP_FAIL(OUT_OF_RANGE, "axis for rank %d", tx.rank);
   for (int i = 0; i < tx.rank; i++) *(i < axis ? &outer : &inner) *= tx.dims[i];
-  double eps = imp_attr_f(n, "epsilon", 1e-5);
-  rlx_value x, x2, p[2], y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_reshape(I, n, x, 2, (int64_t[]){outer, inner}, &x2));
+  rlx_value x2, p[2], y;
+  RLX_TRY(imp_in(I, n, 0, &x2));
+  RLX_TRY(imp_reshape(I, n, x2, 2, (int64_t[]){outer, inner}, &x2));
   size_t np = imp_has(n, 2) ? 2 : 1;
   for (size_t i = 0; i < np; i++) {
     RLX_TRY(imp_in(I, n, 1 + i, &p[i]));
@@ -302,9 +299,20 @@ static rlx_status *map_layer_norm(rlx_imp *I, const Onnx__NodeProto *n) {
     RLX_TRY(imp_cast(I, n, p[i], tx.dtype, &p[i]));
   }
   rlx_value in[3] = {x2, p[0], p[1]};
-  rlx_attr a[2] = {RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", eps)};
-  RLX_TRY(imp_add(I, n, RLX_OP_LAYER_NORM, 1 + np, in, 2, a, &y));
-  RLX_TRY(imp_reshape(I, n, y, tx.rank, tx.dims, &y));
+  rlx_attr a[2] = {RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", imp_attr_f(n, "epsilon", 1e-5))};
+  RLX_TRY(imp_add(I, n, op, 1 + np, in, 2, a, &y));
+  return imp_reshape(I, n, y, tx.rank, tx.dims, out);
+}
+
+/* LayerNormalization; the optional Mean and InvStdDev outputs are computed too. */
+static rlx_status *map_layer_norm(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_type tx;
+  rlx_value x, y;
+  RLX_TRY(imp_trailing_norm(I, n, RLX_OP_LAYER_NORM, &y));
+  RLX_TRY(imp_in_type(I, n, 0, true, &tx));
+  RLX_TRY(imp_in(I, n, 0, &x));
+  int64_t axis = norm_ax(imp_attr_i(n, "axis", -1), tx.rank);
+  double eps = imp_attr_f(n, "epsilon", 1e-5);
   RLX_TRY(imp_out(I, n, 0, y));
   if ((n->n_output > 1 && n->output[1][0]) || (n->n_output > 2 && n->output[2][0])) {
     int64_t axes[RLX_MAX_RANK], na = 0;
