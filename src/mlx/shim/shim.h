@@ -175,6 +175,13 @@ rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr
 rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *scales, rlx_mx_arr *biases,
                                     bool transpose, int group_size, int bits);
 
+/* ---- branch control ---- */
+/* mx::fast::gated_delta_update(q, k, v, g, beta, state): the gated delta rule with g the decay
+ * factor itself; state (may be NULL = zeros) is [B,H,Dv,Dk]. Returns y and writes the final
+ * state to *state_out (NULL on failure). */
+rlx_mx_arr *rlx_mx_gated_delta_update(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr *g, rlx_mx_arr *beta,
+                                      rlx_mx_arr *state, rlx_mx_arr **state_out);
+
 #ifdef __cplusplus
 }
 #endif
