@@ -24,31 +24,27 @@ static void set_out(rlx_infer_ctx *c, int k, const char *dims, const int64_t *sz
   for (int d = 0; dims[d]; d++) OUT(k)->dims[d] = sz[(unsigned char)dims[d]];
 }
 
+/* Operand names and dims (one letter per dim) of each op, in input order. */
+typedef struct operand {
+  const char *name, *dims;
+} operand;
+static const operand selective_scan[] = {{"x", "BSH"}, {"delta", "BSH"}, {"A", "HN"}, {"Bm", "BSN"}, {"Cm", "BSN"}};
+/* K = key/query head dim, V = value head dim */
+static const operand gated_delta_net[] = {{"q", "BSHK"}, {"k", "BSHK"}, {"v", "BSHV"}, {"g", "BSH"}, {"beta", "BSH"}, {"state", "BHVK"}};
+
 rlx_status *rlx_infer_sequence(rlx_infer_ctx *c) {
+  const operand *ops = OP == RLX_OP_SELECTIVE_SCAN ? selective_scan : OP == RLX_OP_GATED_DELTA_NET ? gated_delta_net : NULL;
+  if (!ops) FAIL(INTERNAL, "op %s is not in the sequence family", rlx_op_name(OP));
   int64_t sz[128];
   for (int i = 0; i < 128; i++) sz[i] = RLX_DIM_DYNAMIC;
   RLX_TRY(infer_need_float(c, 0));
+  for (int i = 0; i < NIN; i++) RLX_TRY(want_shape(c, i, ops[i].name, ops[i].dims, sz));
   if (OP == RLX_OP_SELECTIVE_SCAN) {
-    RLX_TRY(want_shape(c, 0, "x", "BSH", sz));
-    RLX_TRY(want_shape(c, 1, "delta", "BSH", sz));
-    RLX_TRY(want_shape(c, 2, "A", "HN", sz));
-    RLX_TRY(want_shape(c, 3, "Bm", "BSN", sz));
-    RLX_TRY(want_shape(c, 4, "Cm", "BSN", sz));
     set_out(c, 0, "BSH", sz);
-    return NULL;
-  }
-  if (OP == RLX_OP_GATED_DELTA_NET) {
-    /* K = key/query head dim, V = value head dim */
-    RLX_TRY(want_shape(c, 0, "q", "BSHK", sz));
-    RLX_TRY(want_shape(c, 1, "k", "BSHK", sz));
-    RLX_TRY(want_shape(c, 2, "v", "BSHV", sz));
-    RLX_TRY(want_shape(c, 3, "g", "BSH", sz));
-    RLX_TRY(want_shape(c, 4, "beta", "BSH", sz));
-    if (NIN == 6) RLX_TRY(want_shape(c, 5, "state", "BHVK", sz));
+  } else {
     set_out(c, 0, "BSHV", sz);
     set_out(c, 1, "BHVK", sz);
     c->n_out = 2;
-    return NULL;
   }
-  FAIL(INTERNAL, "op %s is not in the sequence family", rlx_op_name(OP));
+  return NULL;
 }

@@ -8,6 +8,8 @@ extern const rlx_onnx_op rlx_onnx_tensor_ops[];
 extern const size_t rlx_onnx_tensor_ops_len;
 extern const rlx_onnx_op rlx_onnx_nn_ops[];
 extern const size_t rlx_onnx_nn_ops_len;
+extern const rlx_onnx_op rlx_onnx_control_ops[];
+extern const size_t rlx_onnx_control_ops_len;
 
 /* y = op(x, c) with c a scalar constant of x's dtype. */
 rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);
