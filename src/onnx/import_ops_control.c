@@ -56,11 +56,11 @@ static bool same_type(const rlx_type *a, const rlx_type *b) {
 
 /* Stacks vals[0..cnt) (one type) on a new axis 0, in Concat chunks of at most 256. */
 static rlx_status *stack(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *vals, size_t cnt, rlx_value *out) {
-  const rlx_type *t = imp_type(I, vals[0]);
+  rlx_type t = *imp_type(I, vals[0]); /* a copy: adding nodes moves the graph's types */
   int64_t d[RLX_MAX_RANK] = {1};
-  if (t->rank == RLX_MAX_RANK) IMP_FAIL(UNIMPLEMENTED, "stacking %s would exceed rank %d", RLX_TYPE_STR(t), RLX_MAX_RANK);
-  memcpy(d + 1, t->dims, sizeof(int64_t) * (size_t)t->rank);
-  for (size_t i = 0; i < cnt; i++) RLX_TRY(imp_reshape(I, n, vals[i], t->rank + 1, d, &vals[i]));
+  if (t.rank == RLX_MAX_RANK) IMP_FAIL(UNIMPLEMENTED, "stacking %s would exceed rank %d", RLX_TYPE_STR(&t), RLX_MAX_RANK);
+  memcpy(d + 1, t.dims, sizeof(int64_t) * (size_t)t.rank);
+  for (size_t i = 0; i < cnt; i++) RLX_TRY(imp_reshape(I, n, vals[i], t.rank + 1, d, &vals[i]));
   rlx_attr ax = RLX_ATTR_I("axis", 0);
   while (cnt > 1) {
     size_t m = 0;
@@ -414,19 +414,19 @@ static rlx_status *map_scan8(rlx_imp *I, const Onnx__NodeProto *n) {
   if (n->n_input > 256) IMP_FAIL(UNIMPLEMENTED, "Scan with %zu inputs", n->n_input);
   rlx_value in[256];
   for (size_t i = 1; i < n->n_input; i++) RLX_TRY(imp_in(I, n, i, &in[i - 1]));
-  int64_t batch = imp_type(I, in[0])->dims[0];
-  if (imp_type(I, in[0])->rank < 1 || batch < 1 || batch > LOOP_LIMIT)
+  int64_t batch = imp_type(I, in[0])->rank < 1 ? -1 : imp_type(I, in[0])->dims[0];
+  if (batch < 1 || batch > LOOP_LIMIT)
     IMP_FAIL(UNIMPLEMENTED, "Scan-8 needs a static batch dim (input 1 is %s)", RLX_TYPE_STR(imp_type(I, in[0])));
   rlx_value *res = malloc(sizeof(rlx_value) * (size_t)batch * (nout ? nout : 1)), *outs = malloc(sizeof(rlx_value) * (nout ? nout : 1));
   rlx_status *st = res && outs ? NULL : RLX_OOM();
   for (int64_t b = 0; !st && b < batch; b++) {
     rlx_value per[256];
     for (size_t i = 0; !st && i < ns + nx; i++) { /* element b of every input, batch axis dropped */
-      const rlx_type *t = imp_type(I, in[i]);
+      rlx_type t = *imp_type(I, in[i]);
       rlx_attr a[3] = {RLX_ATTR_IS("starts", 1, &b), RLX_ATTR_IS("ends", 1, ((int64_t[]){b + 1})), RLX_ATTR_IS("axes", 1, ((int64_t[]){0}))};
-      st = t->rank < 1 || t->dims[0] != batch ? RLX_ERR(INVALID_ARGUMENT, "input %zu is %s, batch %lld expected", i + 1, RLX_TYPE_STR(t), (long long)batch)
-                                             : imp_add(I, n, RLX_OP_SLICE, 1, &in[i], 3, a, &per[i]);
-      if (!st) st = imp_reshape(I, n, per[i], t->rank - 1, t->dims + 1, &per[i]);
+      st = t.rank < 1 || t.dims[0] != batch ? RLX_ERR(INVALID_ARGUMENT, "input %zu is %s, batch %lld expected", i + 1, RLX_TYPE_STR(&t), (long long)batch)
+                                            : imp_add(I, n, RLX_OP_SLICE, 1, &in[i], 3, a, &per[i]);
+      if (!st) st = imp_reshape(I, n, per[i], t.rank - 1, t.dims + 1, &per[i]);
       if (!st && i >= ns && attr_at(dirs, nd, i - ns)) st = reverse0(I, n, per[i], &per[i]);
     }
     if (!st) st = scan_core(I, n, body, ns, per, nx, per + ns, outs);

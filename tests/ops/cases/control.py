@@ -202,6 +202,10 @@ def scan_cases():
     mapb = sub([("a", F32, (2, 2)), ("b", F32, (2,))], [node("MatMul", ["a", "b"], ["y"])], ["y"])
     yield Case("Scan_map_no_carries", [node("Scan", ["a", "b"], ["y"], body=mapb, length=I(3), num_xs=I(2), num_checkpoints=I(2))],
                {"a": a, "b": b}, {"y": np.einsum("tij,tj->ti", a, b)}, atol=1e-5)
+    # no xs: a fixed number of steps (fori_loop), rank-0 carry, per-step output
+    dbl = sub([("c", F32, ())], [node("Add", ["c", "c"], ["c2"]), node("Neg", ["c2"], ["y"])], ["c2", "y"])
+    yield Case("Scan_no_xs_scalar_carry", [node("Scan", ["c0"], ["c", "ys"], body=dbl, length=I(4))],
+               {"c0": np.array(1.5, np.float32)}, {"c": np.array(24, np.float32), "ys": -np.array([3, 6, 12, 24], np.float32)})
     # length 0: carries pass through, stacked outputs are empty
     yield Case("Scan_length_zero", [node("Scan", ["s0", "xs"], ["s", "traj"], body=add, length=I(0), num_xs=I(1),
                                          save_trajectory=I(1))],
