@@ -325,24 +325,49 @@
   X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity") \
   \
   /* ---- control flow and sequence/state (owned sub-graphs) ---- */ \
-  /* If(cond bool scalar, captures...): both branches are lowered and the outputs selected with \
-   * where(cond, then, else); branch inputs bind positionally to the captures; branches must    \
-   * produce the same number and types of outputs (any number). */ \
+  /* Sub-graph attributes (g) are graphs owned by the node. Binding: the sub-graph's Input nodes, \
+   * in declaration order, take the operands listed per op (their count must match; dtypes,     \
+   * ranks and static dims must agree; a sub-graph symbol takes its operand's size); its Params  \
+   * resolve by name against the executable's params (rlx_executable_set_param sets them, shared \
+   * with the graph by name); its Constants are inline. Outer values a sub-graph needs are passed \
+   * as operands (captures). Loops are unrolled when lowered (MLX graphs have no control flow). */ \
+  /* If(cond bool, captures...) -> outputs of then_branch/else_branch, which both take the       \
+   * captures and return the same number of outputs (>= 1) pairwise of one type (else            \
+   * INVALID_ARGUMENT). output_i = where(cond, then_i, else_i): both branches are computed;       \
+   * cond is a bool scalar (or single element), or a bool tensor that broadcasts into every      \
+   * output without changing its shape (per-element selection). ONNX If. */ \
   X(IF, "If", control, 1, 256, "then_branch:g else_branch:g") \
-  /* While(carried...): runs body (carried -> carried) while cond (carried -> bool scalar) holds, \
-   * at most max_iterations times (unrolled); once cond is false the carried values freeze.     \
-   * Outputs: every carried value. */ \
+  /* While(carried...) -> the final carried values (all of them, same types). cond: carried ->   \
+   * one bool element; body: carried -> carried (same count and types). Runs                     \
+   * `while cond(c): c = body(c)` at most max_iterations (required, >= 0) times, unrolled:        \
+   * active_k = cond held at steps 0..k, c = where(active_k, body(c), c), so the values freeze   \
+   * once cond is false (the unrolled body's later results, NaN included, never leak); eager mode \
+   * reads cond on the host and stops there. */ \
   X(WHILE, "While", control, 1, 256, "cond:g body:g max_iterations:i") \
-  /* Scan(init carries..., bcast..., xs...): for t < length: carries = body(carries, bcast,       \
-   * xs[t]) (xs sliced on axis 0); outputs: the final carries and, with save_trajectory, each    \
-   * carry's stack over t [length, ...]. num_checkpoints is a memory hint of the backward pass. */ \
+  /* Scan(carries..., bcast..., xs...) (num_bcast, num_xs of the inputs; the carries first) ->  \
+   * (final carries..., [trajectories...], ys...), jax.lax.scan with extra broadcast operands: \
+   * for t < length: (carries, y_t...) = body(carries, bcast..., xs[t]...); every xs has leading \
+   * dim `length` (>= 0) and the body sees xs[t] without it. The body returns the carries (same  \
+   * types) then any per-step outputs ys, each stacked over t into [length, ...]. With          \
+   * save_trajectory=1 each carry's value after every step is also stacked ([length, ...carry], \
+   * before the ys). length 0 returns the initial carries and empty stacks. num_checkpoints      \
+   * (>= 0) is a memory hint for a backward pass (rematerialization) and does not change the    \
+   * forward result. ONNX Scan/Loop map onto it. */ \
   X(SCAN, "Scan", control, 1, 256, "body:g length:i save_trajectory:i=0 num_bcast:i=0 num_xs:i=0 num_checkpoints:i=0") \
-  /* SelectiveScan(x[B,S,H], delta[B,S,H], A[H,N], Bm[B,S,N], Cm[B,S,N]) -> y[B,S,H]: the Mamba \
-   * recurrence h_t = exp(delta_t A) h_{t-1} + delta_t Bm_t x_t, y_t = sum_n Cm_t h_t (Gu & Dao 2023). */ \
+  /* SelectiveScan(x[B,S,H], delta[B,S,H], A[H,N], Bm[B,S,N], Cm[B,S,N]) -> y[B,S,H], one float   \
+   * dtype: the Mamba selective-scan recurrence (Gu & Dao 2023, h_t = A_bar h_{t-1} + B_bar x_t,  \
+   * y_t = C h_t, A_bar = exp(delta A), B_bar simplified to delta Bm):                          \
+   * h_t[b,h,n] = exp(delta_t[b,h] A[h,n]) h_{t-1}[b,h,n] + delta_t[b,h] x_t[b,h] Bm_t[b,n],      \
+   * h_{-1} = 0, y_t[b,h] = sum_n Cm_t[b,n] h_t[b,h,n]. Lowered as a parallel prefix scan of the  \
+   * linear recurrence (ceil(log2 S) doubling steps). No D skip term or output gate. */ \
   X(SELECTIVE_SCAN, "SelectiveScan", sequence, 5, 5, "") \
-  /* GatedDeltaNet(q, k, v [B,S,H,N], g, beta [B,S,H], [state [B,H,N,N]]) -> (y [B,S,H,N],     \
-   * final state): S_t = exp(g_t) S_{t-1} + beta_t k_t (v_t - exp(g_t) S_{t-1}^T k_t)^T...      \
-   * (Yang et al. 2024, gated delta rule); state defaults to zeros. */ \
+  /* GatedDeltaNet(q[B,S,H,K], k[B,S,H,K], v[B,S,H,V], g[B,S,H], beta[B,S,H], [state[B,H,V,K]]) \
+   * -> (y[B,S,H,V], final state[B,H,V,K]), one float dtype: the gated delta rule (Yang, Kautz &  \
+   * Hatamizadeh 2024, "Gated Delta Networks"), with S a [V,K] matrix per (b,h), alpha_t =        \
+   * exp(g_t) (g is the log decay): S_t = alpha_t S_{t-1} + beta_t (v_t - alpha_t S_{t-1} k_t)    \
+   * k_t^T, y_t = S_t q_t. state defaults to zeros. q/k normalization and scaling are the        \
+   * caller's. Lowered to MLX's fast::gated_delta_update, which keeps the state in float32       \
+   * (float64 inputs get float32 precision). */ \
   X(GATED_DELTA_NET, "GatedDeltaNet", sequence, 5, 6, "") \
   \
   /* ---- FFT, sampling, solvers ---- */ \

@@ -125,6 +125,15 @@ rlx_status *rlx_shape_broadcast(const rlx_type *a, const rlx_type *b, rlx_type *
  * concrete type of every value to types[0..num_values). Errors name the node. */
 rlx_status *rlx_graph_bind(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types);
 
+/* Types every value of sub-graph `sub` (If/While/Scan body) when its inputs bind positionally to
+ * operands of types in[0..n): dtypes and ranks must match, static dims must agree and each
+ * sub-graph symbol takes one size. With concrete operand types the sub-graph is bound
+ * (rlx_graph_bind); otherwise (building with symbolic dims) its own types are returned with the
+ * symbols that the operands resolve substituted and the rest RLX_DIM_DYNAMIC. types holds
+ * sub->n_vals entries. INVALID_ARGUMENT on an operand count or type mismatch (the input is named),
+ * errors of binding the sub-graph otherwise. */
+rlx_status *rlx_subgraph_bind(const rlx_graph *sub, const rlx_type *in, size_t n, rlx_type *types);
+
 /* Shared by inference and lowering (src/ir). */
 /* Reads a per-spatial-dim int list attribute (nsp entries; pads: 2 nsp), `dflt` when empty. */
 rlx_status *rlx_conv_list(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out);

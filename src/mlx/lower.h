@@ -25,10 +25,23 @@ struct rlx_lower {
  * Errors are annotated with the node label ("node 12 (Conv 'conv1'): ..."). */
 rlx_status *rlx_lower_graph(rlx_lower *L);
 
-/* Lowers a sub-graph (If/While/Scan body): its inputs bind positionally to captures[0..n) (whose
- * shapes also bind its symbols), its params resolve by name through L->param, its constants are
- * made inline; writes its outputs (sub->n_outputs arrays) to outs. */
-rlx_status *rlx_lower_subgraph(rlx_lower *L, const rlx_graph *sub, rlx_mx_arr *const *captures, size_t n, rlx_mx_arr **outs);
+/* A sub-graph (If/While/Scan body) prepared for lowering: typed once against its operand types
+ * (rlx_subgraph_bind), its constants made and its params resolved by name through L->param once;
+ * then run on any number of capture lists (one per loop step). */
+typedef struct rlx_sub {
+  const rlx_graph *g;
+  rlx_type *types;     /* concrete type of every value of g */
+  rlx_mx_arr **leaves; /* per value: the array of each Constant and Param, NULL elsewhere */
+} rlx_sub;
+
+/* Prepares `sub` for operands of (concrete) types in[0..n). Errors: INVALID_ARGUMENT (operand
+ * count or types), NOT_FOUND (a param with no value), binding errors. *out untouched on failure;
+ * free with rlx_sub_free. */
+rlx_status *rlx_sub_prepare(rlx_lower *L, const rlx_graph *sub, const rlx_type *in, size_t n, rlx_sub *out);
+/* Lowers the prepared sub-graph with its inputs bound positionally to captures[0..n) and writes
+ * its outputs (s->g->n_outputs arrays) to outs. Errors name the sub-graph node that failed. */
+rlx_status *rlx_sub_run(rlx_lower *L, const rlx_sub *s, rlx_mx_arr *const *captures, rlx_mx_arr **outs);
+void rlx_sub_free(rlx_sub *s);
 
 /* One lowering function per op family: reads inputs in[0..n->n_in), writes out[0..n->n_out).
  * Errors go to the context (rlx_mx_fail or a failing shim op). */

@@ -12,6 +12,8 @@ extern const rlx_onnx_op rlx_onnx_fftsample_ops[];
 extern const size_t rlx_onnx_fftsample_ops_len;
 extern const rlx_onnx_op rlx_onnx_attention_ops[];
 extern const size_t rlx_onnx_attention_ops_len;
+extern const rlx_onnx_op rlx_onnx_control_ops[];
+extern const size_t rlx_onnx_control_ops_len;
 
 /* LayerNormalization-shaped ops (x, scale, [bias]; attributes axis, epsilon): normalizes x over its
  * dims [axis, rank) with the rlx norm `op` (LayerNorm, RmsNorm) on x flattened to [outer, inner]. */

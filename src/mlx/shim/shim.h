@@ -191,6 +191,12 @@ rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, bool use
 /* true when `a` is a tracer of an mlx::compile trace being built (mx::array::is_tracer): it has
  * no value to evaluate yet. */
 bool rlx_mx_is_tracer(const rlx_mx_arr *a);
+/* ---- branch control ---- */
+/* mx::fast::gated_delta_update(q, k, v, g, beta, state): the gated delta rule with g the decay
+ * factor itself; state (may be NULL = zeros) is [B,H,Dv,Dk]. Returns y and writes the final
+ * state to *state_out (NULL on failure). */
+rlx_mx_arr *rlx_mx_gated_delta_update(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr *g, rlx_mx_arr *beta,
+                                      rlx_mx_arr *state, rlx_mx_arr **state_out);
 
 #ifdef __cplusplus
 }

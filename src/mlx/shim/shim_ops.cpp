@@ -388,4 +388,16 @@ rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, bool use
 
 bool rlx_mx_is_tracer(const rlx_mx_arr *a) { return a && reinterpret_cast<const mx::array *>(a)->is_tracer(); }
 
+// ---- branch control ----
+rlx_mx_arr *rlx_mx_gated_delta_update(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr *g, rlx_mx_arr *beta,
+                                      rlx_mx_arr *state, rlx_mx_arr **state_out) {
+  *state_out = nullptr;
+  SHIM_OP(c, q && k && v && g && beta, ([&] {
+            auto r = mx::fast::gated_delta_update(A(q), A(k), A(v), A(g), A(beta),
+                                                  state ? std::optional<mx::array>(A(state)) : std::nullopt, std::nullopt, c->stream);
+            *state_out = c->put(r[1]);
+            return r[0];
+          })());
+}
+
 }  // extern "C"
