@@ -34,7 +34,14 @@ static rlx_status *expand(rlx_lower *L, const rlx_node *n, const rlx_custom_op_d
                    RLX_TYPE_STR(want));
   }
   if (!st) st = rlx_graph_set_outputs(sub, n->n_out, outs);
-  if (!st) st = rlx_lower_subgraph(L, sub, in, n->n_in, out);
+  rlx_type in_types[256];
+  for (uint32_t i = 0; i < n->n_in; i++) in_types[i] = *rlx_in_type(L, n, i);
+  rlx_sub prepared;
+  if (!st) st = rlx_sub_prepare(L, sub, in_types, n->n_in, &prepared);
+  if (!st) {
+    st = rlx_sub_run(L, &prepared, in, out);
+    rlx_sub_free(&prepared);
+  }
   rlx_graph_free(sub);
   return st;
 }
