@@ -202,9 +202,19 @@
    * as Conv. mean divides by the window size including padding when count_include_pad = 1, else \
    * by the count of real elements (ONNX AveragePool). ceil_mode as ONNX. */ \
   X(POOL,           "Pool",          conv, 1, 1, "kind:s kernel_shape:is strides:is= pads:is= dilations:is= count_include_pad:i=0 ceil_mode:i=0") \
-  /* Resize(x) to `sizes` (same rank): mode nearest|linear|cubic; ONNX Resize-19 coordinate      \
-   * transformation and nearest modes; `scales` (optional) are the ONNX scales when given. */ \
-  X(RESIZE,         "Resize",        conv, 1, 1, "sizes:is scales:fs= mode:s=nearest coordinate_transformation_mode:s=half_pixel nearest_mode:s=round_prefer_floor cubic_coeff_a:f=-0.75 exclude_outside:i=0 extrapolation_value:f=0") \
+  /* Resize(x) to `sizes` (same rank), separably per axis (ONNX Resize-19): mode nearest (any     \
+   * dtype), linear or cubic (Keys 1981 kernel with cubic_coeff_a; float inputs). Per axis, scale \
+   * = scales[i] when given (the ONNX scales), else sizes[i] / in; output index o maps to the    \
+   * source coordinate x by coordinate_transformation_mode: half_pixel (o+.5)/scale-.5,          \
+   * half_pixel_symmetric, pytorch_half_pixel (0 when the output length is 1), align_corners      \
+   * o (in-1)/(scale in - 1), asymmetric o/scale, tf_half_pixel_for_nn (o+.5)/scale (opset 11),   \
+   * tf_crop_and_resize (roi = [starts.., ends..] in normalized input coordinates, default        \
+   * [0..,1..]; coordinates outside [0, in-1] give extrapolation_value). nearest rounds x by       \
+   * nearest_mode (round_prefer_floor|round_prefer_ceil|floor|ceil); linear/cubic weight the      \
+   * taps around x by the kernel, stretched by 1/scale when antialias = 1 and scale < 1 (then    \
+   * renormalized); exclude_outside = 1 zeroes taps outside the input and renormalizes; indices  \
+   * clamp to the edge. Weights are computed in float64, applied in x's dtype. */ \
+  X(RESIZE,         "Resize",        conv, 1, 1, "sizes:is scales:fs= roi:fs= mode:s=nearest coordinate_transformation_mode:s=half_pixel nearest_mode:s=round_prefer_floor cubic_coeff_a:f=-0.75 exclude_outside:i=0 extrapolation_value:f=0 antialias:i=0") \
   \
   /* ---- fused blocks ---- */ \
   /* FusedResidualLN(x, r, [bias], gamma, beta) = LayerNorm_last(x + r [+ bias]). */ \

@@ -47,11 +47,34 @@ UNARY(map_not, RLX_OP_NOT)
 UNARY(map_isnan, RLX_OP_IS_NAN)
 UNARY(map_bitwise_not, RLX_OP_BITWISE_NOT)
 
+/* Before opset 7, B aligns with A starting at `axis` (attribute axis with broadcast = 1; PRelu:
+ * a [C] slope is per channel, axis 1): B gets trailing unit dims so NumPy rules apply. */
+static rlx_status *legacy_align(rlx_imp *I, const Onnx__NodeProto *n, rlx_value a, rlx_value *b, bool prelu) {
+  const rlx_type *ta = imp_type(I, a), *tb = imp_type(I, *b);
+  if (I->opset >= 7 || tb->rank == 0 || tb->rank >= ta->rank) return NULL;
+  int64_t axis;
+  if (prelu) {
+    if (tb->rank != 1 || ta->rank < 2 || tb->dims[0] != ta->dims[1]) return NULL;
+    axis = 1;
+  } else {
+    if (!imp_attr_i(n, "broadcast", 0) || !imp_attr(n, "axis")) return NULL;
+    axis = imp_attr_i(n, "axis", 0);
+    if (axis < 0) axis += ta->rank;
+    if (axis < 0 || axis + tb->rank > ta->rank) IMP_FAIL(INVALID_ARGUMENT, "broadcast axis %lld does not fit %s and %s",
+                                                         (long long)imp_attr_i(n, "axis", 0), RLX_TYPE_STR(ta), RLX_TYPE_STR(tb));
+  }
+  int64_t d[RLX_MAX_RANK];
+  int r = (int)(ta->rank - axis);
+  for (int i = 0; i < r; i++) d[i] = i < tb->rank ? tb->dims[i] : 1;
+  return imp_reshape(I, n, *b, r, d, b);
+}
+
 /* Two-input ops; for compares and arithmetic both inputs must share a dtype (ONNX requires it). */
 static rlx_status *binary(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t na, const rlx_attr *a) {
   rlx_value in[2], y;
   RLX_TRY(imp_in(I, n, 0, &in[0]));
   RLX_TRY(imp_in(I, n, 1, &in[1]));
+  RLX_TRY(legacy_align(I, n, in[0], &in[1], false));
   RLX_TRY(imp_add(I, n, op, 2, in, na, a, &y));
   return imp_out(I, n, 0, y);
 }
@@ -221,6 +244,7 @@ static rlx_status *map_prelu(rlx_imp *I, const Onnx__NodeProto *n) { /* x >= 0 ?
   rlx_value x, s, sx, pos, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_in(I, n, 1, &s));
+  RLX_TRY(legacy_align(I, n, x, &s, true));
   RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, s, &sx));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER_EQUAL, x, 0, &pos));
   RLX_TRY(imp_select(I, n, pos, x, sx, &y));

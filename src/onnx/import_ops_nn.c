@@ -367,70 +367,87 @@ static rlx_status *map_softmax(rlx_imp *I, const Onnx__NodeProto *n) { return so
 static rlx_status *map_log_softmax(rlx_imp *I, const Onnx__NodeProto *n) { return softmax_like(I, n, RLX_OP_LOG_SOFTMAX, false); }
 static rlx_status *map_hardmax(rlx_imp *I, const Onnx__NodeProto *n) { return softmax_like(I, n, RLX_OP_SOFTMAX, true); }
 
-/* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes; 18+: axes) and Upsample. */
+/* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes; 18+: axes) and Upsample. Scales,
+ * sizes and roi must be known at import time; keep_aspect_ratio_policy is resolved here into
+ * sizes and one scale for the listed axes (round half up, as the ONNX operator docs say). */
 static rlx_status *resize(rlx_imp *I, const Onnx__NodeProto *n, bool upsample) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, true, &tx));
-  char mb[32], cb[32], nb[32];
+  int r = tx.rank;
+  char mb[32], cb[32], nb[32], kb[32];
   const char *mode = imp_attr_s(n, "mode", "nearest", mb, sizeof mb);
   if (!strcmp(mode, "bilinear")) mode = "linear";
   bool old = upsample || I->opset < 11;
   const char *ctm = old ? "asymmetric" : imp_attr_s(n, "coordinate_transformation_mode", "half_pixel", cb, sizeof cb);
   const char *nm = old ? "floor" : imp_attr_s(n, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
-  if (imp_attr_i(n, "antialias", 0)) IMP_FAIL(UNIMPLEMENTED, "Resize antialias");
-  char kb[32];
-  if (strcmp(imp_attr_s(n, "keep_aspect_ratio_policy", "stretch", kb, sizeof kb), "stretch"))
-    IMP_FAIL(UNIMPLEMENTED, "keep_aspect_ratio_policy '%s'", kb);
-  int64_t *axes = NULL;
+  const char *policy = imp_attr_s(n, "keep_aspect_ratio_policy", "stretch", kb, sizeof kb);
+  if (strcmp(policy, "stretch") && strcmp(policy, "not_larger") && strcmp(policy, "not_smaller"))
+    IMP_FAIL(INVALID_ARGUMENT, "keep_aspect_ratio_policy '%s'", policy);
+  /* axes the scales/sizes/roi entries refer to (all by default) */
+  int64_t axes[RLX_MAX_RANK];
   size_t na = 0;
-  size_t nsa = 0;
-  const int64_t *axa = imp_attr_ints(n, "axes", &nsa);
-  if (nsa) {
-    axes = malloc(nsa * 8);
-    if (!axes) return RLX_OOM();
-    for (size_t i = 0; i < nsa; i++) axes[i] = norm_ax(axa[i], tx.rank);
-    na = nsa;
+  const int64_t *axa = imp_attr_ints(n, "axes", &na);
+  if (na > (size_t)r) IMP_FAIL(INVALID_ARGUMENT, "axes has %zu entries for rank %d", na, r);
+  for (size_t i = 0; i < na; i++) {
+    axes[i] = norm_ax(axa[i], r);
+    if (axes[i] < 0 || axes[i] >= r) IMP_FAIL(OUT_OF_RANGE, "axis %lld for rank %d", (long long)axa[i], r);
   }
-  double scales[RLX_MAX_RANK];
+  if (!na)
+    for (int i = 0; i < r; i++) axes[na++] = i;
+  double scales[RLX_MAX_RANK], roi[2 * RLX_MAX_RANK];
   int64_t sizes[RLX_MAX_RANK];
-  bool have_scales = false;
-  for (int i = 0; i < tx.rank; i++) scales[i] = 1, sizes[i] = tx.dims[i];
-  double *sc = NULL;
+  for (int i = 0; i < r; i++) scales[i] = 1, sizes[i] = tx.dims[i], roi[i] = 0, roi[i + r] = 1;
+  double *sc = NULL, *ro = NULL;
   int64_t *sz = NULL;
-  size_t nsc = 0, nsz = 0;
+  size_t nsc = 0, nsz = 0, nro = 0;
   rlx_status *st = NULL;
   size_t si = upsample ? 1 : I->opset < 11 ? 1 : 2, zi = 3;
   if (upsample && I->opset < 9) {
     const float *f = imp_attr_floats(n, "scales", &nsc);
     sc = malloc((nsc + 1) * sizeof *sc);
-    for (size_t i = 0; sc && i < nsc; i++) sc[i] = f[i];
+    if (!sc) return RLX_OOM();
+    for (size_t i = 0; i < nsc; i++) sc[i] = f[i];
   } else if (imp_has(n, si)) {
     const rlx_tensor *t = imp_const(I, n, si);
     if (t && rlx_tensor_numel(t) > 0) st = imp_const_floats(I, n, si, "scales", &sc, &nsc);
     else if (!t) st = RLX_ERR(UNIMPLEMENTED, "scales must be known at import time");
   }
-  if (!st && !upsample && I->opset >= 11 && imp_has(n, zi)) st = imp_const_ints(I, n, zi, "sizes", &sz, &nsz);
+  if (!st && !old && imp_has(n, zi)) st = imp_const_ints(I, n, zi, "sizes", &sz, &nsz);
+  if (!st && !old && imp_has(n, 1) && !strcmp(ctm, "tf_crop_and_resize")) st = imp_const_floats(I, n, 1, "roi", &ro, &nro);
+  if (!st && ((nsc && nsc != na) || (nsz && nsz != na) || (nro && nro != 2 * na)))
+    st = RLX_ERR(INVALID_ARGUMENT, "scales/sizes/roi have %zu/%zu/%zu entries for %zu axes", nsc, nsz, nro, na);
+  if (!st && !nsc && !nsz) st = RLX_ERR(INVALID_ARGUMENT, "Resize needs scales or sizes");
+  for (size_t i = 0; !st && i < nro; i++) roi[axes[i]] = ro[i], roi[axes[i] + r] = ro[i + na];
   for (size_t i = 0; !st && i < nsc; i++) {
-    int64_t a = na ? axes[i] : (int64_t)i;
-    if (a >= tx.rank) st = RLX_ERR(INVALID_ARGUMENT, "scales has too many entries");
-    else scales[a] = sc[i], sizes[a] = (int64_t)floor((double)tx.dims[a] * sc[i]), have_scales = true;
+    int64_t a = axes[i];
+    scales[a] = sc[i];
+    sizes[a] = (int64_t)floor((double)tx.dims[a] * (roi[a + r] - roi[a]) * sc[i]);
   }
-  for (size_t i = 0; !st && i < nsz; i++) {
-    int64_t a = na ? axes[i] : (int64_t)i;
-    if (a >= tx.rank) st = RLX_ERR(INVALID_ARGUMENT, "sizes has too many entries");
-    else sizes[a] = sz[i];
+  if (!st && nsz) {
+    double keep = !strcmp(policy, "not_larger") ? INFINITY : -INFINITY;
+    for (size_t i = 0; i < nsz; i++) {
+      double f = tx.dims[axes[i]] ? (double)sz[i] / (double)tx.dims[axes[i]] : 1;
+      keep = !strcmp(policy, "not_larger") ? fmin(keep, f) : fmax(keep, f);
+    }
+    for (size_t i = 0; i < nsz; i++) {
+      int64_t a = axes[i];
+      if (!strcmp(policy, "stretch")) sizes[a] = sz[i];
+      else scales[a] = keep, sizes[a] = (int64_t)floor(keep * (double)tx.dims[a] + 0.5);
+    }
   }
-  free(sc), free(sz), free(axes);
+  bool have_scales = nsc || (nsz && strcmp(policy, "stretch"));
+  free(sc), free(sz), free(ro);
   if (st) return st;
-  if (!nsc && !nsz) IMP_FAIL(INVALID_ARGUMENT, "Resize needs scales or sizes");
   rlx_value x, y;
   RLX_TRY(imp_in(I, n, 0, &x));
-  rlx_attr a[8] = {RLX_ATTR_IS("sizes", (size_t)tx.rank, sizes), RLX_ATTR_FS("scales", have_scales ? (size_t)tx.rank : 0, scales),
-                   RLX_ATTR_S("mode", mode), RLX_ATTR_S("coordinate_transformation_mode", ctm), RLX_ATTR_S("nearest_mode", nm),
-                   RLX_ATTR_F("cubic_coeff_a", imp_attr_f(n, "cubic_coeff_a", -0.75)),
-                   RLX_ATTR_I("exclude_outside", imp_attr_i(n, "exclude_outside", 0)),
-                   RLX_ATTR_F("extrapolation_value", imp_attr_f(n, "extrapolation_value", 0))};
-  RLX_TRY(imp_add(I, n, RLX_OP_RESIZE, 1, &x, 8, a, &y));
+  rlx_attr a[10] = {RLX_ATTR_IS("sizes", (size_t)r, sizes), RLX_ATTR_FS("scales", have_scales ? (size_t)r : 0, scales),
+                    RLX_ATTR_FS("roi", nro ? 2 * (size_t)r : 0, roi), RLX_ATTR_S("mode", mode),
+                    RLX_ATTR_S("coordinate_transformation_mode", ctm), RLX_ATTR_S("nearest_mode", nm),
+                    RLX_ATTR_F("cubic_coeff_a", imp_attr_f(n, "cubic_coeff_a", -0.75)),
+                    RLX_ATTR_I("exclude_outside", imp_attr_i(n, "exclude_outside", 0)),
+                    RLX_ATTR_F("extrapolation_value", imp_attr_f(n, "extrapolation_value", 0)),
+                    RLX_ATTR_I("antialias", imp_attr_i(n, "antialias", 0))};
+  RLX_TRY(imp_add(I, n, RLX_OP_RESIZE, 1, &x, 10, a, &y));
   return imp_out(I, n, 0, y);
 }
 static rlx_status *map_resize(rlx_imp *I, const Onnx__NodeProto *n) { return resize(I, n, false); }
@@ -479,16 +496,19 @@ static rlx_status *map_mvn(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
-/* LpNormalization: x / ||x||_p along axis (p = 1 or 2). */
+/* LpNormalization: x / ||x||_p along axis (p = 1 or 2); a zero norm divides by 1 (the result is 0). */
 static rlx_status *map_lp_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   int64_t p = imp_attr_i(n, "p", 2), axis = imp_attr_i(n, "axis", -1);
-  rlx_value x, a, y;
+  rlx_value x, a, y, z, one;
   RLX_TRY(imp_in(I, n, 0, &x));
   if (p == 1) RLX_TRY(imp_un(I, n, RLX_OP_ABS, x, &a));
   else if (p == 2) RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, x, &a));
   else IMP_FAIL(UNIMPLEMENTED, "LpNormalization p = %lld", (long long)p);
   RLX_TRY(imp_reduce(I, n, "sum", a, 1, &axis, true, &a));
   if (p == 2) RLX_TRY(imp_un(I, n, RLX_OP_SQRT, a, &a));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_EQUAL, a, 0, &z));
+  RLX_TRY(imp_scalar(I, 1, imp_type(I, a)->dtype, &one));
+  RLX_TRY(imp_select(I, n, z, one, a, &a));
   RLX_TRY(imp_bin(I, n, RLX_OP_DIV, x, a, &y));
   return imp_out(I, n, 0, y);
 }

@@ -153,8 +153,15 @@ size_t imp_nin(const Onnx__NodeProto *n) {
 
 bool imp_has(const Onnx__NodeProto *n, size_t k) { return k < n->n_input && n->input[k][0]; }
 
-static rlx_status *add_param(rlx_imp *I, const char *name, const rlx_tensor *t, rlx_value *out) {
-  return rlx_graph_add_param(I->g, name, rlx_tensor_type(t), out);
+static rlx_status *model_add_param(rlx_onnx_model *m, const char *name, rlx_tensor *t);
+
+/* An initializer used as a graph value becomes a param; the model takes its tensor then (unused
+ * or folded-away initializers are never params and are freed with the scope). */
+static rlx_status *add_param(rlx_imp *I, const char *name, imp_val *v) {
+  RLX_TRY(rlx_graph_add_param(I->g, name, rlx_tensor_type(v->data), &v->v));
+  RLX_TRY(model_add_param(I->model, name, v->data));
+  v->owns_data = false;
+  return NULL;
 }
 
 rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out) {
@@ -172,7 +179,7 @@ static rlx_status *materialize(rlx_imp *I, const char *name, rlx_value *out) {
       /* An outer-scope constant used inside a sub-graph: a local constant copy. */
       return imp_tensor_const(I, v->data, out);
     }
-    RLX_TRY(v->is_init && I->model ? add_param(I, name, v->data, &v->v) : imp_tensor_const(I, v->data, &v->v));
+    RLX_TRY(v->is_init && I->model ? add_param(I, name, v) : imp_tensor_const(I, v->data, &v->v));
     v->has_v = true;
   }
   *out = v->v;
@@ -476,12 +483,11 @@ static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
     const Onnx__TensorProto *tp = gp->initializer[i];
     rlx_tensor *t;
     RLX_TRY(rlx_onnx_tensor_from_proto(tp, I->dir, &t));
-    rlx_status *st = model_add_param(I->model, tp->name ? tp->name : "", t);
+    rlx_status *st = define(I, tp->name ? tp->name : "", (imp_val){.data = t, .owns_data = true, .is_init = true});
     if (st) {
       rlx_tensor_free(t);
       return st;
     }
-    RLX_TRY(define(I, tp->name ? tp->name : "", (imp_val){.data = t, .is_init = true}));
   }
   if (gp->n_sparse_initializer) return RLX_ERR(UNIMPLEMENTED, "sparse initializers are not supported");
   for (size_t i = 0; i < gp->n_input; i++) {
