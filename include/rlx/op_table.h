@@ -180,7 +180,11 @@
   X(SCATTER_ND,       "ScatterND",       gather, 3, 3, "reduction:s=none") /* ONNX ScatterND */ \
   \
   /* ---- reductions, scans, sorting ---- */ \
-  /* Reduce over `axes` (empty = all) with kind sum|mean|max|min|prod; keepdims keeps size-1 dims. */ \
+  /* Reduce(x) over `axes` (empty = all; each axis once) with kind sum|mean|max|min|prod;         \
+   * keepdims keeps size-1 dims. x: a real numeric dtype, or bool for max/min (false < true); the \
+   * output keeps x's dtype (integer mean = sum / count truncated toward zero). An empty          \
+   * reduction gives sum 0, prod 1, max the lowest value (-inf, false), min the highest (+inf,    \
+   * true), mean NaN (0 for integers) (ONNX ReduceMax-20/ReduceMin-20, numpy for the rest). */ \
   X(REDUCE,  "Reduce",  reduce, 1, 1, "kind:s axes:is= keepdims:i=0") \
   /* Cumsum: inclusive (y[i] = sum x[..i]) or exclusive (sum x[..i-1]); reverse sums from the end. */ \
   X(CUMSUM,  "Cumsum",  reduce, 1, 1, "axis:i exclusive:i=0 reverse:i=0") \

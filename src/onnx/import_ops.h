@@ -8,6 +8,8 @@ extern const rlx_onnx_op rlx_onnx_tensor_ops[];
 extern const size_t rlx_onnx_tensor_ops_len;
 extern const rlx_onnx_op rlx_onnx_nn_ops[];
 extern const size_t rlx_onnx_nn_ops_len;
+extern const rlx_onnx_op rlx_onnx_importer_ops[];
+extern const size_t rlx_onnx_importer_ops_len;
 
 /* y = op(x, c) with c a scalar constant of x's dtype. */
 rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);
@@ -17,6 +19,9 @@ rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_va
 /* Reduce x over axes (kind sum/mean/max/min/prod). */
 rlx_status *imp_reduce(rlx_imp *I, const Onnx__NodeProto *n, const char *kind, rlx_value x, size_t na, const int64_t *axes,
                        bool keepdims, rlx_value *y);
+/* x[.., start:start+len, ..] along axis. */
+rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y);
+rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y);
 /* Defines output k of the node as known data (takes ownership of t). */
 rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t);
 /* The static type of input k (from its known data or its graph value); error for symbolic dims

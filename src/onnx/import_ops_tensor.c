@@ -269,9 +269,14 @@ static rlx_status *map_concat(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
-static rlx_status *narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y) {
+rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y) {
   rlx_attr a[3] = {RLX_ATTR_I("axis", axis), RLX_ATTR_I("start", start), RLX_ATTR_I("length", len)};
   return imp_add(I, n, RLX_OP_NARROW, 1, &x, 3, a, y);
+}
+
+rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y) {
+  rlx_attr a = RLX_ATTR_IS("perm", (size_t)rank, perm);
+  return imp_add(I, n, RLX_OP_TRANSPOSE, 1, &x, 1, &a, y);
 }
 
 static rlx_status *map_split(rlx_imp *I, const Onnx__NodeProto *n) {
@@ -302,7 +307,7 @@ static rlx_status *map_split(rlx_imp *I, const Onnx__NodeProto *n) {
   for (size_t i = 0; !st && i < nout; i++) {
     rlx_value x, y;
     st = imp_in(I, n, 0, &x);
-    if (!st) st = narrow(I, n, x, axis, off, sizes[i], &y);
+    if (!st) st = imp_narrow(I, n, x, axis, off, sizes[i], &y);
     if (!st) st = imp_out(I, n, i, y);
     off += sizes[i];
   }
