@@ -417,7 +417,7 @@ static rlx_status *resize(rlx_imp *I, const Onnx__NodeProto *n, bool upsample) {
   if (!st && ((nsc && nsc != na) || (nsz && nsz != na) || (nro && nro != 2 * na)))
     st = RLX_ERR(INVALID_ARGUMENT, "scales/sizes/roi have %zu/%zu/%zu entries for %zu axes", nsc, nsz, nro, na);
   if (!st && !nsc && !nsz) st = RLX_ERR(INVALID_ARGUMENT, "Resize needs scales or sizes");
-  for (size_t i = 0; !st && i < nro; i++) roi[axes[i]] = ro[i], roi[axes[i] + r] = ro[i + na];
+  for (size_t i = 0; !st && nro && i < na; i++) roi[axes[i]] = ro[i], roi[axes[i] + r] = ro[i + na];
   for (size_t i = 0; !st && i < nsc; i++) {
     int64_t a = axes[i];
     scales[a] = sc[i];

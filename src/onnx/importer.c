@@ -347,19 +347,24 @@ const float *imp_attr_floats(const Onnx__NodeProto *n, const char *name, size_t 
   return a ? a->floats : NULL;
 }
 
-/* ---- folding: run a node whose inputs are all known on MLX, keep its outputs as data ---- */
+/* ---- folding: run a node whose inputs are all known on MLX, keep its outputs as data ----
+ * A node whose inputs are known but derive from a provided input value (is_input) is mapped as
+ * usual and folded as well ("known"): its outputs stay run-time values that also carry their
+ * import-time value, for consumers that need one (a Pad's pads computed from a provided shape). */
 
-static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
+static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op, bool *provided) {
+  *provided = false;
   if (op->no_fold) return false;
   for (size_t k = 0; k < n->n_input; k++) {
     if (!n->input[k][0]) continue;
     imp_val *v = lookup(I, n->input[k]);
-    if (!v || !v->data || v->is_input) return false;
+    if (!v || !v->data) return false;
+    *provided |= v->is_input;
   }
   return true;
 }
 
-static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
+static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op, bool known) {
   rlx_imp T = {.opset = I->opset, .opts = I->opts, .dir = I->dir};
   rlx_status *st = rlx_graph_create(&T.g);
   for (size_t k = 0; !st && k < n->n_input; k++) {
@@ -378,7 +383,7 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
     } else if (v->has_v) {
       outs[nrun] = v->v;
       idx[nrun++] = k;
-    } else {
+    } else if (!known) {
       st = define(I, n->output[k], (imp_val){.data = v->data, .owns_data = v->owns_data});
       v->owns_data = false;
     }
@@ -390,8 +395,14 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
     if (!st) st = rlx_executable_create(T.g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex);
     if (!st) st = rlx_executable_run(ex, 0, NULL, NULL, nrun, res);
     for (size_t i = 0; i < nrun; i++) {
-      if (!st) st = define(I, n->output[idx[i]], (imp_val){.data = res[i], .owns_data = true});
-      else rlx_tensor_free(res[i]);
+      imp_val *o = known ? rlx_strmap_get(&I->vals, n->output[idx[i]]) : NULL;
+      if (st || (known && (!o || o->data))) {
+        rlx_tensor_free(res[i]);
+      } else if (known) { /* the run-time value also knows its import-time value */
+        o->data = res[i], o->owns_data = true, o->is_input = true;
+      } else {
+        st = define(I, n->output[idx[i]], (imp_val){.data = res[i], .owns_data = true});
+      }
     }
     rlx_executable_free(ex);
     if (st) st = rlx_status_annotate(st, "folding");
@@ -463,7 +474,10 @@ static rlx_status *map_node(rlx_imp *I, const Onnx__NodeProto *n) {
     st = RLX_ERR(UNIMPLEMENTED, "op %s%s%s is not supported by rlx at opset %lld", n->domain && *n->domain ? n->domain : "",
                  n->domain && *n->domain ? "." : "", n->op_type, (long long)I->opset);
   } else {
-    st = foldable(I, n, op) ? fold(I, n, op) : op->fn(I, n);
+    bool provided;
+    bool all_known = foldable(I, n, op, &provided);
+    st = all_known && !provided ? fold(I, n, op, false) : op->fn(I, n);
+    if (!st && all_known && provided) rlx_status_free(fold(I, n, op, true)); /* optional knowledge */
   }
   if (st) st = rlx_status_annotate(st, "ONNX node '%s' (%s, opset %lld)", node_label(n), n->op_type, (long long)I->opset);
   return st;
