@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx/import_ops.h"
+#include "onnx/import_ops_importer.h"
 
 /* A constant from host data of the given type (copied). */
 static rlx_status *host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out) {
@@ -373,6 +373,9 @@ const rlx_onnx_op rlx_onnx_importer_ops[] = {
     {"NegativeLogLikelihoodLoss", 0, map_nll_loss, false},
     {"SoftmaxCrossEntropyLoss", 0, map_softmax_ce_loss, false},
     {"Einsum", 0, map_einsum, false},
+    {"RNN", 0, rlx_onnx_map_rnn, false},
+    {"GRU", 0, rlx_onnx_map_gru, false},
+    {"LSTM", 0, rlx_onnx_map_lstm, false},
     {"Shrink", 0, map_shrink, false},
     {"Swish", 0, map_swish, false},
     {"HannWindow", 0, map_hann_window, false},

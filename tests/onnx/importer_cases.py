@@ -26,9 +26,10 @@ def f32(*shape, lo=-2.0, hi=2.0):
 class Case:
     """A model of `nodes` over named inputs (dict name -> array, in order); outputs named in `outputs`."""
 
-    def __init__(self, name, nodes, inputs, outputs, opset=OPSET, initializers=None, domains=None):
+    def __init__(self, name, nodes, inputs, outputs, opset=OPSET, initializers=None, domains=None, expected=None):
         self.name, self.nodes, self.inputs, self.outputs = name, nodes, inputs, outputs
         self.opset, self.initializers, self.domains = opset, initializers or {}, domains or {}
+        self.expected = expected  # outputs from a numpy oracle where onnx.reference falls short
 
     def write(self, root):
         vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in self.inputs.items()]
@@ -37,7 +38,7 @@ class Case:
         g = helper.make_graph(self.nodes, self.name, vi, outs, inits)
         imports = [helper.make_opsetid("", self.opset)] + [helper.make_opsetid(d, v) for d, v in self.domains.items()]
         m = helper.make_model(g, opset_imports=imports)
-        want = ReferenceEvaluator(m).run(None, self.inputs)
+        want = self.expected if self.expected is not None else ReferenceEvaluator(m).run(None, self.inputs)
         d = os.path.join(root, "test_" + self.name)
         os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
         onnx.save(m, os.path.join(d, "model.onnx"))
@@ -49,10 +50,112 @@ class Case:
             open(os.path.join(d, "test_data_set_0", f"output_{i}.pb"), "wb").write(t.SerializeToString())
 
 
-def one(name, op, inputs, n_out=1, opset=OPSET, domain="", **attrs):
+def one(name, op, inputs, n_out=1, opset=OPSET, domain="", expected=None, **attrs):
+    """One node; inputs named "" are left out (optional inputs)."""
     outs = [f"y{i}" for i in range(n_out)]
     node = helper.make_node(op, list(inputs), outs, domain=domain or None, **attrs)
-    return Case(name, [node], inputs, outs, opset=opset, domains={domain: 1} if domain else None)
+    feed = {k: v for k, v in inputs.items() if k}
+    return Case(name, [node], feed, outs, opset=opset, domains={domain: 1} if domain else None, expected=expected)
+
+
+# ---- RNN / GRU / LSTM: a numpy oracle (onnx.reference ignores activations, clip and bidirectional) ----
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+ACTS = {"Tanh": lambda x, a, b: np.tanh(x), "Sigmoid": lambda x, a, b: sigmoid(x), "Relu": lambda x, a, b: np.maximum(x, 0),
+        "Affine": lambda x, a, b: a * x + b, "LeakyRelu": lambda x, a, b: np.where(x >= 0, x, a * x),
+        "ScaledTanh": lambda x, a, b: a * np.tanh(b * x), "HardSigmoid": lambda x, a, b: np.clip(a * x + b, 0, 1),
+        "Softsign": lambda x, a, b: x / (1 + np.abs(x))}
+
+
+def recurrent_oracle(kind, X, W, R, B, h0, c0, P, hidden, direction, acts, alphas, betas, clip, lbr, layout):
+    if layout:
+        X = X.transpose(1, 0, 2)
+    S, Bn, _ = X.shape
+    D = 2 if direction == "bidirectional" else 1
+    per = {"RNN": 1, "GRU": 2, "LSTM": 3}[kind]
+    Y, Hs, Cs = np.zeros((S, D, Bn, hidden)), [], []
+    for d in range(D):
+        act = [(lambda x, k=k: ACTS[acts[k]](x, alphas[k], betas[k])) for k in range(d * per, d * per + per)]
+        cl = (lambda x: np.clip(x, -clip, clip)) if clip else (lambda x: x)
+        w, r = W[d].astype(np.float64), R[d].astype(np.float64)
+        b = B[d].astype(np.float64) if B is not None else np.zeros(2 * w.shape[0])
+        g = w.shape[0]
+        wb, rb = b[:g], b[g:]
+        H = h0[d].astype(np.float64) if h0 is not None else np.zeros((Bn, hidden))
+        C = c0[d].astype(np.float64) if c0 is not None else np.zeros((Bn, hidden))
+        steps = range(S - 1, -1, -1) if (d == 1 or direction == "reverse") else range(S)
+        for t in steps:
+            x = X[t].astype(np.float64)
+            if kind == "RNN":
+                H = act[0](cl(x @ w.T + H @ r.T + wb + rb))
+            elif kind == "GRU":
+                hs = hidden
+                z = act[0](cl(x @ w[:hs].T + H @ r[:hs].T + wb[:hs] + rb[:hs]))
+                rr = act[0](cl(x @ w[hs:2 * hs].T + H @ r[hs:2 * hs].T + wb[hs:2 * hs] + rb[hs:2 * hs]))
+                if lbr:
+                    hh = act[1](cl(x @ w[2 * hs:].T + rr * (H @ r[2 * hs:].T + rb[2 * hs:]) + wb[2 * hs:]))
+                else:
+                    hh = act[1](cl(x @ w[2 * hs:].T + (rr * H) @ r[2 * hs:].T + rb[2 * hs:] + wb[2 * hs:]))
+                H = (1 - z) * hh + z * H
+            else:
+                gts = x @ w.T + H @ r.T + wb + rb
+                gi, go, gf, gc = np.split(gts, 4, axis=-1)
+                p = P[d] if P is not None else np.zeros(3 * hidden)
+                i = act[0](cl(gi + p[:hidden] * C))
+                f = act[0](cl(gf + p[2 * hidden:] * C))
+                C = f * C + i * act[1](cl(gc))
+                o = act[0](cl(go + p[hidden:2 * hidden] * C))
+                H = o * act[2](C)
+            Y[t, d] = H
+        Hs.append(H)
+        Cs.append(C)
+    Yh, Yc = np.stack(Hs), np.stack(Cs)
+    if layout:
+        Y, Yh, Yc = Y.transpose(2, 0, 1, 3), Yh.transpose(1, 0, 2), Yc.transpose(1, 0, 2)
+    outs = [Y, Yh] + ([Yc] if kind == "LSTM" else [])
+    return [o.astype(X.dtype) for o in outs]
+
+
+def recurrent_cases():
+    configs = [("fwd", dict()), ("rev", dict(direction="reverse")), ("bidi", dict(direction="bidirectional")),
+               ("layout1", dict(layout=1)), ("clip", dict(clip=0.5)),
+               ("acts", dict(direction="bidirectional", acts=True))]
+    for kind in ["RNN", "GRU", "LSTM"]:
+        G = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
+        per = {"RNN": 1, "GRU": 2, "LSTM": 3}[kind]
+        for tag, cfg in configs:
+            S, Bn, In, Hd = 4, 2, 3, 5
+            direction = cfg.get("direction", "forward")
+            D = 2 if direction == "bidirectional" else 1
+            layout = cfg.get("layout", 0)
+            X = f32(Bn, S, In) if layout else f32(S, Bn, In)
+            W, R, B = f32(D, G * Hd, In, lo=-0.5, hi=0.5), f32(D, G * Hd, Hd, lo=-0.5, hi=0.5), f32(D, 2 * G * Hd, lo=-0.5, hi=0.5)
+            h0 = f32(Bn, D, Hd) if layout else f32(D, Bn, Hd)
+            attrs = dict(hidden_size=Hd, direction=direction, layout=layout)
+            acts, al, be = (["Tanh"], ["Sigmoid", "Tanh"], ["Sigmoid", "Tanh", "Tanh"])[per - 1] * D, [0.0] * per * D, [0.0] * per * D
+            if cfg.get("acts"):
+                acts = (["Relu"], ["HardSigmoid", "Softsign"], ["HardSigmoid", "ScaledTanh", "Affine"])[per - 1] + \
+                       (["LeakyRelu"], ["Sigmoid", "Affine"], ["Sigmoid", "Tanh", "Softsign"])[per - 1]
+                al, be = [0.3, 0.9, 0.7, 0.1, 0.4, 0.6][:per * D], [0.2, 0.5, 1.1, 0.3, 0.7, 0.4][:per * D]
+                attrs.update(activations=acts, activation_alpha=al, activation_beta=be)
+            if cfg.get("clip"):
+                attrs["clip"] = cfg["clip"]
+            if kind == "GRU" and tag == "rev":
+                attrs["linear_before_reset"] = 1
+            h0o = h0.transpose(1, 0, 2) if layout else h0
+            ins = {"X": X, "W": W, "R": R, "B": B, "": None, "h0": h0}
+            c0 = P = None
+            if kind == "LSTM":
+                c0 = f32(*h0.shape)
+                P = f32(D, 3 * Hd, lo=-0.5, hi=0.5)
+                ins.update(c0=c0, P=P)
+            c0o = c0.transpose(1, 0, 2) if (layout and c0 is not None) else c0
+            want = recurrent_oracle(kind, X, W, R, B, h0o, c0o, P, Hd, direction, acts, al, be, cfg.get("clip"),
+                                    attrs.get("linear_before_reset", 0), layout)
+            yield one(f"{kind.lower()}_{tag}", kind, ins, n_out=len(want), expected=want, **attrs)
 
 
 def einsum_cases():
@@ -68,6 +171,7 @@ def einsum_cases():
 
 def all_cases():
     yield from einsum_cases()
+    yield from recurrent_cases()
 
 
 def main():
