@@ -7,8 +7,7 @@
 
 #include "onnx/import_ops_importer.h"
 
-/* A constant from host data of the given type (copied). */
-static rlx_status *host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out) {
+rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out) {
   rlx_tensor *t;
   rlx_type ty;
   RLX_TRY(rlx_type_make(dt, rank, dims, &ty));
@@ -147,7 +146,7 @@ static rlx_status *window(rlx_imp *I, const Onnx__NodeProto *n, double a0, doubl
     w[k] = a0 - a1 * cos(x) + a2 * cos(2 * x);
   }
   rlx_value v;
-  rlx_status *e = host_const(I, RLX_DTYPE_F64, 1, &len, w, &v);
+  rlx_status *e = imp_host_const(I, RLX_DTYPE_F64, 1, &len, w, &v);
   free(w);
   RLX_TRY(e);
   RLX_TRY(imp_cast(I, n, v, dt, &v));
@@ -227,7 +226,7 @@ static rlx_status *ein_diagonal(rlx_imp *I, const Onnx__NodeProto *n, ein_term *
     if (!eye) return RLX_OOM();
     for (int64_t i = 0; i < d; i++) eye[i * d + i] = 1;
     rlx_value m;
-    rlx_status *st = host_const(I, RLX_DTYPE_BOOL, 2, (int64_t[]){d, d}, eye, &m);
+    rlx_status *st = imp_host_const(I, RLX_DTYPE_BOOL, 2, (int64_t[]){d, d}, eye, &m);
     free(eye);
     RLX_TRY(st);
     int64_t md[RLX_MAX_RANK];
@@ -376,6 +375,8 @@ const rlx_onnx_op rlx_onnx_importer_ops[] = {
     {"RNN", 0, rlx_onnx_map_rnn, false},
     {"GRU", 0, rlx_onnx_map_gru, false},
     {"LSTM", 0, rlx_onnx_map_lstm, false},
+    {"GridSample", 0, rlx_onnx_map_grid_sample, false},
+    {"AffineGrid", 0, rlx_onnx_map_affine_grid, false},
     {"Shrink", 0, map_shrink, false},
     {"Swish", 0, map_swish, false},
     {"HannWindow", 0, map_hann_window, false},

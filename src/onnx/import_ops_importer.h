@@ -5,9 +5,16 @@
 
 #include "onnx/import_ops.h"
 
+/* A constant from host data of the given static type (copied); import_ops_importer.c. */
+rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out);
+
 /* import_ops_rnn.c */
 rlx_status *rlx_onnx_map_rnn(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_gru(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_lstm(rlx_imp *I, const Onnx__NodeProto *n);
+
+/* import_ops_grid.c */
+rlx_status *rlx_onnx_map_grid_sample(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_affine_grid(rlx_imp *I, const Onnx__NodeProto *n);
 
 #endif

@@ -31,14 +31,17 @@ class Case:
         self.opset, self.initializers, self.domains = opset, initializers or {}, domains or {}
         self.expected = expected  # outputs from a numpy oracle where onnx.reference falls short
 
-    def write(self, root):
+    def model(self):
         vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in self.inputs.items()]
         outs = [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in self.outputs]
         inits = [numpy_helper.from_array(v, k) for k, v in self.initializers.items()]
         g = helper.make_graph(self.nodes, self.name, vi, outs, inits)
         imports = [helper.make_opsetid("", self.opset)] + [helper.make_opsetid(d, v) for d, v in self.domains.items()]
-        m = helper.make_model(g, opset_imports=imports)
-        want = self.expected if self.expected is not None else ReferenceEvaluator(m).run(None, self.inputs)
+        return helper.make_model(g, opset_imports=imports)
+
+    def write(self, root):
+        m = self.model()
+        want = self.expected if self.expected is not None else reference(self)
         d = os.path.join(root, "test_" + self.name)
         os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
         onnx.save(m, os.path.join(d, "model.onnx"))
@@ -48,6 +51,10 @@ class Case:
         for i, (k, v) in enumerate(zip(self.outputs, want)):
             t = numpy_helper.from_array(np.asarray(v), k)
             open(os.path.join(d, "test_data_set_0", f"output_{i}.pb"), "wb").write(t.SerializeToString())
+
+
+def reference(case):
+    return ReferenceEvaluator(case.model()).run(None, case.inputs)
 
 
 def one(name, op, inputs, n_out=1, opset=OPSET, domain="", expected=None, **attrs):
@@ -169,8 +176,30 @@ def einsum_cases():
         yield one(f"einsum_{k}", "Einsum", ins, equation=eq)
 
 
+def grid_cases():
+    for mode in ["nearest", "linear", "cubic"]:
+        for pad in ["zeros", "border", "reflection"]:
+            for align in [0, 1]:
+                x, g = f32(2, 3, 4, 5), f32(2, 3, 6, 2, lo=-1.7, hi=1.7)
+                yield one(f"gridsample_{mode}_{pad}_{align}", "GridSample", {"x": x, "g": g}, mode=mode, padding_mode=pad,
+                          align_corners=align)
+    for mode in ["nearest", "linear"]:
+        for pad in ["zeros", "reflection"]:
+            x, g = f32(1, 2, 3, 4, 2), f32(1, 2, 3, 2, 3, lo=-1.4, hi=1.4)
+            yield one(f"gridsample_3d_{mode}_{pad}", "GridSample", {"x": x, "g": g}, mode=mode, padding_mode=pad)
+    x, g = f32(1, 1, 3, 3), f32(1, 2, 2, 2)
+    want = reference(one("", "GridSample", {"x": x, "g": g}, mode="linear"))
+    yield one("gridsample_bilinear_opset16", "GridSample", {"x": x, "g": g}, opset=16, expected=want, mode="bilinear")
+    for align in [0, 1]:
+        yield one(f"affine_grid_2d_{align}", "AffineGrid", {"t": f32(2, 2, 3), "s": np.array([2, 1, 3, 4], np.int64)},
+                  align_corners=align)
+        yield one(f"affine_grid_3d_{align}", "AffineGrid", {"t": f32(1, 3, 4), "s": np.array([1, 1, 2, 3, 2], np.int64)},
+                  align_corners=align)
+
+
 def all_cases():
     yield from einsum_cases()
+    yield from grid_cases()
     yield from recurrent_cases()
 
 

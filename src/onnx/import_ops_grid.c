@@ -1,0 +1,287 @@
+/* import_ops_grid.c: ONNX GridSample (16/20/22) and AffineGrid (20) from gathers and elementwise
+ * rlx ops. GridSample follows the ONNX operator docs and the ONNX reference implementation:
+ * coordinates are denormalized per spatial dim (align_corners: (g+1)/2 (L-1), else
+ * ((g+1) L - 1)/2), nearest rounds half to even, border/reflection move coordinates outside
+ * [lo, hi] (lo, hi = -0.5, L-0.5, or 0, L-1 with align_corners) back inside, then every tap index
+ * is fixed by padding_mode (zeros: taps outside read 0; border: clamp; reflection: reflect). The
+ * taps of all spatial dims combine into one gather per tap combination from x flattened to
+ * [N, C, prod(D)]. Cubic uses Keys' kernel with a = -0.75. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/import_ops_importer.h"
+
+enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECTION };
+#define GS_MAX_TAPS 4
+
+typedef struct gs {
+  rlx_imp *I;
+  const Onnx__NodeProto *n;
+  rlx_dtype ft;         /* the float type of the coordinate arithmetic */
+  int pad;
+  bool align;
+  int64_t N, Q;         /* batch, output positions */
+} gs;
+
+static rlx_status *sc(gs *G, rlx_op op, rlx_value x, double c, rlx_value *y) { return imp_with_scalar(G->I, G->n, op, x, c, y); }
+static rlx_status *bin(gs *G, rlx_op op, rlx_value a, rlx_value b, rlx_value *y) { return imp_bin(G->I, G->n, op, a, b, y); }
+
+/* Reflects x into [lo, hi] by the nearer border, repeatedly (the reference's _gs_reflect). */
+static rlx_status *reflect(gs *G, rlx_value x, double lo, double hi, rlx_value *y) {
+  double span = hi - lo;
+  if (span <= 0) { /* a single position: everything maps onto it */
+    RLX_TRY(sc(G, RLX_OP_MUL, x, 0, y));
+    return sc(G, RLX_OP_ADD, *y, lo, y);
+  }
+  rlx_value below, above, dlo, dhi, v[2];
+  RLX_TRY(sc(G, RLX_OP_LESS, x, lo, &below));
+  RLX_TRY(sc(G, RLX_OP_GREATER, x, hi, &above));
+  RLX_TRY(sc(G, RLX_OP_MUL, x, -1, &dlo));
+  RLX_TRY(sc(G, RLX_OP_ADD, dlo, lo, &dlo)); /* lo - x */
+  RLX_TRY(sc(G, RLX_OP_SUB, x, hi, &dhi));   /* x - hi */
+  for (int side = 0; side < 2; side++) {
+    rlx_value d = side ? dhi : dlo, k, r, odd, near, far;
+    RLX_TRY(sc(G, RLX_OP_DIV, d, span, &k));
+    RLX_TRY(imp_un(G->I, G->n, RLX_OP_FLOOR, k, &k));
+    RLX_TRY(sc(G, RLX_OP_MUL, k, span, &r));
+    RLX_TRY(bin(G, RLX_OP_SUB, d, r, &r)); /* the remainder */
+    rlx_attr fm = RLX_ATTR_I("fmod", 0);
+    rlx_value two, in[2];
+    RLX_TRY(imp_scalar(G->I, 2, G->ft, &two));
+    in[0] = k, in[1] = two;
+    RLX_TRY(imp_add(G->I, G->n, RLX_OP_MOD, 2, in, 1, &fm, &odd));
+    RLX_TRY(sc(G, RLX_OP_NOT_EQUAL, odd, 0, &odd));
+    /* even bounce count: measured from the near border; odd: from the far one */
+    RLX_TRY(sc(G, RLX_OP_MUL, r, side ? -1 : 1, &near));
+    RLX_TRY(sc(G, RLX_OP_ADD, near, side ? hi : lo, &near));
+    RLX_TRY(sc(G, RLX_OP_MUL, r, side ? 1 : -1, &far));
+    RLX_TRY(sc(G, RLX_OP_ADD, far, side ? lo : hi, &far));
+    RLX_TRY(imp_select(G->I, G->n, odd, far, near, &v[side]));
+  }
+  RLX_TRY(imp_select(G->I, G->n, above, v[1], x, y));
+  return imp_select(G->I, G->n, below, v[0], *y, y);
+}
+
+static rlx_status *clamp(gs *G, rlx_value x, double lo, double hi, rlx_value *y) {
+  RLX_TRY(sc(G, RLX_OP_MAX, x, lo, y));
+  return sc(G, RLX_OP_MIN, *y, hi, y);
+}
+
+/* Fixes a tap index j (integer valued) of a dim of length L by padding_mode: *idx is an int64
+ * index inside [0, L), *ok (zeros mode only, else 0) a bool mask of in-range taps. */
+static rlx_status *fix_tap(gs *G, rlx_value j, int64_t L, double lo, double hi, rlx_value *idx, rlx_value *ok) {
+  *ok = 0;
+  if (G->pad == PAD_ZEROS) {
+    rlx_value a, b;
+    RLX_TRY(sc(G, RLX_OP_GREATER_EQUAL, j, 0, &a));
+    RLX_TRY(sc(G, RLX_OP_LESS, j, (double)L, &b));
+    RLX_TRY(bin(G, RLX_OP_AND, a, b, ok));
+  } else if (G->pad == PAD_REFLECTION) {
+    RLX_TRY(reflect(G, j, lo, hi, &j));
+  }
+  RLX_TRY(clamp(G, j, 0, (double)(L - 1), &j));
+  return imp_cast(G->I, G->n, j, RLX_DTYPE_I64, idx); /* truncates toward zero */
+}
+
+/* Keys' cubic convolution weights of the taps x0-1..x0+2 for t = x - x0 in [0, 1). */
+static rlx_status *cubic_weights(gs *G, rlx_value t, rlx_value *w) {
+  const double a = -0.75;
+  for (int k = 0; k < 4; k++) {
+    rlx_value d, d2, p;
+    /* distance from the tap: 1+t, t, 1-t, 2-t */
+    RLX_TRY(sc(G, RLX_OP_MUL, t, k < 2 ? 1 : -1, &d));
+    RLX_TRY(sc(G, RLX_OP_ADD, d, k == 0 || k == 2 ? 1 : k == 3 ? 2 : 0, &d));
+    RLX_TRY(bin(G, RLX_OP_MUL, d, d, &d2));
+    if (k == 1 || k == 2) { /* |d| <= 1: ((a+2) d - (a+3)) d^2 + 1 */
+      RLX_TRY(sc(G, RLX_OP_MUL, d, a + 2, &p));
+      RLX_TRY(sc(G, RLX_OP_SUB, p, a + 3, &p));
+      RLX_TRY(bin(G, RLX_OP_MUL, p, d2, &p));
+      RLX_TRY(sc(G, RLX_OP_ADD, p, 1, &w[k]));
+    } else { /* 1 < |d| < 2: ((a d - 5a) d + 8a) d - 4a */
+      RLX_TRY(sc(G, RLX_OP_MUL, d, a, &p));
+      RLX_TRY(sc(G, RLX_OP_SUB, p, 5 * a, &p));
+      RLX_TRY(bin(G, RLX_OP_MUL, p, d, &p));
+      RLX_TRY(sc(G, RLX_OP_ADD, p, 8 * a, &p));
+      RLX_TRY(bin(G, RLX_OP_MUL, p, d, &p));
+      RLX_TRY(sc(G, RLX_OP_SUB, p, 4 * a, &w[k]));
+    }
+  }
+  return NULL;
+}
+
+/* Taps of one spatial dim of length L from normalized coordinates g [N, Q]. */
+static rlx_status *dim_taps(gs *G, int mode, rlx_value g, int64_t L, rlx_value *idx, rlx_value *ok, rlx_value *w, int *ntaps) {
+  double lo = G->align ? 0 : -0.5, hi = G->align ? (double)L - 1 : (double)L - 0.5;
+  rlx_value x;
+  if (G->align) { /* (g + 1) / 2 (L - 1) */
+    RLX_TRY(sc(G, RLX_OP_ADD, g, 1, &x));
+    RLX_TRY(sc(G, RLX_OP_MUL, x, 0.5 * (double)(L - 1), &x));
+  } else { /* ((g + 1) L - 1) / 2 */
+    RLX_TRY(sc(G, RLX_OP_ADD, g, 1, &x));
+    RLX_TRY(sc(G, RLX_OP_MUL, x, 0.5 * (double)L, &x));
+    RLX_TRY(sc(G, RLX_OP_SUB, x, 0.5, &x));
+  }
+  if (mode == 0) RLX_TRY(imp_un(G->I, G->n, RLX_OP_ROUND, x, &x));
+  if (G->pad == PAD_BORDER) { /* only coordinates outside [lo, hi] clamp to [0, L-1] */
+    rlx_value m, e;
+    RLX_TRY(sc(G, RLX_OP_LESS, x, lo, &m));
+    RLX_TRY(imp_scalar(G->I, 0, G->ft, &e));
+    RLX_TRY(imp_select(G->I, G->n, m, e, x, &x));
+    RLX_TRY(sc(G, RLX_OP_GREATER, x, hi, &m));
+    RLX_TRY(imp_scalar(G->I, (double)(L - 1), G->ft, &e));
+    RLX_TRY(imp_select(G->I, G->n, m, e, x, &x));
+  }
+  if (G->pad == PAD_REFLECTION) RLX_TRY(reflect(G, x, lo, hi, &x));
+  if (mode == 0) {
+    *ntaps = 1;
+    RLX_TRY(imp_scalar(G->I, 1, G->ft, &w[0]));
+    return fix_tap(G, x, L, lo, hi, &idx[0], &ok[0]);
+  }
+  rlx_value x0, t;
+  RLX_TRY(imp_un(G->I, G->n, RLX_OP_FLOOR, x, &x0));
+  RLX_TRY(bin(G, RLX_OP_SUB, x, x0, &t));
+  if (mode == 1) {
+    *ntaps = 2;
+    RLX_TRY(sc(G, RLX_OP_MUL, t, -1, &w[0]));
+    RLX_TRY(sc(G, RLX_OP_ADD, w[0], 1, &w[0]));
+    w[1] = t;
+  } else {
+    *ntaps = 4;
+    RLX_TRY(cubic_weights(G, t, w));
+  }
+  int first = mode == 1 ? 0 : -1;
+  for (int k = 0; k < *ntaps; k++) {
+    rlx_value j;
+    RLX_TRY(sc(G, RLX_OP_ADD, x0, first + k, &j));
+    RLX_TRY(fix_tap(G, j, L, lo, hi, &idx[k], &ok[k]));
+  }
+  return NULL;
+}
+
+rlx_status *rlx_onnx_map_grid_sample(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_type tx, tg;
+  RLX_TRY(imp_in_type(I, n, 0, true, &tx));
+  RLX_TRY(imp_in_type(I, n, 1, true, &tg));
+  int r = tx.rank - 2;
+  if (r < 1 || r > 3 || tg.rank != r + 2 || tg.dims[0] != tx.dims[0] || tg.dims[r + 1] != r)
+    IMP_FAIL(INVALID_ARGUMENT, "X %s and grid %s must be [N,C,D1..Dr] and [N,O1..Or,r] with r = 1..3", RLX_TYPE_STR(&tx), RLX_TYPE_STR(&tg));
+  if (!rlx_dtype_is_float(tg.dtype)) IMP_FAIL(INVALID_ARGUMENT, "grid must be a float tensor, got %s", RLX_TYPE_STR(&tg));
+  char mb[16], pb[16];
+  const char *ms = imp_attr_s(n, "mode", "linear", mb, sizeof mb), *ps = imp_attr_s(n, "padding_mode", "zeros", pb, sizeof pb);
+  int mode = !strcmp(ms, "nearest") ? 0 : !strcmp(ms, "linear") || !strcmp(ms, "bilinear") ? 1 : !strcmp(ms, "cubic") || !strcmp(ms, "bicubic") ? 2 : -1;
+  int pad = !strcmp(ps, "zeros") ? PAD_ZEROS : !strcmp(ps, "border") ? PAD_BORDER : !strcmp(ps, "reflection") ? PAD_REFLECTION : -1;
+  if (mode < 0 || pad < 0) IMP_FAIL(INVALID_ARGUMENT, "mode '%s' / padding_mode '%s'", ms, ps);
+  gs G = {.I = I, .n = n, .ft = rlx_dtype_is_float(tx.dtype) ? tx.dtype : tg.dtype, .pad = pad, .align = imp_attr_i(n, "align_corners", 0) != 0,
+          .N = tx.dims[0]};
+  int64_t C = tx.dims[1], P = 1, Q = 1;
+  for (int i = 0; i < r; i++) P *= tx.dims[2 + i], Q *= tg.dims[1 + i];
+  G.Q = Q;
+  rlx_value x, grid;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_in(I, n, 1, &grid));
+  RLX_TRY(imp_cast(I, n, x, G.ft, &x));
+  RLX_TRY(imp_cast(I, n, grid, G.ft, &grid));
+  RLX_TRY(imp_reshape(I, n, x, 3, (int64_t[]){G.N, C, P}, &x));
+  RLX_TRY(imp_reshape(I, n, grid, 3, (int64_t[]){G.N, Q, r}, &grid));
+  rlx_value idx[3][GS_MAX_TAPS], ok[3][GS_MAX_TAPS], w[3][GS_MAX_TAPS];
+  int nt[3];
+  for (int i = 0; i < r; i++) { /* grid's last axis lists the spatial dims innermost first */
+    rlx_value g;
+    RLX_TRY(imp_narrow(I, n, grid, 2, r - 1 - i, 1, &g));
+    RLX_TRY(imp_reshape(I, n, g, 2, (int64_t[]){G.N, Q}, &g));
+    RLX_TRY(dim_taps(&G, mode, g, tx.dims[2 + i], idx[i], ok[i], w[i], &nt[i]));
+  }
+  int combos = 1;
+  for (int i = 0; i < r; i++) combos *= nt[i];
+  rlx_value y = 0, zero;
+  RLX_TRY(imp_scalar(I, 0, G.ft, &zero));
+  for (int cmb = 0; cmb < combos; cmb++) {
+    rlx_value lin = 0, wt = 0, valid = 0;
+    int rest = cmb;
+    int64_t stride = P;
+    for (int i = 0; i < r; i++) {
+      int k = rest % nt[i];
+      rest /= nt[i];
+      stride /= tx.dims[2 + i];
+      rlx_value term;
+      RLX_TRY(sc(&G, RLX_OP_MUL, idx[i][k], (double)stride, &term));
+      if (lin) RLX_TRY(bin(&G, RLX_OP_ADD, lin, term, &lin));
+      else lin = term;
+      if (wt) RLX_TRY(bin(&G, RLX_OP_MUL, wt, w[i][k], &wt));
+      else wt = w[i][k];
+      if (ok[i][k]) {
+        if (valid) RLX_TRY(bin(&G, RLX_OP_AND, valid, ok[i][k], &valid));
+        else valid = ok[i][k];
+      }
+    }
+    if (valid) {
+      rlx_value ws = wt;
+      if (imp_type(I, wt)->rank == 0) { /* nearest: a scalar weight */
+        rlx_attr a = RLX_ATTR_IS("shape", 2, ((int64_t[]){G.N, Q}));
+        RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &ws, 1, &a, &ws));
+      }
+      RLX_TRY(imp_select(I, n, valid, ws, zero, &wt));
+    }
+    rlx_value g, gin[2];
+    RLX_TRY(imp_reshape(I, n, lin, 3, (int64_t[]){G.N, 1, Q}, &lin));
+    rlx_attr ex = RLX_ATTR_IS("shape", 3, ((int64_t[]){G.N, C, Q}));
+    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &lin, 1, &ex, &lin));
+    gin[0] = x, gin[1] = lin;
+    rlx_attr a2 = RLX_ATTR_I("axis", 2);
+    RLX_TRY(imp_add(I, n, RLX_OP_GATHER_ELEMENTS, 2, gin, 1, &a2, &g));
+    if (imp_type(I, wt)->rank) RLX_TRY(imp_reshape(I, n, wt, 3, (int64_t[]){G.N, 1, Q}, &wt));
+    if (mode || valid) RLX_TRY(bin(&G, RLX_OP_MUL, g, wt, &g));
+    if (y) RLX_TRY(bin(&G, RLX_OP_ADD, y, g, &y));
+    else y = g;
+  }
+  int64_t od[RLX_MAX_RANK] = {G.N, C};
+  for (int i = 0; i < r; i++) od[2 + i] = tg.dims[1 + i];
+  RLX_TRY(imp_reshape(I, n, y, r + 2, od, &y));
+  RLX_TRY(imp_cast(I, n, y, tx.dtype, &y));
+  return imp_out(I, n, 0, y);
+}
+
+/* AffineGrid(theta [N, r, r+1], size [N, C, D1..Dr]) -> grid [N, D1..Dr, r]: the normalized base
+ * grid (x innermost; align_corners: linspace(-1, 1, L), else (2 i + 1) / L - 1) with a ones
+ * column, times theta^T. */
+rlx_status *rlx_onnx_map_affine_grid(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_type tt;
+  RLX_TRY(imp_in_type(I, n, 0, true, &tt));
+  int64_t *size;
+  size_t ns;
+  RLX_TRY(imp_const_ints(I, n, 1, "size", &size, &ns));
+  int r = (int)ns - 2;
+  rlx_status *st = NULL;
+  if (r < 2 || r > 3 || tt.rank != 3 || tt.dims[1] != r || tt.dims[2] != r + 1 || tt.dims[0] != size[0])
+    st = RLX_ERR(INVALID_ARGUMENT, "theta %s and size (%zu entries) must be [N,r,r+1] and [N,C,D1..Dr], r = 2 or 3", RLX_TYPE_STR(&tt), ns);
+  bool align = imp_attr_i(n, "align_corners", 0) != 0;
+  int64_t M = 1;
+  for (int i = 0; !st && i < r; i++) M *= size[2 + i];
+  double *base = st ? NULL : malloc(sizeof(double) * (size_t)(M * (r + 1)));
+  if (!st && !base) st = RLX_OOM();
+  for (int64_t m = 0; !st && m < M; m++) { /* row m = (x, y[, z], 1) of output position m */
+    int64_t rest = m;
+    for (int i = r - 1; i >= 0; i--) { /* spatial dim i (D1 outermost); x is the last */
+      int64_t L = size[2 + i], k = rest % L;
+      rest /= L;
+      double v = align ? (L > 1 ? -1 + 2.0 * (double)k / (double)(L - 1) : 0) : (2.0 * (double)k + 1) / (double)L - 1;
+      base[m * (r + 1) + (r - 1 - i)] = v;
+    }
+    base[m * (r + 1) + r] = 1;
+  }
+  rlx_value b, th, y;
+  int64_t od[RLX_MAX_RANK] = {size[0]};
+  for (int i = 0; i < r; i++) od[1 + i] = size[2 + i];
+  od[r + 1] = r;
+  if (!st) st = imp_host_const(I, RLX_DTYPE_F64, 2, (int64_t[]){M, r + 1}, base, &b);
+  free(base);
+  free(size);
+  RLX_TRY(st);
+  RLX_TRY(imp_cast(I, n, b, tt.dtype, &b));
+  RLX_TRY(imp_in(I, n, 0, &th));
+  RLX_TRY(imp_transpose(I, n, th, 3, (int64_t[]){0, 2, 1}, &th));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, b, th, &y)); /* [M, r+1] @ [N, r+1, r] -> [N, M, r] */
+  RLX_TRY(imp_reshape(I, n, y, r + 2, od, &y));
+  return imp_out(I, n, 0, y);
+}
