@@ -8,10 +8,24 @@
 /* A constant from host data of the given static type (copied); import_ops_importer.c. */
 rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out);
 
+/* import_ops_einsum.c */
+rlx_status *rlx_onnx_map_einsum(rlx_imp *I, const Onnx__NodeProto *n);
+
 /* import_ops_rnn.c */
 rlx_status *rlx_onnx_map_rnn(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_gru(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_lstm(rlx_imp *I, const Onnx__NodeProto *n);
+
+/* import_ops_index.c */
+rlx_status *rlx_onnx_map_cumprod(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_compress(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_center_crop_pad(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_col2im(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_reverse_sequence(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_max_unpool(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_tensor_scatter(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_non_zero(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_unique(rlx_imp *I, const Onnx__NodeProto *n);
 
 /* import_ops_grid.c */
 rlx_status *rlx_onnx_map_grid_sample(rlx_imp *I, const Onnx__NodeProto *n);

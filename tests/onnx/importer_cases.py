@@ -197,8 +197,58 @@ def grid_cases():
                   align_corners=align)
 
 
+def index_cases():
+    x = f32(3, 4, 5)
+    for ax in [0, 2, -1]:
+        for ex in [0, 1]:
+            for rev in [0, 1]:
+                yield one(f"cumprod_{ax}_{ex}_{rev}", "CumProd", {"x": x, "a": np.array(ax, np.int64)}, opset=26, exclusive=ex, reverse=rev)
+    yield one("cumprod_i32", "CumProd", {"x": rng.integers(-3, 4, size=(6,)).astype(np.int32), "a": np.array(0, np.int32)}, opset=26)
+    c = np.array([True, False, True, True])
+    yield one("compress_axis1", "Compress", {"x": x, "c": c}, axis=1)
+    yield one("compress_short", "Compress", {"x": x, "c": c[:2]}, axis=-1)
+    yield one("compress_flat", "Compress", {"x": x, "c": rng.integers(0, 2, size=(50,)).astype(bool)})
+    for shape, axes in [((2, 6, 3), None), ((5, 2, 7), None), ((3, 3), [0, 2]), ((7,), [-2])]:
+        kw = {"axes": axes} if axes else {}
+        yield one(f"center_crop_pad_{'_'.join(map(str, shape))}", "CenterCropPad", {"x": x, "s": np.array(shape, np.int64)}, **kw)
+    for st, dil, pads in [([1, 1], [1, 1], [0, 0, 0, 0]), ([2, 1], [1, 2], [1, 0, 1, 2])]:
+        img, blk = [5, 6], [2, 3]
+        nb = [(img[i] + pads[i] + pads[i + 2] - dil[i] * (blk[i] - 1) - 1) // st[i] + 1 for i in range(2)]
+        yield one(f"col2im_{st[0]}{dil[1]}{pads[0]}", "Col2Im", {"x": f32(2, 3 * 6, nb[0] * nb[1]), "i": np.array(img, np.int64),
+                                                                   "b": np.array(blk, np.int64)}, strides=st, dilations=dil, pads=pads)
+    yield one("reverse_sequence_time0", "ReverseSequence", {"x": f32(4, 3, 2), "l": np.array([4, 1, 3], np.int64)})
+    yield one("reverse_sequence_batch0", "ReverseSequence", {"x": f32(3, 5), "l": np.array([2, 5, 1], np.int64)}, batch_axis=0,
+              time_axis=1)
+    xi = np.array([[[[1, 2], [3, 4]]], [[[5, 6], [7, 8]]]], np.float32)
+    ii = np.array([[[[0, 3], [8, 10]]], [[[17, 18], [28, 31]]]], np.int64)
+    yield one("max_unpool_2x2", "MaxUnpool", {"x": xi, "i": ii}, kernel_shape=[2, 2], strides=[2, 2])
+    past, upd = f32(2, 3, 6, 4), f32(2, 3, 3, 4)
+    yield one("tensor_scatter_linear", "TensorScatter", {"p": past, "u": upd, "w": np.array([1, 3], np.int64)}, opset=24)
+    yield one("tensor_scatter_circular", "TensorScatter", {"p": past, "u": upd, "w": np.array([4, 5], np.int64)}, opset=24,
+              mode="circular")
+    yield one("tensor_scatter_axis1", "TensorScatter", {"p": f32(2, 5, 3), "u": f32(2, 2, 3)}, opset=24, axis=1)
+    yield one("non_zero_i32", "NonZero", {"x": rng.integers(-1, 2, size=(3, 4)).astype(np.int32)})
+    xu = rng.integers(0, 3, size=(4, 5)).astype(np.float32)
+    xa = np.concatenate([xu, xu[:, :2]], 1)
+    for srt in [0, 1]:
+        yield one(f"unique_flat_{srt}", "Unique", {"x": xu}, n_out=4, expected=unique_oracle(xu, None, srt), sorted=srt)
+        yield one(f"unique_axis1_{srt}", "Unique", {"x": xa}, n_out=4, expected=unique_oracle(xa, 1, srt), sorted=srt, axis=1)
+
+
+def unique_oracle(x, axis, srt):
+    """numpy.unique, reordered by first occurrence when not sorted (onnx.reference mishandles axis then)."""
+    y, idx, inv, cnt = np.unique(x if axis is not None else x.ravel(), True, True, True, axis=axis)
+    if not srt:
+        order = np.argsort(idx, kind="stable")
+        pos = np.empty_like(order)
+        pos[order] = np.arange(len(order))
+        y, idx, cnt, inv = np.take(y, order, axis=axis or 0), idx[order], cnt[order], pos[inv.reshape(-1)]
+    return [y, idx.astype(np.int64), inv.reshape(-1).astype(np.int64), cnt.astype(np.int64)]
+
+
 def all_cases():
     yield from einsum_cases()
+    yield from index_cases()
     yield from grid_cases()
     yield from recurrent_cases()
 
