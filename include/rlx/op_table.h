@@ -164,8 +164,10 @@
   X(SLICE,     "Slice",     shape, 1, 1, "starts:is ends:is axes:is= steps:is=") \
   X(CONCAT,    "Concat",    shape, 1, 256, "axis:i") \
   X(EXPAND,    "Expand",    shape, 1, 1, "shape:is") /* broadcast x to `shape` (NumPy rules) */ \
-  /* Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX layout; negative crops);      \
-   * mode constant (value), edge, reflect (mirror without the edge). */ \
+  /* Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX Pad-19 layout; negative     \
+   * pads crop first); mode constant (value, cast to x's dtype), edge (repeat the border), reflect \
+   * (mirror without the border; pads must stay below the axis size) or wrap (periodic, pads of    \
+   * any size). Non-constant modes need a non-empty axis to pad. */ \
   X(PAD,       "Pad",       shape, 1, 1, "pads:is mode:s=constant value:f=0") \
   X(TILE,      "Tile",      shape, 1, 1, "repeats:is") \
   /* Gather(data, idx): ONNX Gather (numpy.take) along axis; out = data.shape[:axis] + idx.shape + \

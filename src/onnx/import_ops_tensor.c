@@ -393,7 +393,6 @@ static rlx_status *map_pad(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_in_type(I, n, 0, false, &t));
   char buf[16];
   const char *mode = imp_attr_s(n, "mode", "constant", buf, sizeof buf);
-  if (!strcmp(mode, "wrap")) IMP_FAIL(UNIMPLEMENTED, "Pad mode 'wrap'");
   int64_t *pads = NULL, *axes = NULL;
   size_t np = 0, na = 0;
   double value = 0;
