@@ -170,16 +170,28 @@
    * any size). Non-constant modes need a non-empty axis to pad. */ \
   X(PAD,       "Pad",       shape, 1, 1, "pads:is mode:s=constant value:f=0") \
   X(TILE,      "Tile",      shape, 1, 1, "repeats:is") \
-  /* Gather(data, idx): ONNX Gather (numpy.take) along axis; out = data.shape[:axis] + idx.shape + \
-   * data.shape[axis+1:]. */ \
+  /* Gather(data[r >= 1], idx[int]): ONNX Gather-13 (numpy.take) along axis; out = data.shape[:axis] \
+   * + idx.shape + data.shape[axis+1:]; negative indices count from the end of the axis. */ \
   X(GATHER,          "Gather",         gather, 2, 2, "axis:i=0") \
-  X(GATHER_ELEMENTS, "GatherElements", gather, 2, 2, "axis:i=0") /* numpy.take_along_axis */ \
-  X(GATHER_ND,       "GatherND",       gather, 2, 2, "batch_dims:i=0") /* ONNX GatherND */ \
-  /* ScatterAdd(updates[n,...], idx[n]): zeros(shape) then out[idx[i]] += updates[i] along axis. */ \
+  /* GatherElements(data, idx[int], same rank): ONNX GatherElements-13 (numpy.take_along_axis):   \
+   * out[.., i, ..] = data[.., idx[.., i, ..], ..] with out.shape = idx.shape; off the axis idx may \
+   * be smaller than data (the leading window is addressed), not larger. */ \
+  X(GATHER_ELEMENTS, "GatherElements", gather, 2, 2, "axis:i=0") \
+  /* GatherND(data, idx[.., k] int): ONNX GatherND-13; the first batch_dims dims of data and idx   \
+   * match, each index tuple of depth k picks a slice: out = idx.shape[:-1] + data.shape[b+k:]. */ \
+  X(GATHER_ND,       "GatherND",       gather, 2, 2, "batch_dims:i=0") \
+  /* ScatterAdd(updates, idx[n] int): zeros(shape) of updates' dtype, then out[.., idx[i], ..] +=  \
+   * updates[.., i, ..] along axis (updates.shape = shape with n at axis); duplicates accumulate. */ \
   X(SCATTER_ADD,      "ScatterAdd",      gather, 2, 2, "shape:is axis:i=0") \
-  /* ScatterElements(data, idx, updates): ONNX ScatterElements; reduction none|add|mul|max|min. */ \
+  /* ScatterElements(data, idx[int], updates): ONNX ScatterElements-18: out = data, then           \
+   * out[.., idx[.., i, ..], ..] = updates[.., i, ..] (reduction none; duplicates undefined) or     \
+   * combined with add|mul|max|min; idx and updates share a shape, off the axis no larger than     \
+   * data's. */ \
   X(SCATTER_ELEMENTS, "ScatterElements", gather, 3, 3, "axis:i=0 reduction:s=none") \
-  X(SCATTER_ND,       "ScatterND",       gather, 3, 3, "reduction:s=none") /* ONNX ScatterND */ \
+  /* ScatterND(data, idx[.., k] int, updates): ONNX ScatterND-18: out = data, then each index tuple \
+   * of depth k addresses a slice set from (or combined by reduction with) updates; updates.shape = \
+   * idx.shape[:-1] + data.shape[k:]. */ \
+  X(SCATTER_ND,       "ScatterND",       gather, 3, 3, "reduction:s=none") \
   \
   /* ---- reductions, scans, sorting ---- */ \
   /* Reduce(x) over `axes` (empty = all; each axis once) with kind sum|mean|max|min|prod;         \
