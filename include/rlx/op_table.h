@@ -200,13 +200,17 @@
    * reduction gives sum 0, prod 1, max the lowest value (-inf, false), min the highest (+inf,    \
    * true), mean NaN (0 for integers) (ONNX ReduceMax-20/ReduceMin-20, numpy for the rest). */ \
   X(REDUCE,  "Reduce",  reduce, 1, 1, "kind:s axes:is= keepdims:i=0") \
-  /* Cumsum: inclusive (y[i] = sum x[..i]) or exclusive (sum x[..i-1]); reverse sums from the end. */ \
+  /* Cumsum(x[r >= 1], numeric): inclusive (y[i] = sum x[..i]) or exclusive (sum x[..i-1], 0 for  \
+   * the first) along axis; reverse sums from the end (ONNX CumSum-14). Output dtype = x's. */ \
   X(CUMSUM,  "Cumsum",  reduce, 1, 1, "axis:i exclusive:i=0 reverse:i=0") \
-  /* ArgMax / ArgMin -> int64 index of the first (select_last_index: last) extreme. */ \
+  /* ArgMax / ArgMin(x[r >= 1]) -> int64 index of the first (select_last_index: last) extreme along \
+   * a non-empty axis; keepdims keeps the axis as size 1 (ONNX ArgMax-13). */ \
   X(ARG_MAX, "ArgMax",  reduce, 1, 1, "axis:i=0 keepdims:i=1 select_last_index:i=0") \
   X(ARG_MIN, "ArgMin",  reduce, 1, 1, "axis:i=0 keepdims:i=1 select_last_index:i=0") \
-  /* TopK(x) -> (values, int64 indices) of the k largest (largest=0: smallest) along axis,       \
-   * sorted descending (ascending for smallest) when sorted = 1; ties keep the lower index. */ \
+  /* TopK(x[r >= 1]) -> (values, int64 indices) of the k (0 <= k <= axis size) largest            \
+   * (largest=0: smallest) along axis, ordered descending (ascending for smallest) with ties in   \
+   * index order (the lower index first); rlx returns this order also when sorted = 0 (which      \
+   * allows any) (ONNX TopK-11). */ \
   X(TOPK,    "TopK",    reduce, 1, 1, "k:i axis:i=-1 largest:i=1 sorted:i=1") \
   \
   /* ---- convolution and pooling (channels first) ---- */ \

@@ -33,11 +33,12 @@ static void topk(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
   const rlx_type *t = rlx_in_type(L, n, 0);
   int64_t a;
   rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
-  /* Stable ascending argsort of the key; ties keep the lower index. */
+  /* Stable ascending argsort of the key; ties keep the lower index. Largest first sorts an
+   * order-reversing key: -x for floats, ~x for integers (no overflow at the extremes). */
   rlx_mx_arr *key = x;
   if (rlx_node_i(n, "largest")) {
-    if (!rlx_dtype_is_signed(t->dtype)) key = rlx_mx_astype(c, key, t->dtype == RLX_DTYPE_U64 ? RLX_DTYPE_F64 : RLX_DTYPE_I64);
-    key = rlx_mx_unary(c, RLX_MXU_NEGATIVE, key);
+    if (t->dtype == RLX_DTYPE_BOOL) key = rlx_mx_astype(c, key, RLX_DTYPE_U8);
+    key = rlx_mx_unary(c, rlx_dtype_is_float(t->dtype) ? RLX_MXU_NEGATIVE : RLX_MXU_BITWISE_INVERT, key);
   }
   rlx_mx_arr *idx = rlx_mx_argsort(c, key, (int)a);
   idx = rlx_l_narrow(L, idx, t, (int)a, 0, rlx_node_i(n, "k"));
