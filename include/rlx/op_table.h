@@ -166,8 +166,8 @@
   X(EXPAND,    "Expand",    shape, 1, 1, "shape:is") /* broadcast x to `shape` (NumPy rules) */ \
   /* Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX Pad-19 layout; negative     \
    * pads crop first); mode constant (value, cast to x's dtype), edge (repeat the border), reflect \
-   * (mirror without the border; pads must stay below the axis size) or wrap (periodic, pads of    \
-   * any size). Non-constant modes need a non-empty axis to pad. */ \
+   * (mirror without the border, repeatedly: numpy.pad 'reflect') or wrap (periodic); pads of any  \
+   * size. Non-constant modes need a non-empty axis to pad. */ \
   X(PAD,       "Pad",       shape, 1, 1, "pads:is mode:s=constant value:f=0") \
   X(TILE,      "Tile",      shape, 1, 1, "repeats:is") \
   /* Gather(data[r >= 1], idx[int]): ONNX Gather-13 (numpy.take) along axis; out = data.shape[:axis] \

@@ -126,8 +126,6 @@ rlx_status *rlx_infer_shape(rlx_infer_ctx *c) {
         if (o < 0) FAIL(INVALID_ARGUMENT, "pads crop axis %d of size %lld below 0", i, (long long)d);
         int64_t kept = d + (p[i] < 0 ? p[i] : 0) + (p[i + x->rank] < 0 ? p[i + x->rank] : 0); /* after cropping */
         if (!constant && kept <= 0 && o > 0) FAIL(INVALID_ARGUMENT, "cannot %s-pad axis %d: nothing is left of it to repeat", mode, i);
-        if (reflect && (p[i] >= kept || p[i + x->rank] >= kept) && (p[i] > 0 || p[i + x->rank] > 0))
-          FAIL(INVALID_ARGUMENT, "reflect pads on axis %d must be smaller than its size %lld (after cropping)", i, (long long)kept);
         y->dims[i] = o;
       }
       return NULL;
