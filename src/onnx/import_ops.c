@@ -1,5 +1,6 @@
 /* import_ops.c: the ONNX op-mapping table and the elementwise mappings. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,10 +173,13 @@ static rlx_status *map_identity(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, x);
 }
 
-/* Dropout in inference: identity; the optional mask output is all true. */
+/* Dropout in inference (or training with ratio 0): identity; the optional mask output is all
+ * true. Training with a non-zero ratio draws random masks: UNIMPLEMENTED. */
 static rlx_status *map_dropout(rlx_imp *I, const Onnx__NodeProto *n) {
-  const rlx_tensor *train = imp_const(I, n, 2);
-  if (imp_has(n, 2) && (!train || rlx_tensor_get_f64(train, 0) != 0)) IMP_FAIL(UNIMPLEMENTED, "Dropout in training mode");
+  const rlx_tensor *train = imp_const(I, n, 2), *ratio = imp_const(I, n, 1);
+  bool training = imp_has(n, 2) && (!train || rlx_tensor_get_f64(train, 0) != 0);
+  bool no_drop = imp_has(n, 1) ? ratio && rlx_tensor_get_f64(ratio, 0) == 0 : imp_attr_f(n, "ratio", 0.5) == 0;
+  if (training && !no_drop) IMP_FAIL(UNIMPLEMENTED, "Dropout in training mode with a non-zero (or run-time) ratio draws random masks");
   rlx_value x;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_out(I, n, 0, x));
@@ -362,8 +366,13 @@ static const rlx_onnx_op table[] = {
     {"Gelu", 0, map_gelu, false},
 };
 
+/* Ops of other domains are listed as "domain.op_type" (e.g. "ai.onnx.ml.Binarizer"). */
 const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int64_t opset) {
-  if (domain && *domain && strcmp(domain, "ai.onnx")) return NULL;
+  char key[256];
+  if (domain && *domain && strcmp(domain, "ai.onnx")) {
+    snprintf(key, sizeof key, "%s.%s", domain, op_type);
+    op_type = key;
+  }
   const rlx_onnx_op *best = NULL;
   const rlx_onnx_op *const tables[] = {table, rlx_onnx_tensor_ops, rlx_onnx_nn_ops, rlx_onnx_importer_ops};
   const size_t sizes[] = {RLX_ARRAY_LEN(table), rlx_onnx_tensor_ops_len, rlx_onnx_nn_ops_len, rlx_onnx_importer_ops_len};

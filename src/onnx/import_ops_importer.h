@@ -27,6 +27,16 @@ rlx_status *rlx_onnx_map_tensor_scatter(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_non_zero(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_unique(rlx_imp *I, const Onnx__NodeProto *n);
 
+/* import_ops_misc.c */
+rlx_status *rlx_onnx_map_det(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_dynamic_quantize_linear(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_mel_weight_matrix(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_adagrad(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_adam(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_momentum(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_binarizer(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_array_feature_extractor(rlx_imp *I, const Onnx__NodeProto *n);
+
 /* import_ops_grid.c */
 rlx_status *rlx_onnx_map_grid_sample(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_affine_grid(rlx_imp *I, const Onnx__NodeProto *n);

@@ -246,8 +246,46 @@ def unique_oracle(x, axis, srt):
     return [y, idx.astype(np.int64), inv.reshape(-1).astype(np.int64), cnt.astype(np.int64)]
 
 
+def misc_cases():
+    for shape in [(1, 1), (3, 3), (2, 4, 4), (5, 5)]:
+        yield one(f"det_{'x'.join(map(str, shape))}", "Det", {"x": f32(*shape)})
+    sing = f32(4, 4)
+    sing[2] = 2 * sing[0] - sing[1]
+    yield one("det_singular", "Det", {"x": sing})
+    perm = np.eye(4, dtype=np.float64)[[2, 0, 3, 1]]
+    yield one("det_permutation_f64", "Det", {"x": perm})
+    for tag, x in [("mixed", f32(3, 4)), ("positive", f32(5, lo=0.5, hi=3)), ("negative", f32(2, 3, lo=-4, hi=-1)),
+                   ("zeros", np.zeros((3,), np.float32))]:
+        yield one(f"dynamic_quantize_{tag}", "DynamicQuantizeLinear", {"x": x}, n_out=3)
+    T = "ai.onnx.preview.training"
+    r, t0, t3 = np.array(0.1, np.float32), np.array(0, np.int64), np.array(3, np.int64)
+    for tag, t in [("t0", t0), ("t3", t3)]:
+        x1, g1, h1, x2, g2, h2 = f32(3), f32(3), f32(3, lo=0, hi=1), f32(2, 2), f32(2, 2), f32(2, 2, lo=0, hi=1)
+        yield one(f"adagrad_{tag}", "Adagrad", {"r": r, "t": t, "x1": x1, "x2": x2, "g1": g1, "g2": g2, "h1": h1, "h2": h2}, n_out=4,
+                  domain=T, decay_factor=0.1, epsilon=1e-6, norm_coefficient=0.01)
+        v1, v2 = f32(3), f32(2, 2)
+        yield one(f"adam_{tag}", "Adam", {"r": r, "t": t, "x1": x1, "x2": x2, "g1": g1, "g2": g2, "v1": v1, "v2": v2, "h1": h1, "h2": h2},
+                  n_out=6, domain=T, alpha=0.8, beta=0.95, epsilon=1e-6, norm_coefficient=0.01, norm_coefficient_post=0.02)
+        for mode in ["standard", "nesterov"]:
+            yield one(f"momentum_{mode}_{tag}", "Momentum", {"r": r, "t": t, "x1": x1, "g1": g1, "v1": v1}, n_out=2, domain=T, alpha=0.9,
+                      beta=0.5, mode=mode, norm_coefficient=0.01)
+    yield one("binarizer", "Binarizer", {"x": f32(3, 4)}, domain="ai.onnx.ml", threshold=0.5)
+    yield one("array_feature_extractor_2d", "ArrayFeatureExtractor", {"x": f32(3, 5), "i": np.array([4, 0, 2], np.int64)},
+              domain="ai.onnx.ml")
+    yield one("array_feature_extractor_1d", "ArrayFeatureExtractor", {"x": f32(5), "i": np.array([[1, 3]], np.int64)}, domain="ai.onnx.ml")
+    yield one("mel_weight_matrix", "MelWeightMatrix", {"m": np.array(6, np.int64), "d": np.array(32, np.int64),
+                                                        "s": np.array(8000, np.int64), "l": np.array(100.0, np.float32),
+                                                        "u": np.array(3500.0, np.float32)}, opset=17)
+    for fn, a in [("HannWindow", 0), ("HammingWindow", 1), ("BlackmanWindow", 0)]:
+        yield one(f"{fn}_periodic{a}", fn, {"n": np.array(9, np.int64)}, opset=17, periodic=a, output_datatype=TensorProto.DOUBLE)
+    x = f32(3, 5)
+    yield one("shrink", "Shrink", {"x": x}, bias=0.3, lambd=0.7)
+    yield one("swish", "Swish", {"x": x}, opset=24, alpha=0.7)
+
+
 def all_cases():
     yield from einsum_cases()
+    yield from misc_cases()
     yield from index_cases()
     yield from grid_cases()
     yield from recurrent_cases()
