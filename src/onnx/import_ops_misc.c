@@ -210,7 +210,7 @@ static rlx_status *axpby(opt *o, double a, rlx_value x, double b, rlx_value y, r
 rlx_status *rlx_onnx_map_adagrad(rlx_imp *I, const Onnx__NodeProto *n) {
   opt o;
   RLX_TRY(opt_begin(I, n, 3, &o));
-  double decay = imp_attr_f(n, "decay_factor", 0), eps = imp_attr_f(n, "epsilon", 0), norm = imp_attr_f(n, "norm_coefficient", 0);
+  double decay = imp_attr_f(n, "decay_factor", 0), eps = imp_attr_f(n, "epsilon", 1e-6), norm = imp_attr_f(n, "norm_coefficient", 0);
   rlx_value rr;
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, o.t, decay, &rr));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, rr, 1, &rr));
@@ -239,7 +239,7 @@ rlx_status *rlx_onnx_map_adagrad(rlx_imp *I, const Onnx__NodeProto *n) {
 rlx_status *rlx_onnx_map_adam(rlx_imp *I, const Onnx__NodeProto *n) {
   opt o;
   RLX_TRY(opt_begin(I, n, 4, &o));
-  double alpha = imp_attr_f(n, "alpha", 0.9), beta = imp_attr_f(n, "beta", 0.999), eps = imp_attr_f(n, "epsilon", 0);
+  double alpha = imp_attr_f(n, "alpha", 0.9), beta = imp_attr_f(n, "beta", 0.999), eps = imp_attr_f(n, "epsilon", 1e-6);
   double norm = imp_attr_f(n, "norm_coefficient", 0), post = imp_attr_f(n, "norm_coefficient_post", 0);
   rlx_dtype dt = imp_type(I, o.r)->dtype;
   rlx_value ca, cb, pa, pb, rr;
@@ -283,6 +283,8 @@ rlx_status *rlx_onnx_map_adam(rlx_imp *I, const Onnx__NodeProto *n) {
 rlx_status *rlx_onnx_map_momentum(rlx_imp *I, const Onnx__NodeProto *n) {
   opt o;
   RLX_TRY(opt_begin(I, n, 3, &o));
+  if (!imp_attr(n, "alpha") || !imp_attr(n, "beta") || !imp_attr(n, "norm_coefficient") || !imp_attr(n, "mode"))
+    IMP_FAIL(INVALID_ARGUMENT, "Momentum needs the attributes alpha, beta, mode and norm_coefficient");
   double alpha = imp_attr_f(n, "alpha", 0), beta = imp_attr_f(n, "beta", 0), norm = imp_attr_f(n, "norm_coefficient", 0);
   char mb[16];
   const char *mode = imp_attr_s(n, "mode", "standard", mb, sizeof mb);
