@@ -177,6 +177,7 @@ const rlx_onnx_op rlx_onnx_importer_ops[] = {
     {"TensorScatter", 0, rlx_onnx_map_tensor_scatter, false},
     {"NonZero", 0, rlx_onnx_map_non_zero, false},
     {"Unique", 0, rlx_onnx_map_unique, false},
+    {"NonMaxSuppression", 0, rlx_onnx_map_non_max_suppression, false},
     {"Det", 0, rlx_onnx_map_det, false},
     {"DynamicQuantizeLinear", 0, rlx_onnx_map_dynamic_quantize_linear, false},
     {"MelWeightMatrix", 0, rlx_onnx_map_mel_weight_matrix, false},

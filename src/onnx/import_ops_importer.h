@@ -26,6 +26,7 @@ rlx_status *rlx_onnx_map_max_unpool(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_tensor_scatter(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_non_zero(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_unique(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_non_max_suppression(rlx_imp *I, const Onnx__NodeProto *n);
 
 /* import_ops_misc.c */
 rlx_status *rlx_onnx_map_det(rlx_imp *I, const Onnx__NodeProto *n);

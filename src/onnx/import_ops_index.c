@@ -1,7 +1,7 @@
 /* import_ops_index.c: ONNX indexing and data-movement ops mapped onto rlx gathers, scatters,
  * slices and masks: CumProd, Compress, CenterCropPad, Col2Im, ReverseSequence, MaxUnpool,
- * TensorScatter, and NonZero / Unique of inputs known at import time (their output shapes depend
- * on the data). Semantics from the ONNX operator docs. */
+ * TensorScatter, and NonZero / Unique / NonMaxSuppression of inputs known at import time (their
+ * output shapes depend on the data). Semantics from the ONNX operator docs. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -449,4 +449,85 @@ rlx_status *rlx_onnx_map_unique(rlx_imp *I, const Onnx__NodeProto *n) {
     else rlx_tensor_free(outs[k]);
   }
   return st;
+}
+
+/* NonMaxSuppression IoU test of boxes a and b (corners [y1, x1, y2, x2] in either order, or
+ * center_point_box [xc, yc, w, h]): true when IoU > threshold. */
+static bool nms_suppress(const double *a, const double *b, bool center, double thr) {
+  double lo[2][2], hi[2][2]; /* [box][x/y] */
+  const double *bx[2] = {a, b};
+  for (int k = 0; k < 2; k++) {
+    const double *v = bx[k];
+    if (center) {
+      lo[k][0] = v[0] - v[2] / 2, hi[k][0] = v[0] + v[2] / 2, lo[k][1] = v[1] - v[3] / 2, hi[k][1] = v[1] + v[3] / 2;
+    } else {
+      lo[k][0] = v[1] < v[3] ? v[1] : v[3], hi[k][0] = v[1] < v[3] ? v[3] : v[1];
+      lo[k][1] = v[0] < v[2] ? v[0] : v[2], hi[k][1] = v[0] < v[2] ? v[2] : v[0];
+    }
+  }
+  double inter = 1, area[2] = {1, 1};
+  for (int d = 0; d < 2; d++) {
+    double l = lo[0][d] > lo[1][d] ? lo[0][d] : lo[1][d], h = hi[0][d] < hi[1][d] ? hi[0][d] : hi[1][d];
+    if (h <= l) return false;
+    inter *= h - l;
+    area[0] *= hi[0][d] - lo[0][d], area[1] *= hi[1][d] - lo[1][d];
+  }
+  double uni = area[0] + area[1] - inter;
+  if (inter <= 0 || area[0] <= 0 || area[1] <= 0 || uni <= 0) return false;
+  return inter / uni > thr;
+}
+
+/* NonMaxSuppression(boxes [B,N,4], scores [B,C,N], [max_per_class], [iou], [score_threshold]),
+ * inputs known at import time: per batch and class, boxes above score_threshold by descending
+ * score (ties: lower index first), each kept unless its IoU with a kept box exceeds iou_threshold,
+ * at most max_per_class (0 when absent); int64 [count, 3] of (batch, class, box). */
+rlx_status *rlx_onnx_map_non_max_suppression(rlx_imp *I, const Onnx__NodeProto *n) {
+  const rlx_tensor *bt = imp_const(I, n, 0), *st_ = imp_const(I, n, 1);
+  const rlx_tensor *mt = imp_const(I, n, 2), *it = imp_const(I, n, 3), *tt = imp_const(I, n, 4);
+  if (!bt || !st_ || (imp_has(n, 2) && !mt) || (imp_has(n, 3) && !it) || (imp_has(n, 4) && !tt))
+    IMP_FAIL(UNIMPLEMENTED, "NonMaxSuppression of run-time inputs has a data-dependent shape");
+  const rlx_type *tb = rlx_tensor_type(bt), *ts = rlx_tensor_type(st_);
+  if (tb->rank != 3 || tb->dims[2] != 4 || ts->rank != 3 || ts->dims[0] != tb->dims[0] || ts->dims[2] != tb->dims[1])
+    IMP_FAIL(INVALID_ARGUMENT, "boxes %s and scores %s must be [B,N,4] and [B,C,N]", RLX_TYPE_STR(tb), RLX_TYPE_STR(ts));
+  int64_t B = tb->dims[0], N = tb->dims[1], C = ts->dims[1];
+  int64_t maxk = mt && rlx_tensor_numel(mt) ? (int64_t)rlx_tensor_get_f64(mt, 0) : 0;
+  double iou = it && rlx_tensor_numel(it) ? rlx_tensor_get_f64(it, 0) : 0;
+  bool use_thr = tt && rlx_tensor_numel(tt);
+  double thr = use_thr ? rlx_tensor_get_f64(tt, 0) : 0;
+  bool center = imp_attr_i(n, "center_point_box", 0) != 0;
+  if (maxk < 0) maxk = 0;
+  size_t cap = (size_t)(B * C * (maxk < N ? maxk : N)) + 1;
+  int64_t *sel = malloc(3 * sizeof(int64_t) * cap), *cand = malloc(sizeof(int64_t) * (size_t)(N + 1)), *kept = malloc(sizeof(int64_t) * (size_t)(N + 1));
+  double *box = malloc(sizeof(double) * (size_t)(4 * N + 1));
+  if (!sel || !cand || !kept || !box) {
+    free(sel), free(cand), free(kept), free(box);
+    return RLX_OOM();
+  }
+  int64_t cnt = 0;
+  for (int64_t b = 0; b < B; b++) {
+    for (int64_t i = 0; i < 4 * N; i++) box[i] = rlx_tensor_get_f64(bt, b * 4 * N + i);
+    for (int64_t c = 0; c < C; c++) {
+      int64_t nc = 0, nk = 0, off = (b * C + c) * N;
+      for (int64_t i = 0; i < N; i++)
+        if (!use_thr || rlx_tensor_get_f64(st_, off + i) > thr) cand[nc++] = i;
+      for (int64_t i = 1; i < nc; i++) /* stable insertion sort by descending score */
+        for (int64_t j = i; j > 0 && rlx_tensor_get_f64(st_, off + cand[j - 1]) < rlx_tensor_get_f64(st_, off + cand[j]); j--) {
+          int64_t t = cand[j];
+          cand[j] = cand[j - 1], cand[j - 1] = t;
+        }
+      for (int64_t i = 0; i < nc && nk < maxk; i++) {
+        bool keep = true;
+        for (int64_t j = 0; keep && j < nk; j++) keep = !nms_suppress(box + 4 * cand[i], box + 4 * kept[j], center, iou);
+        if (!keep) continue;
+        kept[nk++] = cand[i];
+        sel[3 * cnt] = b, sel[3 * cnt + 1] = c, sel[3 * cnt + 2] = cand[i];
+        cnt++;
+      }
+    }
+  }
+  rlx_tensor *y;
+  rlx_status *st = rlx_tensor_create(RLX_DTYPE_I64, 2, (int64_t[]){cnt, 3}, sel, sizeof(int64_t) * 3 * (size_t)cnt, &y);
+  free(sel), free(cand), free(kept), free(box);
+  RLX_TRY(st);
+  return imp_out_data(I, n, 0, y);
 }

@@ -227,6 +227,14 @@ def index_cases():
     yield one("tensor_scatter_circular", "TensorScatter", {"p": past, "u": upd, "w": np.array([4, 5], np.int64)}, opset=24,
               mode="circular")
     yield one("tensor_scatter_axis1", "TensorScatter", {"p": f32(2, 5, 3), "u": f32(2, 2, 3)}, opset=24, axis=1)
+    for center in [0, 1]:
+        boxes = np.concatenate([f32(2, 12, 2, lo=0, hi=8), f32(2, 12, 2, lo=1, hi=4)], -1)
+        if not center:
+            boxes[..., 2:] += boxes[..., :2]
+        scores = np.round(f32(2, 3, 12, lo=0, hi=1), 1)  # ties
+        yield one(f"nms_center{center}", "NonMaxSuppression", {"b": boxes, "s": scores, "m": np.array([4], np.int64),
+                                                                "i": np.array([0.3], np.float32), "t": np.array([0.25], np.float32)},
+                  center_point_box=center)
     yield one("non_zero_i32", "NonZero", {"x": rng.integers(-1, 2, size=(3, 4)).astype(np.int32)})
     xu = rng.integers(0, 3, size=(4, 5)).astype(np.float32)
     xa = np.concatenate([xu, xu[:, :2]], 1)
