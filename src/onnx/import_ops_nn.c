@@ -190,11 +190,55 @@ static rlx_status *global_pool(rlx_imp *I, const Onnx__NodeProto *n, const char 
 static rlx_status *map_global_average_pool(rlx_imp *I, const Onnx__NodeProto *n) { return global_pool(I, n, "mean"); }
 static rlx_status *map_global_max_pool(rlx_imp *I, const Onnx__NodeProto *n) { return global_pool(I, n, "max"); }
 
+/* BatchNormalization-14/15 in training mode: batch statistics over every axis but 1 (biased
+ * variance) normalize x; the outputs running_mean/var = stat * momentum + batch stat * (1 - momentum). */
+static rlx_status *batch_norm_training(rlx_imp *I, const Onnx__NodeProto *n, const rlx_type *tx) {
+  int64_t axes[RLX_MAX_RANK];
+  size_t na = 0;
+  for (int i = 0; i < tx->rank; i++)
+    if (i != 1) axes[na++] = i;
+  double eps = imp_attr_f(n, "epsilon", 1e-5), mom = imp_attr_f(n, "momentum", 0.9);
+  rlx_value x, s, b, m, v, bm, bv, d, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_reduce(I, n, "mean", x, na, axes, true, &bm));
+  RLX_TRY(imp_bin(I, n, RLX_OP_SUB, x, bm, &d));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, d, d, &bv));
+  RLX_TRY(imp_reduce(I, n, "mean", bv, na, axes, true, &bv));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, bv, eps, &y));
+  RLX_TRY(imp_un(I, n, RLX_OP_RSQRT, y, &y));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, d, y, &y));
+  RLX_TRY(imp_in(I, n, 1, &s));
+  RLX_TRY(imp_in(I, n, 2, &b));
+  RLX_TRY(per_channel(I, n, s, tx->rank, &s));
+  RLX_TRY(per_channel(I, n, b, tx->rank, &b));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, y, s, &y));
+  RLX_TRY(imp_bin(I, n, RLX_OP_ADD, y, b, &y));
+  RLX_TRY(imp_out(I, n, 0, y));
+  int64_t C = tx->dims[1];
+  for (size_t k = 0; k < 2; k++) { /* running mean, running var */
+    rlx_value stat = k ? bv : bm;
+    RLX_TRY(imp_reshape(I, n, stat, 1, &C, &stat));
+    RLX_TRY(imp_in(I, n, 3 + k, k ? &v : &m));
+    rlx_value run;
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, k ? v : m, mom, &run));
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, stat, 1 - mom, &stat));
+    RLX_TRY(imp_bin(I, n, RLX_OP_ADD, run, stat, &run));
+    RLX_TRY(imp_out(I, n, 1 + k, run));
+  }
+  return NULL;
+}
+
 /* BatchNormalization (inference): (x - mean) / sqrt(var + eps) * scale + B, per channel. With
  * known statistics the affine factors are computed once: x * a + b. */
 static rlx_status *map_batch_norm(rlx_imp *I, const Onnx__NodeProto *n) {
+  if (I->opset >= 14 && imp_attr_i(n, "training_mode", 0)) {
+    rlx_type t;
+    RLX_TRY(imp_in_type(I, n, 0, true, &t));
+    if (t.rank < 2) IMP_FAIL(INVALID_ARGUMENT, "x must be [N,C,..], got %s", RLX_TYPE_STR(&t));
+    return batch_norm_training(I, n, &t);
+  }
   if (imp_attr_i(n, "training_mode", 0) || (n->n_output > 1 && n->output[1][0]))
-    IMP_FAIL(UNIMPLEMENTED, "BatchNormalization in training mode");
+    IMP_FAIL(UNIMPLEMENTED, "BatchNormalization in training mode before opset 14");
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
   double eps = imp_attr_f(n, "epsilon", 1e-5);
@@ -513,9 +557,30 @@ static rlx_status *map_lp_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
-/* Zero points and scales broadcast along `axis` (per-axis) or are scalars (per-tensor). */
+/* Zero points and scales broadcast along `axis` (per-axis), are scalars (per-tensor), or with
+ * block_size > 0 have x's rank with ceil(dim / block_size) entries along axis, each covering
+ * block_size consecutive elements (blocked): repeated, then cut to x's length. */
 static rlx_status *along_axis(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, const rlx_type *tx, int64_t axis, rlx_value *out) {
   const rlx_type *t = imp_type(I, v);
+  int64_t bs = imp_attr_i(n, "block_size", 0);
+  if (bs > 0) {
+    int64_t a = norm_ax(axis, tx->rank), d[RLX_MAX_RANK], e[RLX_MAX_RANK];
+    if (t->rank != tx->rank || tx->rank >= RLX_MAX_RANK || a < 0 || a >= tx->rank || t->dims[a] * bs < tx->dims[a])
+      IMP_FAIL(INVALID_ARGUMENT, "blocked scale/zero point %s does not cover x %s in blocks of %lld", RLX_TYPE_STR(t), RLX_TYPE_STR(tx), (long long)bs);
+    for (int i = 0, k = 0; i <= t->rank; i++) { /* insert the block axis after a */
+      d[i] = i == a + 1 ? 1 : t->dims[k];
+      e[i] = i == a + 1 ? bs : t->dims[k];
+      if (i != a + 1) k++;
+    }
+    rlx_value y;
+    rlx_attr ex = RLX_ATTR_IS("shape", (size_t)t->rank + 1, e);
+    RLX_TRY(imp_reshape(I, n, v, t->rank + 1, d, &y));
+    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &y, 1, &ex, &y));
+    memcpy(d, t->dims, sizeof(int64_t) * (size_t)t->rank);
+    d[a] = t->dims[a] * bs;
+    RLX_TRY(imp_reshape(I, n, y, t->rank, d, &y));
+    return d[a] == tx->dims[a] ? (*out = y, NULL) : imp_narrow(I, n, y, a, 0, tx->dims[a], out);
+  }
   if (t->rank != 1 || tx->rank == 0) return *out = v, NULL;
   int64_t a = norm_ax(axis, tx->rank), d[RLX_MAX_RANK];
   for (int i = 0; i < tx->rank; i++) d[i] = i == a ? t->dims[0] : 1;
@@ -526,7 +591,6 @@ static rlx_status *along_axis(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v,
 static rlx_status *map_quantize(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  if (imp_attr_i(n, "block_size", 0)) IMP_FAIL(UNIMPLEMENTED, "blocked quantization");
   int64_t axis = imp_attr_i(n, "axis", 1);
   rlx_value x, s, y;
   RLX_TRY(imp_in(I, n, 0, &x));
@@ -559,7 +623,6 @@ static rlx_status *map_quantize(rlx_imp *I, const Onnx__NodeProto *n) {
 static rlx_status *map_dequantize(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  if (imp_attr_i(n, "block_size", 0)) IMP_FAIL(UNIMPLEMENTED, "blocked dequantization");
   int64_t axis = imp_attr_i(n, "axis", 1);
   rlx_value x, s, y;
   RLX_TRY(imp_in(I, n, 0, &x));

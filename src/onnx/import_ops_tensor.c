@@ -85,7 +85,8 @@ static rlx_status *map_range(rlx_imp *I, const Onnx__NodeProto *n) {
   if (delta == 0) IMP_FAIL(INVALID_ARGUMENT, "Range delta is 0");
   double cnt = ceil((limit - start) / delta);
   int64_t len = cnt > 0 ? (int64_t)cnt : 0;
-  rlx_dtype dt = rlx_tensor_dtype(s);
+  rlx_dtype dt = rlx_tensor_dtype(s), cast_to = dt;
+  if (dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16) dt = RLX_DTYPE_F64; /* computed in float64, cast in the graph */
   rlx_tensor *out;
   RLX_TRY(rlx_tensor_create(dt, 1, &len, NULL, 0, &out));
   unsigned char *p = rlx_tensor_data(out);
@@ -105,7 +106,13 @@ static rlx_status *map_range(rlx_imp *I, const Onnx__NodeProto *n) {
     }
     memcpy(p + (size_t)i * es, &u, es);
   }
-  return imp_out_data(I, n, 0, out);
+  if (cast_to == dt) return imp_out_data(I, n, 0, out);
+  rlx_value v;
+  rlx_status *st = imp_tensor_const(I, out, &v);
+  rlx_tensor_free(out);
+  RLX_TRY(st);
+  RLX_TRY(imp_cast(I, n, v, cast_to, &v));
+  return imp_out(I, n, 0, v);
 }
 
 /* ---- reshaping ---- */

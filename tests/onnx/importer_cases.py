@@ -286,6 +286,16 @@ def misc_cases():
                                                         "u": np.array(3500.0, np.float32)}, opset=17)
     for fn, a in [("HannWindow", 0), ("HammingWindow", 1), ("BlackmanWindow", 0)]:
         yield one(f"{fn}_periodic{a}", fn, {"n": np.array(9, np.int64)}, opset=17, periodic=a, output_datatype=TensorProto.DOUBLE)
+    xq = f32(3, 7)
+    sq = f32(3, 4, lo=0.01, hi=0.1)
+    zq = rng.integers(-20, 20, size=(3, 4)).astype(np.int8)
+    yield one("quantize_blocked", "QuantizeLinear", {"x": xq, "s": sq, "z": zq}, opset=21, axis=1, block_size=2)
+    yield one("dequantize_blocked", "DequantizeLinear", {"x": rng.integers(-128, 127, size=(6, 2)).astype(np.int8),
+                                                          "s": f32(2, 2, lo=0.01, hi=0.1)}, opset=21, axis=0, block_size=3)
+    xb = f32(2, 3, 4, 2)
+    yield one("batchnorm_training", "BatchNormalization", {"x": xb, "s": f32(3), "b": f32(3), "m": f32(3), "v": f32(3, lo=0.5, hi=2)},
+              n_out=3, opset=15, training_mode=1, momentum=0.8, epsilon=1e-3)
+    yield one("range_f16", "Range", {"a": np.array(1.5, np.float16), "b": np.array(7, np.float16), "c": np.array(0.75, np.float16)})
     x = f32(3, 5)
     yield one("shrink", "Shrink", {"x": x}, bias=0.3, lambd=0.7)
     yield one("swish", "Swish", {"x": x}, opset=24, alpha=0.7)
