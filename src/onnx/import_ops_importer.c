@@ -181,6 +181,7 @@ const rlx_onnx_op rlx_onnx_importer_ops[] = {
     {"Det", 0, rlx_onnx_map_det, false},
     {"DynamicQuantizeLinear", 0, rlx_onnx_map_dynamic_quantize_linear, false},
     {"MelWeightMatrix", 0, rlx_onnx_map_mel_weight_matrix, false},
+    {"TfIdfVectorizer", 0, rlx_onnx_map_tfidf_vectorizer, false},
     {"ai.onnx.preview.training.Adagrad", 0, rlx_onnx_map_adagrad, false},
     {"ai.onnx.preview.training.Adam", 0, rlx_onnx_map_adam, false},
     {"ai.onnx.preview.training.Momentum", 0, rlx_onnx_map_momentum, false},

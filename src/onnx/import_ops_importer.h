@@ -37,6 +37,7 @@ rlx_status *rlx_onnx_map_adam(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_momentum(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_binarizer(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_array_feature_extractor(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_tfidf_vectorizer(rlx_imp *I, const Onnx__NodeProto *n);
 
 /* import_ops_grid.c */
 rlx_status *rlx_onnx_map_grid_sample(rlx_imp *I, const Onnx__NodeProto *n);

@@ -1,5 +1,5 @@
 /* import_ops_misc.c: ONNX ops decomposed into rlx elementwise, reduction and gather ops: Det,
- * DynamicQuantizeLinear, MelWeightMatrix (a constant), the ai.onnx.preview.training optimizers
+ * DynamicQuantizeLinear, MelWeightMatrix (a constant), TfIdfVectorizer, the ai.onnx.preview.training optimizers
  * (Adagrad, Adam, Momentum) and the ai.onnx.ml Binarizer and ArrayFeatureExtractor. Formulas from
  * the ONNX operator docs. */
 #include <math.h>
@@ -341,5 +341,116 @@ rlx_status *rlx_onnx_map_array_feature_extractor(rlx_imp *I, const Onnx__NodePro
   rlx_value in[2] = {x, idx};
   RLX_TRY(imp_add(I, n, RLX_OP_GATHER, 2, in, 1, &a, &y));
   if (tx.rank == 1) RLX_TRY(imp_reshape(I, n, y, 2, (int64_t[]){1, k}, &y));
+  return imp_out(I, n, 0, y);
+}
+
+/* ---- TfIdfVectorizer over integer n-grams ---- */
+
+/* Counts of the pool grams of one length m in x [B, L]: for every skip k (1..max_skip+1; only 1
+ * for unigrams) the windows x[:, j k : j k + L - (m-1) k] (j < m) must all equal the gram's
+ * items; matches summed over positions and skips -> float32 [B, P]. */
+static rlx_status *gram_counts(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t B, int64_t L, const int64_t *pool, int64_t P,
+                               int64_t m, int64_t max_skip, rlx_dtype xdt, rlx_value *out) {
+  rlx_value total = 0;
+  int64_t *col = malloc(sizeof(int64_t) * (size_t)(P ? P : 1));
+  if (!col) return RLX_OOM();
+  rlx_status *st = NULL;
+  for (int64_t k = 1; !st && k <= (m == 1 ? 1 : max_skip + 1); k++) {
+    int64_t Lw = L - (m - 1) * k;
+    if (Lw <= 0) break;
+    rlx_value all = 0;
+    for (int64_t j = 0; !st && j < m; j++) {
+      rlx_value w, g, eq;
+      for (int64_t p = 0; p < P; p++) col[p] = pool[p * m + j];
+      st = imp_narrow(I, n, x, 1, j * k, Lw, &w);
+      if (!st) st = imp_reshape(I, n, w, 3, (int64_t[]){B, 1, Lw}, &w);
+      if (!st) st = imp_host_const(I, RLX_DTYPE_I64, 3, (int64_t[]){1, P, 1}, col, &g);
+      if (!st) st = imp_cast(I, n, g, xdt, &g);
+      if (!st) st = imp_bin(I, n, RLX_OP_EQUAL, w, g, &eq);
+      if (!st) st = all ? imp_bin(I, n, RLX_OP_AND, all, eq, &all) : (all = eq, NULL);
+    }
+    rlx_value c;
+    int64_t pos = 2;
+    if (!st) st = imp_cast(I, n, all, RLX_DTYPE_F32, &c);
+    if (!st) st = imp_reduce(I, n, "sum", c, 1, &pos, false, &c);
+    if (!st) st = total ? imp_bin(I, n, RLX_OP_ADD, total, c, &total) : (total = c, NULL);
+  }
+  free(col);
+  RLX_TRY(st);
+  if (!total) { /* no window fits: zero counts */
+    RLX_TRY(imp_scalar(I, 0, RLX_DTYPE_F32, &total));
+    return expand(I, n, total, 2, (int64_t[]){B, P}, out);
+  }
+  *out = total;
+  return NULL;
+}
+
+/* TfIdfVectorizer (ONNX-9) for integer input [L] or [B, L] and pool_int64s: n-gram frequencies
+ * (lengths min_gram_length..max_gram_length, gaps of up to max_skip_count items) per output index
+ * from ngram_indexes; mode TF (counts), IDF (weight, or 1, where the count is non-zero), TFIDF
+ * (count times weight, or count). Each length's counts map onto the output columns by a matmul
+ * with a one-hot [P, out] matrix. */
+rlx_status *rlx_onnx_map_tfidf_vectorizer(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_type tx;
+  RLX_TRY(imp_in_type(I, n, 0, true, &tx));
+  if (!rlx_dtype_is_int(tx.dtype)) IMP_FAIL(UNIMPLEMENTED, "TfIdfVectorizer of %s input (strings are not supported)", rlx_dtype_name(tx.dtype));
+  if (tx.rank < 1 || tx.rank > 2) IMP_FAIL(INVALID_ARGUMENT, "input must be [L] or [B, L], got %s", RLX_TYPE_STR(&tx));
+  size_t npool, ncnt, nidx, nw;
+  const int64_t *pool = imp_attr_ints(n, "pool_int64s", &npool), *cnts = imp_attr_ints(n, "ngram_counts", &ncnt);
+  const int64_t *oidx = imp_attr_ints(n, "ngram_indexes", &nidx);
+  const float *wts = imp_attr_floats(n, "weights", &nw);
+  int64_t mn = imp_attr_i(n, "min_gram_length", 1), mx = imp_attr_i(n, "max_gram_length", 1), skip = imp_attr_i(n, "max_skip_count", 0);
+  char mb[8];
+  const char *mode = imp_attr_s(n, "mode", "TF", mb, sizeof mb);
+  bool tf = !strcmp(mode, "TF"), idf = !strcmp(mode, "IDF");
+  if (!tf && !idf && strcmp(mode, "TFIDF")) IMP_FAIL(INVALID_ARGUMENT, "mode '%s'", mode);
+  int64_t out_size = 0;
+  for (size_t i = 0; i < nidx; i++) out_size = oidx[i] + 1 > out_size ? oidx[i] + 1 : out_size;
+  if (!npool || !nidx || mn < 1 || mx < mn || skip < 0 || (nw && nw != (size_t)out_size))
+    IMP_FAIL(INVALID_ARGUMENT, "pool_int64s, ngram_counts, ngram_indexes, weights or gram lengths are inconsistent");
+  int64_t B = tx.rank == 2 ? tx.dims[0] : 1, L = tx.dims[tx.rank - 1];
+  rlx_value x, y = 0;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_reshape(I, n, x, 2, (int64_t[]){B, L}, &x));
+  int64_t gram = 0; /* index of the first gram of the current length, in pool order */
+  for (size_t c = 0; c < ncnt; c++) {
+    int64_t m = (int64_t)c + 1, lo = cnts[c], hi = c + 1 < ncnt ? cnts[c + 1] : (int64_t)npool, P = (hi - lo) / m;
+    if (lo < 0 || hi > (int64_t)npool || hi < lo) IMP_FAIL(INVALID_ARGUMENT, "ngram_counts[%zu] = %lld is outside the pool", c, (long long)lo);
+    if (P > 0 && m >= mn && m <= mx) {
+      if (gram + P > (int64_t)nidx) IMP_FAIL(INVALID_ARGUMENT, "ngram_indexes has %zu entries for more grams", nidx);
+      rlx_value cnt, oh;
+      RLX_TRY(gram_counts(I, n, x, B, L, pool + lo, P, m, skip, tx.dtype, &cnt));
+      float *onehot = calloc((size_t)(P * out_size), sizeof(float));
+      if (!onehot) return RLX_OOM();
+      for (int64_t p = 0; p < P; p++) onehot[p * out_size + oidx[gram + p]] = 1;
+      rlx_status *st = imp_host_const(I, RLX_DTYPE_F32, 2, (int64_t[]){P, out_size}, onehot, &oh);
+      free(onehot);
+      RLX_TRY(st);
+      RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, cnt, oh, &cnt));
+      if (y) RLX_TRY(imp_bin(I, n, RLX_OP_ADD, y, cnt, &y));
+      else y = cnt;
+    }
+    gram += P > 0 ? P : 0;
+  }
+  if (!y) {
+    RLX_TRY(imp_scalar(I, 0, RLX_DTYPE_F32, &y));
+    RLX_TRY(expand(I, n, y, 2, (int64_t[]){B, out_size}, &y));
+  }
+  rlx_value w = 0;
+  if (nw) {
+    double *wd = malloc(sizeof(double) * nw);
+    if (!wd) return RLX_OOM();
+    for (size_t i = 0; i < nw; i++) wd[i] = wts[i];
+    rlx_status *st = imp_host_const(I, RLX_DTYPE_F64, 1, &out_size, wd, &w);
+    free(wd);
+    RLX_TRY(st);
+    RLX_TRY(imp_cast(I, n, w, RLX_DTYPE_F32, &w));
+  }
+  if (idf) { /* (count > 0) times the weight */
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER, y, 0, &y));
+    RLX_TRY(imp_cast(I, n, y, RLX_DTYPE_F32, &y));
+  }
+  if (!tf && w) RLX_TRY(imp_bin(I, n, RLX_OP_MUL, y, w, &y));
+  if (tx.rank == 1) RLX_TRY(imp_reshape(I, n, y, 1, &out_size, &y));
   return imp_out(I, n, 0, y);
 }

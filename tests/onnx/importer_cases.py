@@ -286,6 +286,20 @@ def misc_cases():
                                                         "u": np.array(3500.0, np.float32)}, opset=17)
     for fn, a in [("HannWindow", 0), ("HammingWindow", 1), ("BlackmanWindow", 0)]:
         yield one(f"{fn}_periodic{a}", fn, {"n": np.array(9, np.int64)}, opset=17, periodic=a, output_datatype=TensorProto.DOUBLE)
+    xt = rng.integers(0, 5, size=(3, 9)).astype(np.int32)
+    pool = [2, 3, 4, 0, 1, 2, 3, 4, 4, 1, 1, 1]  # unigrams 2 3 4; bigrams (0 1) (2 3) (4 4) (1 1); trigram... none
+    for mode in ["TF", "IDF", "TFIDF"]:
+        for mn, mx, skip in [(1, 2, 0), (2, 2, 2), (1, 1, 3), (1, 2, 4)]:
+            attrs = dict(mode=mode, min_gram_length=mn, max_gram_length=mx, max_skip_count=skip, ngram_counts=[0, 3],
+                         ngram_indexes=[0, 1, 2, 3, 4, 5, 6], pool_int64s=pool[:11])
+            if mode != "TF":
+                attrs["weights"] = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
+            yield one(f"tfidf_{mode}_{mn}{mx}{skip}", "TfIdfVectorizer", {"x": xt}, opset=9, **attrs)
+    attrs = dict(mode="TFIDF", min_gram_length=1, max_gram_length=2, max_skip_count=1, ngram_counts=[0, 2], ngram_indexes=[3, 0, 1, 2],
+                 pool_int64s=[4, 2, 0, 1, 3, 3])
+    x1 = {"x": xt[0].astype(np.int64)}
+    want = reference(one("", "TfIdfVectorizer", x1, opset=9, weights=[1.0] * 4, **attrs))  # no weights = weights 1
+    yield one("tfidf_1d_no_weights", "TfIdfVectorizer", x1, opset=9, expected=want, **attrs)
     xq = f32(3, 7)
     sq = f32(3, 4, lo=0.01, hi=0.1)
     zq = rng.integers(-20, 20, size=(3, 4)).astype(np.int8)
