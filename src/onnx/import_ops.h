@@ -21,6 +21,8 @@ rlx_status *imp_reduce(rlx_imp *I, const Onnx__NodeProto *n, const char *kind, r
                        bool keepdims, rlx_value *y);
 /* x[.., start:start+len, ..] along axis. */
 rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y);
+/* Concat of any number of values along axis (v is overwritten with partial results). */
+rlx_status *imp_concat_many(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *v, size_t count, int64_t axis, rlx_value *y);
 rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y);
 /* Defines output k of the node as known data (takes ownership of t). */
 rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t);

@@ -166,6 +166,8 @@ const rlx_onnx_op rlx_onnx_importer_ops[] = {
     {"RNN", 0, rlx_onnx_map_rnn, false},
     {"GRU", 0, rlx_onnx_map_gru, false},
     {"LSTM", 0, rlx_onnx_map_lstm, false},
+    {"CausalConvWithState", 0, rlx_onnx_map_causal_conv_with_state, false},
+    {"LinearAttention", 0, rlx_onnx_map_linear_attention, false},
     {"GridSample", 0, rlx_onnx_map_grid_sample, false},
     {"AffineGrid", 0, rlx_onnx_map_affine_grid, false},
     {"CumProd", 0, rlx_onnx_map_cumprod, false},

@@ -39,6 +39,10 @@ rlx_status *rlx_onnx_map_binarizer(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_array_feature_extractor(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_tfidf_vectorizer(rlx_imp *I, const Onnx__NodeProto *n);
 
+/* import_ops_stateful.c */
+rlx_status *rlx_onnx_map_causal_conv_with_state(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_linear_attention(rlx_imp *I, const Onnx__NodeProto *n);
+
 /* import_ops_grid.c */
 rlx_status *rlx_onnx_map_grid_sample(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_affine_grid(rlx_imp *I, const Onnx__NodeProto *n);

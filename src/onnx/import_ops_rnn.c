@@ -217,8 +217,7 @@ static rlx_status *direction(rnn *R, rlx_value X, int64_t d, bool reverse, rlx_v
     }
     if (!st) st = imp_reshape(I, n, Hs, 4, (int64_t[]){1, 1, B, H}, &ys[t]);
   }
-  rlx_attr a0 = RLX_ATTR_I("axis", 0);
-  if (!st) st = imp_add(I, n, RLX_OP_CONCAT, (size_t)R->S, ys, 1, &a0, Y);
+  if (!st) st = imp_concat_many(I, n, ys, (size_t)R->S, 0, Y);
   free(ys);
   RLX_TRY(st);
   RLX_TRY(imp_reshape(I, n, Hs, 3, (int64_t[]){1, B, H}, Hout));

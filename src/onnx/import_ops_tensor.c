@@ -281,6 +281,20 @@ rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_
   return imp_add(I, n, RLX_OP_NARROW, 1, &x, 3, a, y);
 }
 
+rlx_status *imp_concat_many(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *v, size_t count, int64_t axis, rlx_value *y) {
+  enum { MAX_IN = 256 }; /* Concat's arity */
+  rlx_attr a = RLX_ATTR_I("axis", axis);
+  while (count > MAX_IN) { /* concatenate groups of MAX_IN in place until one group is left */
+    size_t groups = (count + MAX_IN - 1) / MAX_IN;
+    for (size_t gi = 0; gi < groups; gi++) {
+      size_t lo = gi * MAX_IN, len = count - lo < MAX_IN ? count - lo : MAX_IN;
+      RLX_TRY(imp_add(I, n, RLX_OP_CONCAT, len, v + lo, 1, &a, &v[gi]));
+    }
+    count = groups;
+  }
+  return imp_add(I, n, RLX_OP_CONCAT, count, v, 1, &a, y);
+}
+
 rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y) {
   rlx_attr a = RLX_ATTR_IS("perm", (size_t)rank, perm);
   return imp_add(I, n, RLX_OP_TRANSPOSE, 1, &x, 1, &a, y);

@@ -258,7 +258,7 @@ def misc_cases():
     for shape in [(1, 1), (3, 3), (2, 4, 4), (5, 5)]:
         yield one(f"det_{'x'.join(map(str, shape))}", "Det", {"x": f32(*shape)})
     sing = f32(4, 4)
-    sing[2] = 2 * sing[0] - sing[1]
+    sing[2] = sing[0]  # exactly singular
     yield one("det_singular", "Det", {"x": sing})
     perm = np.eye(4, dtype=np.float64)[[2, 0, 3, 1]]
     yield one("det_permutation_f64", "Det", {"x": perm})
@@ -315,7 +315,32 @@ def misc_cases():
     yield one("swish", "Swish", {"x": x}, opset=24, alpha=0.7)
 
 
+def stateful_cases():
+    x, w, b = f32(2, 3, 6), f32(3, 1, 4), f32(3)
+    yield one("causal_conv_plain", "CausalConvWithState", {"x": x, "w": w}, n_out=2, opset=27)
+    yield one("causal_conv_all", "CausalConvWithState", {"x": x, "w": w, "b": b, "p": f32(2, 3, 3)}, n_out=2, opset=27, activation="silu")
+    yield one("causal_conv_k1", "CausalConvWithState", {"x": x, "w": f32(3, 1, 1)}, n_out=2, opset=27)
+    yield one("causal_conv_short", "CausalConvWithState", {"x": f32(1, 3, 2), "w": w, "": None, "p": f32(1, 3, 3)}, n_out=2, opset=27)
+    B, T, Hq, Hkv, dk, dv = 2, 5, 4, 2, 3, 2
+    q, k, v, S = f32(B, T, Hq * dk), f32(B, T, Hkv * dk, lo=-0.5, hi=0.5), f32(B, T, Hkv * dv), f32(B, Hkv, dk, dv)
+    g_key, g_head = f32(B, T, Hkv * dk, lo=-1, hi=0), f32(B, T, Hkv, lo=-1, hi=0)
+    beta_h, beta_1 = f32(B, T, Hkv, lo=0, hi=1), f32(B, T, 1, lo=0, hi=1)
+    specs = [("linear", {}), ("gated_key", {"g": g_key}), ("gated_head", {"g": g_head}), ("delta", {"b": beta_h}),
+             ("gated_delta", {"g": g_key, "b": beta_1})]
+    for tag, extra in specs:
+        rule = tag.split("_")[0] if tag != "gated_delta" else "gated_delta"
+        ins = {"q": q, "k": k, "v": v, "s": S, "g": extra.get("g"), "b": extra.get("b")}
+        ins = {key if val is not None else "": val for key, val in ins.items()}
+        yield one(f"linear_attention_{tag}", "LinearAttention", ins, n_out=2, opset=27, q_num_heads=Hq, kv_num_heads=Hkv,
+                  update_rule=rule, scale=0.7 if tag == "delta" else 0.0)
+    T2 = 300  # longer than one Concat (256 inputs)
+    yield one("linear_attention_long_no_past", "LinearAttention", {"q": f32(1, T2, 2), "k": f32(1, T2, 2, lo=-0.1, hi=0.1),
+                                                                     "v": f32(1, T2, 2)}, n_out=2, opset=27, q_num_heads=1,
+              kv_num_heads=1, update_rule="linear")
+
+
 def all_cases():
+    yield from stateful_cases()
     yield from einsum_cases()
     yield from misc_cases()
     yield from index_cases()
