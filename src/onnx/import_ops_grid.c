@@ -1,6 +1,6 @@
-/* import_ops_grid.c: ONNX GridSample (16/20/22) and AffineGrid (20) from gathers and elementwise
- * rlx ops. GridSample follows the ONNX operator docs and the ONNX reference implementation:
- * coordinates are denormalized per spatial dim (align_corners: (g+1)/2 (L-1), else
+/* import_ops_grid.c: ONNX GridSample (16/20/22), AffineGrid (20) and RoiAlign (16/22) from
+ * gathers and elementwise rlx ops. GridSample follows the ONNX operator docs and the ONNX
+ * reference implementation: coordinates are denormalized per spatial dim (align_corners: (g+1)/2 (L-1), else
  * ((g+1) L - 1)/2), nearest rounds half to even, border/reflection move coordinates outside
  * [lo, hi] (lo, hi = -0.5, L-0.5, or 0, L-1 with align_corners) back inside, then every tap index
  * is fixed by padding_mode (zeros: taps outside read 0; border: clamp; reflection: reflect). The
@@ -283,5 +283,121 @@ rlx_status *rlx_onnx_map_affine_grid(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_transpose(I, n, th, 3, (int64_t[]){0, 2, 1}, &th));
   RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, b, th, &y)); /* [M, r+1] @ [N, r+1, r] -> [N, M, r] */
   RLX_TRY(imp_reshape(I, n, y, r + 2, od, &y));
+  return imp_out(I, n, 0, y);
+}
+
+/* ---- RoiAlign ---- */
+
+/* The bilinear taps of one sample point (y, x) of a [H, W] map (the reference's
+ * pre_calc_for_bilinear_interpolate): points outside [-1, H] x [-1, W] weigh 0. */
+static void roi_taps(double y, double x, int64_t H, int64_t W, int64_t *pos, double *w) {
+  if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W) {
+    for (int k = 0; k < 4; k++) pos[k] = 0, w[k] = 0;
+    return;
+  }
+  y = y < 0 ? 0 : y, x = x < 0 ? 0 : x;
+  int64_t yl = (int64_t)y, xl = (int64_t)x, yh, xh;
+  if (yl >= H - 1) yh = yl = H - 1, y = (double)yl;
+  else yh = yl + 1;
+  if (xl >= W - 1) xh = xl = W - 1, x = (double)xl;
+  else xh = xl + 1;
+  double ly = y - (double)yl, lx = x - (double)xl, hy = 1 - ly, hx = 1 - lx;
+  pos[0] = yl * W + xl, pos[1] = yl * W + xh, pos[2] = yh * W + xl, pos[3] = yh * W + xh;
+  w[0] = hy * hx, w[1] = hy * lx, w[2] = ly * hx, w[3] = ly * lx;
+}
+
+/* RoiAlign(X [N,C,H,W], rois [R,4], batch_indices [R]) with rois and batch indices known at import
+ * time (the adaptive sampling grid depends on them): per bin, samples on a regular grid inside it,
+ * each bilinear-interpolated (4 taps); avg: the mean over samples; max: the maximum over samples
+ * of the largest weighted tap (the ONNX reference / ONNX Runtime reading). The taps of every roi
+ * become one GatherElements on x[batch_indices] with per-tap weights. */
+rlx_status *rlx_onnx_map_roi_align(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_type tx;
+  RLX_TRY(imp_in_type(I, n, 0, true, &tx));
+  const rlx_tensor *rois = imp_const(I, n, 1), *bidx = imp_const(I, n, 2);
+  if (!rois || !bidx) IMP_FAIL(UNIMPLEMENTED, "RoiAlign needs rois and batch_indices known at import time");
+  if (tx.rank != 4 || !rlx_dtype_is_float(tx.dtype) || rlx_tensor_rank(rois) != 2 || rlx_tensor_dims(rois)[1] != 4 ||
+      rlx_tensor_numel(bidx) != rlx_tensor_dims(rois)[0])
+    IMP_FAIL(INVALID_ARGUMENT, "X %s, rois and batch_indices must be float [N,C,H,W], [R,4] and [R]", RLX_TYPE_STR(&tx));
+  char mb[8], cb[24];
+  bool avg = !strcmp(imp_attr_s(n, "mode", "avg", mb, sizeof mb), "avg");
+  bool half = !strcmp(imp_attr_s(n, "coordinate_transformation_mode", I->opset >= 16 ? "half_pixel" : "output_half_pixel", cb, sizeof cb),
+                      "half_pixel");
+  int64_t PH = imp_attr_i(n, "output_height", 1), PW = imp_attr_i(n, "output_width", 1), sr = imp_attr_i(n, "sampling_ratio", 0);
+  double scale = imp_attr_f(n, "spatial_scale", 1.0);
+  int64_t R = rlx_tensor_dims(rois)[0], N = tx.dims[0], C = tx.dims[1], H = tx.dims[2], W = tx.dims[3], bins = PH * PW;
+  if (PH < 1 || PW < 1 || sr < 0) IMP_FAIL(INVALID_ARGUMENT, "output_height/width must be >= 1 and sampling_ratio >= 0");
+  /* sampling grids per roi, and the largest sample count (the padded width of the tap table) */
+  int64_t smax = 1;
+  for (int64_t r = 0; r < R; r++) {
+    double rw = (rlx_tensor_get_f64(rois, 4 * r + 2) - rlx_tensor_get_f64(rois, 4 * r)) * scale;
+    double rh = (rlx_tensor_get_f64(rois, 4 * r + 3) - rlx_tensor_get_f64(rois, 4 * r + 1)) * scale;
+    if (!half) rw = rw > 1 ? rw : 1, rh = rh > 1 ? rh : 1;
+    int64_t gh = sr > 0 ? sr : (int64_t)ceil(rh / (double)PH), gw = sr > 0 ? sr : (int64_t)ceil(rw / (double)PW);
+    if (gh * gw > smax) smax = gh * gw;
+  }
+  size_t taps = (size_t)(R * bins * smax * 4);
+  int64_t *pos = calloc(taps, sizeof(int64_t)), *bi = malloc(sizeof(int64_t) * (size_t)(R ? R : 1));
+  double *wt = calloc(taps, sizeof(double));
+  unsigned char *real = calloc((size_t)(R * bins * smax), 1); /* samples that exist (not padding) */
+  if (!pos || !wt || !bi || !real) {
+    free(pos), free(wt), free(bi), free(real);
+    return RLX_OOM();
+  }
+  rlx_status *st = NULL;
+  for (int64_t r = 0; !st && r < R; r++) {
+    bi[r] = (int64_t)rlx_tensor_get_f64(bidx, r);
+    if (bi[r] < 0 || bi[r] >= N) st = RLX_ERR(OUT_OF_RANGE, "batch_indices[%lld] = %lld for N = %lld", (long long)r, (long long)bi[r], (long long)N);
+    double off = half ? 0.5 : 0;
+    double x0 = rlx_tensor_get_f64(rois, 4 * r) * scale - off, y0 = rlx_tensor_get_f64(rois, 4 * r + 1) * scale - off;
+    double rw = rlx_tensor_get_f64(rois, 4 * r + 2) * scale - off - x0, rh = rlx_tensor_get_f64(rois, 4 * r + 3) * scale - off - y0;
+    if (!half) rw = rw > 1 ? rw : 1, rh = rh > 1 ? rh : 1;
+    double bh = rh / (double)PH, bw = rw / (double)PW;
+    int64_t gh = sr > 0 ? sr : (int64_t)ceil(rh / (double)PH), gw = sr > 0 ? sr : (int64_t)ceil(rw / (double)PW);
+    double cnt = (double)(gh * gw > 1 ? gh * gw : 1);
+    for (int64_t b = 0; b < bins; b++) {
+      int64_t ph = b / PW, pw = b % PW, s = 0;
+      size_t base = (size_t)((r * bins + b) * smax);
+      if (gh * gw <= 0) real[base] = 1; /* no samples: one weightless sample gives 0 */
+      for (int64_t iy = 0; iy < gh; iy++)
+        for (int64_t ix = 0; ix < gw; ix++, s++) {
+          double y = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh, x = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+          roi_taps(y, x, H, W, pos + 4 * (base + (size_t)s), wt + 4 * (base + (size_t)s));
+          if (avg)
+            for (int k = 0; k < 4; k++) wt[4 * (base + (size_t)s) + (size_t)k] /= cnt;
+          real[base + (size_t)s] = 1;
+        }
+    }
+  }
+  rlx_value x, ib, ip, w, m, y;
+  int64_t T = bins * smax * 4;
+  if (!st) st = imp_host_const(I, RLX_DTYPE_I64, 1, &R, bi, &ib);
+  if (!st) st = imp_host_const(I, RLX_DTYPE_I64, 3, (int64_t[]){R, 1, T}, pos, &ip);
+  if (!st) st = imp_host_const(I, RLX_DTYPE_F64, 3, (int64_t[]){R, 1, T}, wt, &w);
+  if (!st && !avg) st = imp_host_const(I, RLX_DTYPE_BOOL, 4, (int64_t[]){R, 1, bins, smax}, real, &m);
+  free(pos), free(wt), free(bi), free(real);
+  RLX_TRY(st);
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_reshape(I, n, x, 3, (int64_t[]){N, C, H * W}, &x));
+  rlx_attr a0 = RLX_ATTR_I("axis", 0), a2 = RLX_ATTR_I("axis", 2), ex = RLX_ATTR_IS("shape", 3, ((int64_t[]){R, C, T}));
+  rlx_value g0[2] = {x, ib};
+  RLX_TRY(imp_add(I, n, RLX_OP_GATHER, 2, g0, 1, &a0, &x)); /* [R, C, HW] */
+  RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &ip, 1, &ex, &ip));
+  rlx_value g1[2] = {x, ip};
+  RLX_TRY(imp_add(I, n, RLX_OP_GATHER_ELEMENTS, 2, g1, 1, &a2, &y)); /* [R, C, T] */
+  RLX_TRY(imp_cast(I, n, w, tx.dtype, &w));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, y, w, &y));
+  RLX_TRY(imp_reshape(I, n, y, 5, (int64_t[]){R, C, bins, smax, 4}, &y));
+  int64_t ax34[2] = {3, 4}, ax4 = 4, ax3 = 3;
+  if (avg) {
+    RLX_TRY(imp_reduce(I, n, "sum", y, 2, ax34, false, &y));
+  } else {
+    rlx_value lo;
+    RLX_TRY(imp_reduce(I, n, "max", y, 1, &ax4, false, &y));
+    RLX_TRY(imp_scalar(I, -INFINITY, tx.dtype, &lo));
+    RLX_TRY(imp_select(I, n, m, y, lo, &y));
+    RLX_TRY(imp_reduce(I, n, "max", y, 1, &ax3, false, &y));
+  }
+  RLX_TRY(imp_reshape(I, n, y, 4, (int64_t[]){R, C, PH, PW}, &y));
   return imp_out(I, n, 0, y);
 }

@@ -170,6 +170,7 @@ const rlx_onnx_op rlx_onnx_importer_ops[] = {
     {"LinearAttention", 0, rlx_onnx_map_linear_attention, false},
     {"GridSample", 0, rlx_onnx_map_grid_sample, false},
     {"AffineGrid", 0, rlx_onnx_map_affine_grid, false},
+    {"RoiAlign", 0, rlx_onnx_map_roi_align, false},
     {"CumProd", 0, rlx_onnx_map_cumprod, false},
     {"Compress", 0, rlx_onnx_map_compress, false},
     {"CenterCropPad", 0, rlx_onnx_map_center_crop_pad, false},

@@ -187,6 +187,14 @@ def grid_cases():
         for pad in ["zeros", "reflection"]:
             x, g = f32(1, 2, 3, 4, 2), f32(1, 2, 3, 2, 3, lo=-1.4, hi=1.4)
             yield one(f"gridsample_3d_{mode}_{pad}", "GridSample", {"x": x, "g": g}, mode=mode, padding_mode=pad)
+    x = f32(2, 3, 6, 7)
+    rois = np.array([[0.5, 1.0, 5.0, 4.5], [-2.0, -1.0, 3.0, 8.0], [2.0, 2.0, 2.4, 2.2], [1.0, 0.0, 6.5, 5.5]], np.float32)
+    bidx = np.array([0, 1, 1, 0], np.int64)
+    for mode in ["avg", "max"]:
+        for ctm in ["half_pixel", "output_half_pixel"]:
+            for sr in [0, 2]:
+                yield one(f"roi_align_{mode}_{ctm}_{sr}", "RoiAlign", {"x": x, "r": rois, "b": bidx}, mode=mode,
+                          coordinate_transformation_mode=ctm, sampling_ratio=sr, output_height=3, output_width=2, spatial_scale=0.9)
     x, g = f32(1, 1, 3, 3), f32(1, 2, 2, 2)
     want = reference(one("", "GridSample", {"x": x, "g": g}, mode="linear"))
     yield one("gridsample_bilinear_opset16", "GridSample", {"x": x, "g": g}, opset=16, expected=want, mode="bilinear")
