@@ -198,6 +198,9 @@ static rlx_status *opt_begin(rlx_imp *I, const Onnx__NodeProto *n, size_t per, o
   return imp_cast(I, n, o->t, dt, &o->t);
 }
 
+/* Tensor i of the k-th input group (X, G, then H / V ...). */
+static rlx_status *opt_in(opt *o, size_t k, size_t i, rlx_value *v) { return imp_in(o->I, o->n, 2 + k * o->groups + i, v); }
+
 /* a x + b y */
 static rlx_status *axpby(opt *o, double a, rlx_value x, double b, rlx_value y, rlx_value *z) {
   rlx_value u, v;
@@ -217,9 +220,9 @@ rlx_status *rlx_onnx_map_adagrad(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_bin(I, n, RLX_OP_DIV, o.r, rr, &rr));
   for (size_t i = 0; i < o.groups; i++) {
     rlx_value x, g, h, d;
-    RLX_TRY(imp_in(I, n, 2 + i, &x));
-    RLX_TRY(imp_in(I, n, 2 + o.groups + i, &g));
-    RLX_TRY(imp_in(I, n, 2 + 2 * o.groups + i, &h));
+    RLX_TRY(opt_in(&o, 0, i, &x));
+    RLX_TRY(opt_in(&o, 1, i, &g));
+    RLX_TRY(opt_in(&o, 2, i, &h));
     RLX_TRY(axpby(&o, norm, x, 1, g, &g));
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, g, g, &d));
     RLX_TRY(imp_bin(I, n, RLX_OP_ADD, h, d, &h));
@@ -257,10 +260,10 @@ rlx_status *rlx_onnx_map_adam(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_select(I, n, o.t_pos, rr, o.r, &rr));
   for (size_t i = 0; i < o.groups; i++) {
     rlx_value x, g, v, h, d, e;
-    RLX_TRY(imp_in(I, n, 2 + i, &x));
-    RLX_TRY(imp_in(I, n, 2 + o.groups + i, &g));
-    RLX_TRY(imp_in(I, n, 2 + 2 * o.groups + i, &v));
-    RLX_TRY(imp_in(I, n, 2 + 3 * o.groups + i, &h));
+    RLX_TRY(opt_in(&o, 0, i, &x));
+    RLX_TRY(opt_in(&o, 1, i, &g));
+    RLX_TRY(opt_in(&o, 2, i, &v));
+    RLX_TRY(opt_in(&o, 3, i, &h));
     RLX_TRY(axpby(&o, norm, x, 1, g, &g));
     RLX_TRY(axpby(&o, alpha, v, 1 - alpha, g, &v));
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, g, g, &d));
@@ -296,9 +299,9 @@ rlx_status *rlx_onnx_map_momentum(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_select(I, n, o.t_pos, cb, c1, &bt));
   for (size_t i = 0; i < o.groups; i++) {
     rlx_value x, g, v, d;
-    RLX_TRY(imp_in(I, n, 2 + i, &x));
-    RLX_TRY(imp_in(I, n, 2 + o.groups + i, &g));
-    RLX_TRY(imp_in(I, n, 2 + 2 * o.groups + i, &v));
+    RLX_TRY(opt_in(&o, 0, i, &x));
+    RLX_TRY(opt_in(&o, 1, i, &g));
+    RLX_TRY(opt_in(&o, 2, i, &v));
     RLX_TRY(axpby(&o, norm, x, 1, g, &g));
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, bt, g, &d));
     RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, v, alpha, &v));
