@@ -10,6 +10,8 @@ extern const rlx_onnx_op rlx_onnx_nn_ops[];
 extern const size_t rlx_onnx_nn_ops_len;
 extern const rlx_onnx_op rlx_onnx_importer_ops[];
 extern const size_t rlx_onnx_importer_ops_len;
+/* A note rlx_onnx_describe shows next to a mapped op (what must be known at import time), or NULL. */
+const char *rlx_onnx_op_note(const char *domain, const char *op_type);
 
 /* y = op(x, c) with c a scalar constant of x's dtype. */
 rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);

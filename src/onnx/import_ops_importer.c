@@ -197,3 +197,22 @@ const rlx_onnx_op rlx_onnx_importer_ops[] = {
     {"BlackmanWindow", 0, map_blackman_window, false},
 };
 const size_t rlx_onnx_importer_ops_len = RLX_ARRAY_LEN(rlx_onnx_importer_ops);
+
+/* Mappings that need some inputs known at import time (their output shapes depend on them). */
+#define KNOWN(what) "(needs " what " known at import time)"
+static const struct {
+  const char *op_type, *note;
+} notes[] = {
+    {"HannWindow", KNOWN("size")}, {"HammingWindow", KNOWN("size")}, {"BlackmanWindow", KNOWN("size")},
+    {"MelWeightMatrix", KNOWN("every input")}, {"CumProd", KNOWN("axis")}, {"Compress", KNOWN("condition")},
+    {"CenterCropPad", KNOWN("shape")}, {"NonZero", KNOWN("the input")}, {"Unique", KNOWN("the input")},
+    {"NonMaxSuppression", KNOWN("every input")}, {"RoiAlign", KNOWN("rois and batch_indices")},
+};
+#undef KNOWN
+
+const char *rlx_onnx_op_note(const char *domain, const char *op_type) {
+  if (domain && *domain && strcmp(domain, "ai.onnx")) return NULL;
+  for (size_t i = 0; i < RLX_ARRAY_LEN(notes); i++)
+    if (!strcmp(notes[i].op_type, op_type)) return notes[i].note;
+  return NULL;
+}

@@ -656,10 +656,11 @@ rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
       snprintf(domain, sizeof domain, "%.*s", (int)(dot - counts[i].key), counts[i].key);
       type = dot + 1;
     }
-    bool ok = rlx_onnx_op_supported(domain, type, opset);
+    const rlx_onnx_op *op = rlx_onnx_find_op(domain, type, opset);
     total += counts[i].count;
-    if (!ok) unsupported++;
-    fprintf(f, "  %-28s %5zu%s\n", counts[i].key, counts[i].count, ok ? "" : "  UNSUPPORTED");
+    if (!op) unsupported++;
+    const char *note = op ? rlx_onnx_op_note(domain, type) : NULL;
+    fprintf(f, "  %-28s %5zu%s%s%s\n", counts[i].key, counts[i].count, op ? "" : "  UNSUPPORTED", note ? "  " : "", note ? note : "");
   }
   fprintf(f, "nodes: %zu, op types: %zu, unsupported op types: %zu\n", total, n, unsupported);
   if (unsupported) {
