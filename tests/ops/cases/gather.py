@@ -4,7 +4,7 @@ int32 and int64 (and uint8), negative indices count from the end; edge shapes in
 indices, size-1 dims and non-contiguous data (a Transpose feeding the op); plus error cases."""
 import numpy as np
 
-from opcase import IS, Case, I, S, node, simple
+from opcase import IS, Case, I, S, node, simple, sym
 
 rng = np.random.default_rng(99)
 
@@ -191,7 +191,26 @@ def scatter_nd_cases():
               "INVALID_ARGUMENT")
 
 
+def symbolic_and_dtype_cases():
+    x = uni(5, 3)
+    idx = np.array([4, -5, 2], np.int64)
+    yield Case("Gather_symbolic_data", [node("Gather", ["x", "i"], ["y"])], {"x": x, "i": idx}, {"y": x[wrap(idx, 5)]},
+               dims={"x": [sym(0), 3]})
+    yield Case("GatherElements_symbolic", [node("GatherElements", ["x", "i"], ["y"], axis=I(0))],
+               {"x": x, "i": np.array([[4, 0, -1]], np.int64)}, {"y": gather_elements(x, np.array([[4, 0, -1]]), 0)},
+               dims={"x": [sym(0), sym(1)], "i": [1, sym(1)]})
+    h = x.astype(np.float16)
+    yield simple("Gather_f16", "Gather", {"x": h, "i": np.array([[1, 0]], np.int32)}, h[:, [[1, 0]]], axis=I(1))
+    d64 = x.astype(np.float64)
+    upd = uni(2, 3).astype(np.float64)
+    ii = np.array([[1], [-1]], np.int64)
+    yield simple("ScatterND_f64_max", "ScatterND", {"d": d64, "i": ii, "u": upd}, scatter_nd(d64, ii, upd, "max"), reduction=S("max"))
+    b = rng.integers(0, 2, size=(4,)).astype(bool)
+    yield simple("Gather_bool", "Gather", {"x": b, "i": np.array([3, 0], np.int64)}, b[[3, 0]])
+
+
 def cases():
+    yield from symbolic_and_dtype_cases()
     yield from gather_cases()
     yield from gather_elements_cases()
     yield from gather_nd_cases()

@@ -4,7 +4,7 @@ reverse), ArgMax/ArgMin (select_last_index, keepdims), TopK (largest/smallest, t
 index). Edge shapes: rank 0 and 1, size-0 and size-1 dims, non-contiguous inputs; error cases."""
 import numpy as np
 
-from opcase import IS, Case, I, S, node, simple
+from opcase import IS, Case, I, S, node, simple, sym
 
 rng = np.random.default_rng(77)
 
@@ -165,7 +165,26 @@ def topk_cases():
                expect_error="INVALID_ARGUMENT", modes=["lazy"])
 
 
+def symbolic_and_dtype_cases():
+    x = uni(4, 6)
+    yield Case("Reduce_mean_symbolic_axis", [node("Reduce", ["x"], ["y"], kind=S("mean"), axes=IS([0]))], {"x": x},
+               {"y": x.mean(0)}, dims={"x": [sym(0), 6]})
+    xi = rng.integers(-9, 9, size=(5, 2)).astype(np.int32)
+    yield Case("Reduce_int_mean_symbolic", [node("Reduce", ["x"], ["y"], kind=S("mean"), axes=IS([0]))], {"x": xi},
+               {"y": reduce_ref(xi, "mean", [0], 0)}, dims={"x": [sym(0), 2]})
+    yield Case("TopK_symbolic_rows", [node("TopK", ["x"], ["v", "i"], k=I(2))], {"x": x}, dict(zip(["v", "i"], topk_ref(x, 2, -1, 1))),
+               dims={"x": [sym(0), 6]})
+    h = x.astype(np.float16)
+    yield simple("Reduce_sum_f16", "Reduce", {"x": h}, h.astype(np.float32).sum(1).astype(np.float16), atol=1e-2, rtol=1e-2,
+                 kind=S("sum"), axes=IS([1]))
+    yield simple("Cumsum_f64", "Cumsum", {"x": x.astype(np.float64)}, np.cumsum(x.astype(np.float64), 1), axis=I(1))
+    yield simple("ArgMin_f16_last", "ArgMin", {"x": np.round(h)}, arg_ref(np.round(h), "ArgMin", 1, 0, 1), axis=I(1), keepdims=I(0),
+                 select_last_index=I(1))
+    yield topk("TopK_f16_smallest", np.round(h), 3, largest=0)
+
+
 def cases():
+    yield from symbolic_and_dtype_cases()
     yield from reduce_cases()
     yield from cumsum_cases()
     yield from arg_cases()

@@ -206,7 +206,27 @@ def tile_cases():
     yield err("Tile_wrong_length", "Tile", {"x": x}, "INVALID_ARGUMENT", repeats=IS([2]))
 
 
+def symbolic_and_dtype_cases():
+    """Symbolic dims bound at run time, and float16 / float64 / bool data."""
+    a, b = uni(4, 3), uni(4, 2)
+    yield Case("Concat_symbolic_rows", [node("Concat", ["a", "b"], ["y"], axis=I(1))], {"a": a, "b": b},
+               {"y": np.concatenate([a, b], 1)}, dims={"a": [sym(0), 3], "b": [sym(0), 2]})
+    yield Case("Transpose_symbolic", [node("Transpose", ["x"], ["y"], perm=IS([1, 0]))], {"x": a}, {"y": a.T},
+               dims={"x": [sym(0), sym(1)]})
+    yield Case("Slice_symbolic_axis", [node("Slice", ["x"], ["y"], starts=IS([1]), ends=IS([-1]), axes=IS([0]))], {"x": a},
+               {"y": a[1:-1]}, dims={"x": [sym(0), 3]})
+    yield Case("Pad_symbolic_edge", [node("Pad", ["x"], ["y"], pads=IS([1, 0, 0, 2]), mode=S("edge"))], {"x": a},
+               {"y": numpy_pad(a, [1, 0, 0, 2], "edge")}, dims={"x": [sym(0), 3]})
+    h = uni(2, 3, dtype=np.float16)
+    yield simple("Pad_f16_reflect", "Pad", {"x": h}, numpy_pad(h, [0, 2, 1, 1], "reflect"), pads=IS([0, 2, 1, 1]), mode=S("reflect"))
+    yield simple("Tile_f64", "Tile", {"x": h.astype(np.float64)}, np.tile(h.astype(np.float64), (2, 2)), repeats=IS([2, 2]))
+    yield simple("Slice_bool_negative_step", "Slice", {"x": a > 0}, (a > 0)[::-2], starts=IS([-1]), ends=IS([INT64_MIN]),
+                 steps=IS([-2]))
+    yield simple("Expand_f16", "Expand", {"x": h[:, :1]}, np.broadcast_to(h[:, :1], (2, 5)), shape=IS([2, 5]))
+
+
 def cases():
+    yield from symbolic_and_dtype_cases()
     yield from reshape_cases()
     yield from transpose_cases()
     yield from narrow_cases()
