@@ -157,18 +157,30 @@
   X(ROPE, "Rope", attention, 3, 3, "head_dim:i=0 n_rot:i=0") \
   \
   /* ---- shape and data movement ---- */ \
-  X(RESHAPE,   "Reshape",   shape, 1, 1, "shape:is") /* same element count; symbols allowed */ \
-  X(TRANSPOSE, "Transpose", shape, 1, 1, "perm:is=") /* y.shape[i] = x.shape[perm[i]]; empty = reverse */ \
-  X(NARROW,    "Narrow",    shape, 1, 1, "axis:i start:i length:i") /* x[.., start:start+length, ..] */ \
-  /* Slice: ONNX Slice semantics (starts/ends clamped, negative steps allowed). */ \
+  /* Shape ops take any dtype and keep it. */ \
+  /* Reshape(x) to `shape`: row-major, same element count; dims are explicit (no -1 or 0 copies:  \
+   * the importer resolves them) and may be symbols, bound with the inputs' (ONNX Reshape). */ \
+  X(RESHAPE,   "Reshape",   shape, 1, 1, "shape:is") \
+  /* Transpose(x): y.shape[i] = x.shape[perm[i]], y[i..] = x[perm-permuted i..]; perm entries     \
+   * distinct (negative count from the end); empty = reversed axes (numpy.transpose). */ \
+  X(TRANSPOSE, "Transpose", shape, 1, 1, "perm:is=") \
+  /* Narrow(x) = x[.., start:start+length, ..] along axis; 0 <= start, start + length <= dim. */ \
+  X(NARROW,    "Narrow",    shape, 1, 1, "axis:i start:i length:i") \
+  /* Slice(x): ONNX Slice-13 with constant starts/ends/axes/steps: per listed axis (each once;     \
+   * default 0..n-1), negative starts/ends count from the end, then clamp to [0, dim] ([-1, dim-1] \
+   * for negative steps); steps != 0 (default 1), negative steps walk backwards. */ \
   X(SLICE,     "Slice",     shape, 1, 1, "starts:is ends:is axes:is= steps:is=") \
+  /* Concat(x0..xn-1) along axis: same dtype and rank, equal dims off the axis (numpy.concatenate). */ \
   X(CONCAT,    "Concat",    shape, 1, 256, "axis:i") \
-  X(EXPAND,    "Expand",    shape, 1, 1, "shape:is") /* broadcast x to `shape` (NumPy rules) */ \
+  /* Expand(x) to broadcast(x.shape, shape) by NumPy rules in both directions (ONNX Expand-13: a 1  \
+   * in `shape` keeps x's dim). */ \
+  X(EXPAND,    "Expand",    shape, 1, 1, "shape:is") \
   /* Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX Pad-19 layout; negative     \
    * pads crop first); mode constant (value, cast to x's dtype), edge (repeat the border), reflect \
    * (mirror without the border, repeatedly: numpy.pad 'reflect') or wrap (periodic); pads of any  \
    * size. Non-constant modes need a non-empty axis to pad. */ \
   X(PAD,       "Pad",       shape, 1, 1, "pads:is mode:s=constant value:f=0") \
+  /* Tile(x): x repeated repeats[i] >= 0 times along each axis (numpy.tile with len(repeats) = rank). */ \
   X(TILE,      "Tile",      shape, 1, 1, "repeats:is") \
   /* Gather(data[r >= 1], idx[int]): ONNX Gather-13 (numpy.take) along axis; out = data.shape[:axis] \
    * + idx.shape + data.shape[axis+1:]; negative indices count from the end of the axis. */ \
