@@ -1,5 +1,5 @@
-/* import_ops_grid.c: ONNX GridSample (16/20/22), AffineGrid (20) and RoiAlign (16/22) from
- * gathers and elementwise rlx ops. GridSample follows the ONNX operator docs and the ONNX
+/* import_ops_grid.c: ONNX GridSample (16/20/22), AffineGrid (20), RoiAlign (16/22) and DeformConv
+ * (19/22) from gathers, elementwise rlx ops and MatMul. GridSample follows the ONNX operator docs and the ONNX
  * reference implementation: coordinates are denormalized per spatial dim (align_corners: (g+1)/2 (L-1), else
  * ((g+1) L - 1)/2), nearest rounds half to even, border/reflection move coordinates outside
  * [lo, hi] (lo, hi = -0.5, L-0.5, or 0, L-1 with align_corners) back inside, then every tap index
@@ -399,5 +399,144 @@ rlx_status *rlx_onnx_map_roi_align(rlx_imp *I, const Onnx__NodeProto *n) {
     RLX_TRY(imp_reduce(I, n, "max", y, 1, &ax3, false, &y));
   }
   RLX_TRY(imp_reshape(I, n, y, 4, (int64_t[]){R, C, PH, PW}, &y));
+  return imp_out(I, n, 0, y);
+}
+
+/* ---- DeformConv ---- */
+
+/* The bilinear sample of xg [N, Cg, H*W] at pixel coordinates (y, x) [N, P] with zeros outside
+ * the map (GridSample linear / zeros / align_corners, as the ONNX reference samples), times
+ * `scale` [N, P] (the modulation mask, or 0 for none) -> [N, Cg, P]. */
+static rlx_status *bilinear_zeros(gs *G, rlx_value xg, rlx_value y, rlx_value x, rlx_value scale, int64_t Cg, int64_t H, int64_t W,
+                                  rlx_value *out) {
+  rlx_imp *I = G->I;
+  const Onnx__NodeProto *n = G->n;
+  rlx_value y0, x0, ty, tx, wy[2], wx[2], iy[2], ix[2], oky[2], okx[2], acc = 0, zero;
+  RLX_TRY(imp_un(I, n, RLX_OP_FLOOR, y, &y0));
+  RLX_TRY(imp_un(I, n, RLX_OP_FLOOR, x, &x0));
+  RLX_TRY(bin(G, RLX_OP_SUB, y, y0, &ty));
+  RLX_TRY(bin(G, RLX_OP_SUB, x, x0, &tx));
+  RLX_TRY(sc(G, RLX_OP_MUL, ty, -1, &wy[0]));
+  RLX_TRY(sc(G, RLX_OP_ADD, wy[0], 1, &wy[0]));
+  RLX_TRY(sc(G, RLX_OP_MUL, tx, -1, &wx[0]));
+  RLX_TRY(sc(G, RLX_OP_ADD, wx[0], 1, &wx[0]));
+  wy[1] = ty, wx[1] = tx;
+  G->pad = PAD_ZEROS;
+  for (int t = 0; t < 2; t++) {
+    rlx_value jy, jx;
+    RLX_TRY(sc(G, RLX_OP_ADD, y0, t, &jy));
+    RLX_TRY(sc(G, RLX_OP_ADD, x0, t, &jx));
+    RLX_TRY(fix_tap(G, jy, H, 0, (double)(H - 1), &iy[t], &oky[t]));
+    RLX_TRY(fix_tap(G, jx, W, 0, (double)(W - 1), &ix[t], &okx[t]));
+  }
+  RLX_TRY(imp_scalar(I, 0, G->ft, &zero));
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 2; b++) {
+      rlx_value lin, w, ok, g, gin[2];
+      RLX_TRY(sc(G, RLX_OP_MUL, iy[a], (double)W, &lin));
+      RLX_TRY(bin(G, RLX_OP_ADD, lin, ix[b], &lin));
+      RLX_TRY(bin(G, RLX_OP_MUL, wy[a], wx[b], &w));
+      RLX_TRY(bin(G, RLX_OP_AND, oky[a], okx[b], &ok));
+      RLX_TRY(imp_select(I, n, ok, w, zero, &w));
+      if (scale) RLX_TRY(bin(G, RLX_OP_MUL, w, scale, &w));
+      RLX_TRY(imp_reshape(I, n, lin, 3, (int64_t[]){G->N, 1, G->Q}, &lin));
+      rlx_attr ex = RLX_ATTR_IS("shape", 3, ((int64_t[]){G->N, Cg, G->Q})), a2 = RLX_ATTR_I("axis", 2);
+      RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &lin, 1, &ex, &lin));
+      gin[0] = xg, gin[1] = lin;
+      RLX_TRY(imp_add(I, n, RLX_OP_GATHER_ELEMENTS, 2, gin, 1, &a2, &g));
+      RLX_TRY(imp_reshape(I, n, w, 3, (int64_t[]){G->N, 1, G->Q}, &w));
+      RLX_TRY(bin(G, RLX_OP_MUL, g, w, &g));
+      if (acc) RLX_TRY(bin(G, RLX_OP_ADD, acc, g, &acc));
+      else acc = g;
+    }
+  *out = acc;
+  return NULL;
+}
+
+/* DeformConv (ONNX-19/22, 2-D): every kernel tap k of output position (i, j) samples x
+ * bilinearly (zeros outside) at (i sH - pad_top + kh dH + dy, j sW - pad_left + kw dW + dx) with
+ * the offsets of its offset group, scaled by the mask when given; the sampled columns
+ * [N, C, K, P] then meet the weights group by group in a MatMul, plus the bias. */
+rlx_status *rlx_onnx_map_deform_conv(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_type tx, tw, to;
+  RLX_TRY(imp_in_type(I, n, 0, true, &tx));
+  RLX_TRY(imp_in_type(I, n, 1, true, &tw));
+  RLX_TRY(imp_in_type(I, n, 2, true, &to));
+  int64_t grp = imp_attr_i(n, "group", 1), og = imp_attr_i(n, "offset_group", 1);
+  if (tx.rank != 4) IMP_FAIL(UNIMPLEMENTED, "DeformConv of rank %d (2-D only)", tx.rank);
+  int64_t N = tx.dims[0], C = tx.dims[1], H = tx.dims[2], W = tx.dims[3], OC = tw.dims[0], kH = tw.dims[2], kW = tw.dims[3];
+  if (tw.rank != 4 || to.rank != 4 || grp < 1 || og < 1 || C != tw.dims[1] * grp || OC % grp || C % og || to.dims[1] != og * 2 * kH * kW ||
+      to.dims[0] != N || !rlx_dtype_is_float(tx.dtype))
+    IMP_FAIL(INVALID_ARGUMENT, "X %s, W %s and offset %s disagree with group %lld / offset_group %lld", RLX_TYPE_STR(&tx), RLX_TYPE_STR(&tw),
+             RLX_TYPE_STR(&to), (long long)grp, (long long)og);
+  size_t ns, nd, np;
+  const int64_t *st = imp_attr_ints(n, "strides", &ns), *dl = imp_attr_ints(n, "dilations", &nd), *pd = imp_attr_ints(n, "pads", &np);
+  int64_t sH = ns == 2 ? st[0] : 1, sW = ns == 2 ? st[1] : 1, dH = nd == 2 ? dl[0] : 1, dW = nd == 2 ? dl[1] : 1;
+  int64_t pT = np == 4 ? pd[0] : 0, pL = np == 4 ? pd[1] : 0, oH = to.dims[2], oW = to.dims[3], P = oH * oW, K = kH * kW;
+  gs G = {.I = I, .n = n, .ft = tx.dtype, .N = N, .Q = P};
+  rlx_value x, off, mask = 0, *cols = malloc(sizeof(rlx_value) * (size_t)(K * og + K));
+  if (!cols) return RLX_OOM();
+  rlx_value *ks = cols + K * og;
+  double *base = malloc(sizeof(double) * (size_t)(2 * P));
+  rlx_status *e = base ? NULL : RLX_OOM();
+  if (!e) e = imp_in(I, n, 0, &x);
+  if (!e) e = imp_reshape(I, n, x, 3, (int64_t[]){N, C, H * W}, &x);
+  if (!e) e = imp_in(I, n, 2, &off);
+  if (!e) e = imp_reshape(I, n, off, 3, (int64_t[]){N, og * 2 * K, P}, &off);
+  if (!e && imp_has(n, 4)) {
+    e = imp_in(I, n, 4, &mask);
+    if (!e) e = imp_reshape(I, n, mask, 3, (int64_t[]){N, og * K, P}, &mask);
+  }
+  for (int64_t k = 0; !e && k < K; k++) {
+    int64_t kh = k / kW, kw = k % kW;
+    for (int64_t p = 0; p < P; p++) base[p] = (double)(-pT + sH * (p / oW) + kh * dH), base[P + p] = (double)(-pL + sW * (p % oW) + kw * dW);
+    rlx_value by, bx;
+    e = imp_host_const(I, RLX_DTYPE_F64, 2, (int64_t[]){1, P}, base, &by);
+    if (!e) e = imp_host_const(I, RLX_DTYPE_F64, 2, (int64_t[]){1, P}, base + P, &bx);
+    if (!e) e = imp_cast(I, n, by, tx.dtype, &by);
+    if (!e) e = imp_cast(I, n, bx, tx.dtype, &bx);
+    for (int64_t g = 0; !e && g < og; g++) { /* offsets: [og][K][dy, dx] */
+      rlx_value dy, dx, y, xx, m = 0, xg;
+      int64_t cg = C / og;
+      e = imp_narrow(I, n, off, 1, (g * K + k) * 2, 1, &dy);
+      if (!e) e = imp_narrow(I, n, off, 1, (g * K + k) * 2 + 1, 1, &dx);
+      if (!e) e = imp_reshape(I, n, dy, 2, (int64_t[]){N, P}, &dy);
+      if (!e) e = imp_reshape(I, n, dx, 2, (int64_t[]){N, P}, &dx);
+      if (!e) e = imp_bin(I, n, RLX_OP_ADD, by, dy, &y);
+      if (!e) e = imp_bin(I, n, RLX_OP_ADD, bx, dx, &xx);
+      if (!e && mask) {
+        e = imp_narrow(I, n, mask, 1, g * K + k, 1, &m);
+        if (!e) e = imp_reshape(I, n, m, 2, (int64_t[]){N, P}, &m);
+      }
+      if (!e) e = imp_narrow(I, n, x, 1, g * cg, cg, &xg);
+      if (!e) e = bilinear_zeros(&G, xg, y, xx, m, cg, H, W, &cols[k * og + g]);
+    }
+    if (!e) e = imp_concat_many(I, n, cols + k * og, (size_t)og, 1, &ks[k]);
+    if (!e) e = imp_reshape(I, n, ks[k], 4, (int64_t[]){N, C, 1, P}, &ks[k]);
+  }
+  rlx_value colv, w, y = 0;
+  if (!e) e = imp_concat_many(I, n, ks, (size_t)K, 2, &colv); /* [N, C, K, P] */
+  free(cols), free(base);
+  RLX_TRY(e);
+  RLX_TRY(imp_in(I, n, 1, &w));
+  int64_t cpg = C / grp, ocg = OC / grp;
+  rlx_value outs[256];
+  if (grp > 256) IMP_FAIL(UNIMPLEMENTED, "DeformConv with %lld groups", (long long)grp);
+  for (int64_t g = 0; g < grp; g++) {
+    rlx_value cg, wg;
+    RLX_TRY(imp_narrow(I, n, colv, 1, g * cpg, cpg, &cg));
+    RLX_TRY(imp_reshape(I, n, cg, 3, (int64_t[]){N, cpg * K, P}, &cg));
+    RLX_TRY(imp_narrow(I, n, w, 0, g * ocg, ocg, &wg));
+    RLX_TRY(imp_reshape(I, n, wg, 2, (int64_t[]){ocg, cpg * K}, &wg));
+    RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, wg, cg, &outs[g])); /* [N, ocg, P] */
+  }
+  RLX_TRY(imp_concat_many(I, n, outs, (size_t)grp, 1, &y));
+  if (imp_has(n, 3)) {
+    rlx_value b;
+    RLX_TRY(imp_in(I, n, 3, &b));
+    RLX_TRY(imp_reshape(I, n, b, 2, (int64_t[]){OC, 1}, &b));
+    RLX_TRY(imp_bin(I, n, RLX_OP_ADD, y, b, &y));
+  }
+  RLX_TRY(imp_reshape(I, n, y, 4, (int64_t[]){N, OC, oH, oW}, &y));
   return imp_out(I, n, 0, y);
 }

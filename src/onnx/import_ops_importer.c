@@ -171,6 +171,7 @@ const rlx_onnx_op rlx_onnx_importer_ops[] = {
     {"GridSample", 0, rlx_onnx_map_grid_sample, false},
     {"AffineGrid", 0, rlx_onnx_map_affine_grid, false},
     {"RoiAlign", 0, rlx_onnx_map_roi_align, false},
+    {"DeformConv", 0, rlx_onnx_map_deform_conv, false},
     {"CumProd", 0, rlx_onnx_map_cumprod, false},
     {"Compress", 0, rlx_onnx_map_compress, false},
     {"CenterCropPad", 0, rlx_onnx_map_center_crop_pad, false},

@@ -47,5 +47,6 @@ rlx_status *rlx_onnx_map_linear_attention(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_grid_sample(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_affine_grid(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_roi_align(rlx_imp *I, const Onnx__NodeProto *n);
+rlx_status *rlx_onnx_map_deform_conv(rlx_imp *I, const Onnx__NodeProto *n);
 
 #endif

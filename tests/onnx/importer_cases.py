@@ -195,6 +195,18 @@ def grid_cases():
             for sr in [0, 2]:
                 yield one(f"roi_align_{mode}_{ctm}_{sr}", "RoiAlign", {"x": x, "r": rois, "b": bidx}, mode=mode,
                           coordinate_transformation_mode=ctm, sampling_ratio=sr, output_height=3, output_width=2, spatial_scale=0.9)
+    for tag, grp, og, st, dil, pads, with_mask in [("plain", 1, 1, [1, 1], [1, 1], [0, 0, 0, 0], False),
+                                                    ("groups_mask", 2, 2, [2, 1], [1, 2], [1, 0, 1, 2], True),
+                                                    ("offset_groups", 1, 2, [1, 2], [2, 1], [2, 1, 0, 1], True)]:
+        N, C, H, W, OC, kh, kw = 2, 4, 6, 7, 6, 2, 3
+        oh = (H + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) // st[0] + 1
+        ow = (W + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // st[1] + 1
+        ins = {"x": f32(N, C, H, W), "w": f32(OC, C // grp, kh, kw), "o": f32(N, og * 2 * kh * kw, oh, ow, lo=-1.5, hi=1.5),
+               "b": f32(OC)}
+        if with_mask:
+            ins["m"] = f32(N, og * kh * kw, oh, ow, lo=0, hi=1)
+        yield one(f"deform_conv_{tag}", "DeformConv", ins, opset=22, group=grp, offset_group=og, strides=st, dilations=dil, pads=pads,
+                  kernel_shape=[kh, kw])
     x, g = f32(1, 1, 3, 3), f32(1, 2, 2, 2)
     want = reference(one("", "GridSample", {"x": x, "g": g}, mode="linear"))
     yield one("gridsample_bilinear_opset16", "GridSample", {"x": x, "g": g}, opset=16, expected=want, mode="bilinear")
