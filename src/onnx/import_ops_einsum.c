@@ -67,9 +67,9 @@ static rlx_status *ein_diagonal(rlx_imp *I, const Onnx__NodeProto *n, ein_term *
   for (int q = 1; q < t->rank; q++) {
     int p = ein_find(t->lab, q, t->lab[q]);
     if (p < 0) continue;
-    const rlx_type *ty = imp_type(I, t->v);
-    int64_t d = ty->dims[p];
-    if (ty->dims[q] != d || d < 0) IMP_FAIL(INVALID_ARGUMENT, "einsum diagonal over dims of sizes %lld and %lld", (long long)d, (long long)ty->dims[q]);
+    const rlx_type ty = *imp_type(I, t->v); /* a copy: adding nodes moves the graph's types */
+    int64_t d = ty.dims[p];
+    if (ty.dims[q] != d || d < 0) IMP_FAIL(INVALID_ARGUMENT, "einsum diagonal over dims of sizes %lld and %lld", (long long)d, (long long)ty.dims[q]);
     unsigned char *eye = calloc((size_t)(d > 0 ? d * d : 1), 1);
     if (!eye) return RLX_OOM();
     for (int64_t i = 0; i < d; i++) eye[i * d + i] = 1;
@@ -81,7 +81,7 @@ static rlx_status *ein_diagonal(rlx_imp *I, const Onnx__NodeProto *n, ein_term *
     for (int i = 0; i < t->rank; i++) md[i] = i == p || i == q ? d : 1;
     rlx_value z;
     RLX_TRY(imp_reshape(I, n, m, t->rank, md, &m));
-    RLX_TRY(imp_scalar(I, 0, ty->dtype, &z));
+    RLX_TRY(imp_scalar(I, 0, ty.dtype, &z));
     RLX_TRY(imp_select(I, n, m, t->v, z, &t->v));
     int64_t ax = q;
     RLX_TRY(imp_reduce(I, n, "sum", t->v, 1, &ax, false, &t->v));

@@ -561,7 +561,7 @@ static rlx_status *map_lp_norm(rlx_imp *I, const Onnx__NodeProto *n) {
  * block_size > 0 have x's rank with ceil(dim / block_size) entries along axis, each covering
  * block_size consecutive elements (blocked): repeated, then cut to x's length. */
 static rlx_status *along_axis(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, const rlx_type *tx, int64_t axis, rlx_value *out) {
-  const rlx_type *t = imp_type(I, v);
+  const rlx_type tv = *imp_type(I, v), *t = &tv; /* a copy: adding nodes moves the graph's types */
   int64_t bs = imp_attr_i(n, "block_size", 0);
   if (bs > 0) {
     int64_t a = norm_ax(axis, tx->rank), d[RLX_MAX_RANK], e[RLX_MAX_RANK];
