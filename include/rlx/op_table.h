@@ -183,38 +183,72 @@
   X(ROPE, "Rope", attention, 3, 3, "head_dim:i=0 n_rot:i=0 interleaved:i=0") \
   \
   /* ---- shape and data movement ---- */ \
-  X(RESHAPE,   "Reshape",   shape, 1, 1, "shape:is") /* same element count; symbols allowed */ \
-  X(TRANSPOSE, "Transpose", shape, 1, 1, "perm:is=") /* y.shape[i] = x.shape[perm[i]]; empty = reverse */ \
-  X(NARROW,    "Narrow",    shape, 1, 1, "axis:i start:i length:i") /* x[.., start:start+length, ..] */ \
-  /* Slice: ONNX Slice semantics (starts/ends clamped, negative steps allowed). */ \
+  /* Shape ops take any dtype and keep it. */ \
+  /* Reshape(x) to `shape`: row-major, same element count; dims are explicit (no -1 or 0 copies:  \
+   * the importer resolves them) and may be symbols, bound with the inputs' (ONNX Reshape). */ \
+  X(RESHAPE,   "Reshape",   shape, 1, 1, "shape:is") \
+  /* Transpose(x): y.shape[i] = x.shape[perm[i]], y[i..] = x[perm-permuted i..]; perm entries     \
+   * distinct (negative count from the end); empty = reversed axes (numpy.transpose). */ \
+  X(TRANSPOSE, "Transpose", shape, 1, 1, "perm:is=") \
+  /* Narrow(x) = x[.., start:start+length, ..] along axis; 0 <= start, start + length <= dim. */ \
+  X(NARROW,    "Narrow",    shape, 1, 1, "axis:i start:i length:i") \
+  /* Slice(x): ONNX Slice-13 with constant starts/ends/axes/steps: per listed axis (each once;     \
+   * default 0..n-1), negative starts/ends count from the end, then clamp to [0, dim] ([-1, dim-1] \
+   * for negative steps); steps != 0 (default 1), negative steps walk backwards. */ \
   X(SLICE,     "Slice",     shape, 1, 1, "starts:is ends:is axes:is= steps:is=") \
+  /* Concat(x0..xn-1) along axis: same dtype and rank, equal dims off the axis (numpy.concatenate). */ \
   X(CONCAT,    "Concat",    shape, 1, 256, "axis:i") \
-  X(EXPAND,    "Expand",    shape, 1, 1, "shape:is") /* broadcast x to `shape` (NumPy rules) */ \
-  /* Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX layout; negative crops);      \
-   * mode constant (value), edge, reflect (mirror without the edge). */ \
+  /* Expand(x) to broadcast(x.shape, shape) by NumPy rules in both directions (ONNX Expand-13: a 1  \
+   * in `shape` keeps x's dim). */ \
+  X(EXPAND,    "Expand",    shape, 1, 1, "shape:is") \
+  /* Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX Pad-19 layout; negative     \
+   * pads crop first); mode constant (value, cast to x's dtype), edge (repeat the border), reflect \
+   * (mirror without the border, repeatedly: numpy.pad 'reflect') or wrap (periodic); pads of any  \
+   * size. Non-constant modes need a non-empty axis to pad. */ \
   X(PAD,       "Pad",       shape, 1, 1, "pads:is mode:s=constant value:f=0") \
+  /* Tile(x): x repeated repeats[i] >= 0 times along each axis (numpy.tile with len(repeats) = rank). */ \
   X(TILE,      "Tile",      shape, 1, 1, "repeats:is") \
-  /* Gather(data, idx): ONNX Gather (numpy.take) along axis; out = data.shape[:axis] + idx.shape + \
-   * data.shape[axis+1:]. */ \
+  /* Gather(data[r >= 1], idx[int]): ONNX Gather-13 (numpy.take) along axis; out = data.shape[:axis] \
+   * + idx.shape + data.shape[axis+1:]; negative indices count from the end of the axis. */ \
   X(GATHER,          "Gather",         gather, 2, 2, "axis:i=0") \
-  X(GATHER_ELEMENTS, "GatherElements", gather, 2, 2, "axis:i=0") /* numpy.take_along_axis */ \
-  X(GATHER_ND,       "GatherND",       gather, 2, 2, "batch_dims:i=0") /* ONNX GatherND */ \
-  /* ScatterAdd(updates[n,...], idx[n]): zeros(shape) then out[idx[i]] += updates[i] along axis. */ \
+  /* GatherElements(data, idx[int], same rank): ONNX GatherElements-13 (numpy.take_along_axis):   \
+   * out[.., i, ..] = data[.., idx[.., i, ..], ..] with out.shape = idx.shape; off the axis idx may \
+   * be smaller than data (the leading window is addressed), not larger. */ \
+  X(GATHER_ELEMENTS, "GatherElements", gather, 2, 2, "axis:i=0") \
+  /* GatherND(data, idx[.., k] int): ONNX GatherND-13; the first batch_dims dims of data and idx   \
+   * match, each index tuple of depth k picks a slice: out = idx.shape[:-1] + data.shape[b+k:]. */ \
+  X(GATHER_ND,       "GatherND",       gather, 2, 2, "batch_dims:i=0") \
+  /* ScatterAdd(updates, idx[n] int): zeros(shape) of updates' dtype, then out[.., idx[i], ..] +=  \
+   * updates[.., i, ..] along axis (updates.shape = shape with n at axis); duplicates accumulate. */ \
   X(SCATTER_ADD,      "ScatterAdd",      gather, 2, 2, "shape:is axis:i=0") \
-  /* ScatterElements(data, idx, updates): ONNX ScatterElements; reduction none|add|mul|max|min. */ \
+  /* ScatterElements(data, idx[int], updates): ONNX ScatterElements-18: out = data, then           \
+   * out[.., idx[.., i, ..], ..] = updates[.., i, ..] (reduction none; duplicates undefined) or     \
+   * combined with add|mul|max|min; idx and updates share a shape, off the axis no larger than     \
+   * data's. */ \
   X(SCATTER_ELEMENTS, "ScatterElements", gather, 3, 3, "axis:i=0 reduction:s=none") \
-  X(SCATTER_ND,       "ScatterND",       gather, 3, 3, "reduction:s=none") /* ONNX ScatterND */ \
+  /* ScatterND(data, idx[.., k] int, updates): ONNX ScatterND-18: out = data, then each index tuple \
+   * of depth k addresses a slice set from (or combined by reduction with) updates; updates.shape = \
+   * idx.shape[:-1] + data.shape[k:]. */ \
+  X(SCATTER_ND,       "ScatterND",       gather, 3, 3, "reduction:s=none") \
   \
   /* ---- reductions, scans, sorting ---- */ \
-  /* Reduce over `axes` (empty = all) with kind sum|mean|max|min|prod; keepdims keeps size-1 dims. */ \
+  /* Reduce(x) over `axes` (empty = all; each axis once) with kind sum|mean|max|min|prod;         \
+   * keepdims keeps size-1 dims. x: a real numeric dtype, or bool for max/min (false < true); the \
+   * output keeps x's dtype (integer mean = sum / count truncated toward zero). An empty          \
+   * reduction gives sum 0, prod 1, max the lowest value (-inf, false), min the highest (+inf,    \
+   * true), mean NaN (0 for integers) (ONNX ReduceMax-20/ReduceMin-20, numpy for the rest). */ \
   X(REDUCE,  "Reduce",  reduce, 1, 1, "kind:s axes:is= keepdims:i=0") \
-  /* Cumsum: inclusive (y[i] = sum x[..i]) or exclusive (sum x[..i-1]); reverse sums from the end. */ \
+  /* Cumsum(x[r >= 1], numeric): inclusive (y[i] = sum x[..i]) or exclusive (sum x[..i-1], 0 for  \
+   * the first) along axis; reverse sums from the end (ONNX CumSum-14). Output dtype = x's. */ \
   X(CUMSUM,  "Cumsum",  reduce, 1, 1, "axis:i exclusive:i=0 reverse:i=0") \
-  /* ArgMax / ArgMin -> int64 index of the first (select_last_index: last) extreme. */ \
+  /* ArgMax / ArgMin(x[r >= 1]) -> int64 index of the first (select_last_index: last) extreme along \
+   * a non-empty axis; keepdims keeps the axis as size 1 (ONNX ArgMax-13). */ \
   X(ARG_MAX, "ArgMax",  reduce, 1, 1, "axis:i=0 keepdims:i=1 select_last_index:i=0") \
   X(ARG_MIN, "ArgMin",  reduce, 1, 1, "axis:i=0 keepdims:i=1 select_last_index:i=0") \
-  /* TopK(x) -> (values, int64 indices) of the k largest (largest=0: smallest) along axis,       \
-   * sorted descending (ascending for smallest) when sorted = 1; ties keep the lower index. */ \
+  /* TopK(x[r >= 1]) -> (values, int64 indices) of the k (0 <= k <= axis size) largest            \
+   * (largest=0: smallest) along axis, ordered descending (ascending for smallest) with ties in   \
+   * index order (the lower index first); rlx returns this order also when sorted = 0 (which      \
+   * allows any) (ONNX TopK-11). */ \
   X(TOPK,    "TopK",    reduce, 1, 1, "k:i axis:i=-1 largest:i=1 sorted:i=1") \
   \
   /* ---- convolution and pooling (channels first) ---- */ \
@@ -228,9 +262,19 @@
    * as Conv. mean divides by the window size including padding when count_include_pad = 1, else \
    * by the count of real elements (ONNX AveragePool). ceil_mode as ONNX. */ \
   X(POOL,           "Pool",          conv, 1, 1, "kind:s kernel_shape:is strides:is= pads:is= dilations:is= count_include_pad:i=0 ceil_mode:i=0") \
-  /* Resize(x) to `sizes` (same rank): mode nearest|linear|cubic; ONNX Resize-19 coordinate      \
-   * transformation and nearest modes; `scales` (optional) are the ONNX scales when given. */ \
-  X(RESIZE,         "Resize",        conv, 1, 1, "sizes:is scales:fs= mode:s=nearest coordinate_transformation_mode:s=half_pixel nearest_mode:s=round_prefer_floor cubic_coeff_a:f=-0.75 exclude_outside:i=0 extrapolation_value:f=0") \
+  /* Resize(x) to `sizes` (same rank), separably per axis (ONNX Resize-19): mode nearest (any     \
+   * dtype), linear or cubic (Keys 1981 kernel with cubic_coeff_a; float inputs). Per axis, scale \
+   * = scales[i] when given (the ONNX scales), else sizes[i] / in; output index o maps to the    \
+   * source coordinate x by coordinate_transformation_mode: half_pixel (o+.5)/scale-.5,          \
+   * half_pixel_symmetric, pytorch_half_pixel (0 when the output length is 1), align_corners      \
+   * o (in-1)/(scale in - 1), asymmetric o/scale, tf_half_pixel_for_nn (o+.5)/scale (opset 11),   \
+   * tf_crop_and_resize (roi = [starts.., ends..] in normalized input coordinates, default        \
+   * [0..,1..]; coordinates outside [0, in-1] give extrapolation_value). nearest rounds x by       \
+   * nearest_mode (round_prefer_floor|round_prefer_ceil|floor|ceil); linear/cubic weight the      \
+   * taps around x by the kernel, stretched by 1/scale when antialias = 1 and scale < 1 (then    \
+   * renormalized); exclude_outside = 1 zeroes taps outside the input and renormalizes; indices  \
+   * clamp to the edge. Weights are computed in float64, applied in x's dtype. */ \
+  X(RESIZE,         "Resize",        conv, 1, 1, "sizes:is scales:fs= roi:fs= mode:s=nearest coordinate_transformation_mode:s=half_pixel nearest_mode:s=round_prefer_floor cubic_coeff_a:f=-0.75 exclude_outside:i=0 extrapolation_value:f=0 antialias:i=0") \
   \
   /* ---- fused blocks (float; every input in x's dtype) ---- */ \
   /* FusedResidualLN(x[..,E], r, [bias[E]], gamma[E], beta[E]) = LayerNorm over the last axis of    \

@@ -1,6 +1,7 @@
 /* lower.c: the lowering driver (topological walk, eager evaluation) and shared helpers. */
 #include "mlx/lower.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,15 @@ void rlx_lower_leaf(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_
 }
 
 rlx_mx_arr *rlx_l_scalar_like(rlx_lower *L, double v, rlx_dtype dt) { return rlx_mx_scalar(L->mx, v, dt); }
+
+rlx_mx_arr *rlx_l_extreme(rlx_lower *L, rlx_dtype dt, bool lowest) {
+  if (rlx_dtype_is_float(dt)) return rlx_mx_scalar(L->mx, lowest ? -INFINITY : INFINITY, dt);
+  if (dt == RLX_DTYPE_BOOL) return rlx_mx_scalar(L->mx, lowest ? 0 : 1, dt);
+  /* integers: the lowest value is exact in a double; the highest is its bitwise complement */
+  double lo = rlx_dtype_is_signed(dt) ? -ldexp(1, 8 * (int)rlx_dtype_size(dt) - 1) : 0;
+  rlx_mx_arr *a = rlx_mx_scalar(L->mx, lo, dt);
+  return lowest ? a : rlx_mx_unary(L->mx, RLX_MXU_BITWISE_INVERT, a);
+}
 
 rlx_mx_arr *rlx_l_reshape(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t) {
   return rlx_mx_reshape(L->mx, a, t->rank, t->dims);

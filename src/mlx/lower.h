@@ -64,6 +64,8 @@ void rlx_lower_fail(rlx_lower *L, rlx_status_code code, const char *fmt, ...) __
 
 /* Common compositions. */
 rlx_mx_arr *rlx_l_scalar_like(rlx_lower *L, double v, rlx_dtype dt);
+/* The lowest (or highest) value of dt as a scalar: -inf/+inf for floats, false/true, integer limits. */
+rlx_mx_arr *rlx_l_extreme(rlx_lower *L, rlx_dtype dt, bool lowest);
 rlx_mx_arr *rlx_l_reshape(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t);  /* to t's dims */
 rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt); /* an IR unary op */
 rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt); /* IR binary/compare */

@@ -14,6 +14,10 @@ extern const rlx_onnx_op rlx_onnx_attention_ops[];
 extern const size_t rlx_onnx_attention_ops_len;
 extern const rlx_onnx_op rlx_onnx_control_ops[];
 extern const size_t rlx_onnx_control_ops_len;
+extern const rlx_onnx_op rlx_onnx_importer_ops[];
+extern const size_t rlx_onnx_importer_ops_len;
+/* A note rlx_onnx_describe shows next to a mapped op (what must be known at import time), or NULL. */
+const char *rlx_onnx_op_note(const char *domain, const char *op_type);
 
 /* LayerNormalization-shaped ops (x, scale, [bias]; attributes axis, epsilon): normalizes x over its
  * dims [axis, rank) with the rlx norm `op` (LayerNorm, RmsNorm) on x flattened to [outer, inner]. */
@@ -26,6 +30,11 @@ rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_va
 /* Reduce x over axes (kind sum/mean/max/min/prod). */
 rlx_status *imp_reduce(rlx_imp *I, const Onnx__NodeProto *n, const char *kind, rlx_value x, size_t na, const int64_t *axes,
                        bool keepdims, rlx_value *y);
+/* x[.., start:start+len, ..] along axis. */
+rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y);
+/* Concat of any number of values along axis (v is overwritten with partial results). */
+rlx_status *imp_concat_many(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *v, size_t count, int64_t axis, rlx_value *y);
+rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y);
 /* Defines output k of the node as known data (takes ownership of t). */
 rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t);
 /* The static type of input k (from its known data or its graph value); error for symbolic dims

@@ -83,7 +83,6 @@ struct rlx_onnx_model {
   rlx_tensor **pvals;
   size_t np, capn, capv;
   int64_t opset;
-  rlx_strmap used; /* while importing: the initializers that became params */
 };
 
 void rlx_onnx_model_free(rlx_onnx_model *m) {
@@ -95,25 +94,7 @@ void rlx_onnx_model_free(rlx_onnx_model *m) {
   }
   free(m->pnames);
   free(m->pvals);
-  rlx_strmap_clear(&m->used);
   free(m);
-}
-
-/* Drops the initializers that no graph reads as a param (folded into constants): executables
- * have no such params to set. */
-static void prune_params(rlx_onnx_model *m) {
-  size_t k = 0;
-  for (size_t i = 0; i < m->np; i++) {
-    if (rlx_strmap_get(&m->used, m->pnames[i])) {
-      m->pnames[k] = m->pnames[i];
-      m->pvals[k++] = m->pvals[i];
-    } else {
-      free(m->pnames[i]);
-      rlx_tensor_free(m->pvals[i]);
-    }
-  }
-  m->np = k;
-  rlx_strmap_clear(&m->used);
 }
 
 const rlx_graph *rlx_onnx_model_graph(const rlx_onnx_model *m) { return m->g; }
@@ -201,9 +182,18 @@ size_t imp_nin(const Onnx__NodeProto *n) {
 
 bool imp_has(const Onnx__NodeProto *n, size_t k) { return k < n->n_input && n->input[k][0]; }
 
-static rlx_status *add_param(rlx_imp *I, const char *name, const rlx_tensor *t, rlx_value *out) {
-  RLX_TRY(rlx_graph_add_param(I->g, name, rlx_tensor_type(t), out));
-  return rlx_strmap_put(&I->model->used, name, (void *)1) ? NULL : RLX_OOM();
+static rlx_status *model_add_param(rlx_onnx_model *m, const char *name, rlx_tensor *t);
+
+/* Makes initializer `v` a param named `name` of I->g. The first time an initializer becomes a
+ * param the model takes its tensor (unused or folded-away initializers are never params and are
+ * freed with their scope). */
+static rlx_status *add_param(rlx_imp *I, const char *name, imp_val *v, rlx_value *out) {
+  RLX_TRY(rlx_graph_add_param(I->g, name, rlx_tensor_type(v->data), out));
+  if (v->owns_data) {
+    RLX_TRY(model_add_param(I->model, name, v->data));
+    v->owns_data = false;
+  }
+  return NULL;
 }
 
 rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out) {
@@ -236,14 +226,14 @@ static rlx_status *materialize(rlx_imp *I, const char *name, rlx_value *out) {
     rlx_imp *R = graph_root(I);
     if (!(v->data && !v->is_input)) return capture(R, name, v, out);
     rlx_value lv;
-    RLX_TRY(v->is_init && I->model ? add_param(R, name, v->data, &lv) : imp_tensor_const(R, v->data, &lv));
+    RLX_TRY(v->is_init && I->model ? add_param(R, name, v, &lv) : imp_tensor_const(R, v->data, &lv));
     RLX_TRY(define(R, name, (imp_val){.v = lv, .has_v = true, .data = v->data, .is_init = v->is_init}));
     *out = lv;
     return NULL;
   }
   if (!v->has_v) {
     if (!v->data) return RLX_ERR(INTERNAL, "value '%s' has neither a graph value nor data", name);
-    RLX_TRY(v->is_init && I->model ? add_param(I, name, v->data, &v->v) : imp_tensor_const(I, v->data, &v->v));
+    RLX_TRY(v->is_init && I->model ? add_param(I, name, v, &v->v) : imp_tensor_const(I, v->data, &v->v));
     v->has_v = true;
   }
   *out = v->v;
@@ -414,19 +404,24 @@ const float *imp_attr_floats(const Onnx__NodeProto *n, const char *name, size_t 
   return a ? a->floats : NULL;
 }
 
-/* ---- folding: run a node whose inputs are all known on MLX, keep its outputs as data ---- */
+/* ---- folding: run a node whose inputs are all known on MLX, keep its outputs as data ----
+ * A node whose inputs are known but derive from a provided input value (is_input) is mapped as
+ * usual and folded as well ("known"): its outputs stay run-time values that also carry their
+ * import-time value, for consumers that need one (a Pad's pads computed from a provided shape). */
 
-static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
+static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op, bool *provided) {
+  *provided = false;
   if (op->no_fold) return false;
   for (size_t k = 0; k < n->n_input; k++) {
     if (!n->input[k][0]) continue;
     imp_val *v = lookup(I, n->input[k]);
-    if (!v || !v->data || v->is_input) return false;
+    if (!v || !v->data) return false;
+    *provided |= v->is_input;
   }
   return true;
 }
 
-static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
+static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op, bool known) {
   rlx_imp T = {.opset = I->opset, .opts = I->opts, .dir = I->dir};
   rlx_status *st = rlx_graph_create(&T.g);
   for (size_t k = 0; !st && k < n->n_input; k++) {
@@ -445,7 +440,7 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
     } else if (v->has_v) {
       outs[nrun] = v->v;
       idx[nrun++] = k;
-    } else {
+    } else if (!known) {
       st = define(I, n->output[k], (imp_val){.data = v->data, .owns_data = v->owns_data});
       v->owns_data = false;
     }
@@ -457,8 +452,14 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
     if (!st) st = rlx_executable_create(T.g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex);
     if (!st) st = rlx_executable_run(ex, 0, NULL, NULL, nrun, res);
     for (size_t i = 0; i < nrun; i++) {
-      if (!st) st = define(I, n->output[idx[i]], (imp_val){.data = res[i], .owns_data = true});
-      else rlx_tensor_free(res[i]);
+      imp_val *o = known ? rlx_strmap_get(&I->vals, n->output[idx[i]]) : NULL;
+      if (st || (known && (!o || o->data))) {
+        rlx_tensor_free(res[i]);
+      } else if (known) { /* the run-time value also knows its import-time value */
+        o->data = res[i], o->owns_data = true, o->is_input = true;
+      } else {
+        st = define(I, n->output[idx[i]], (imp_val){.data = res[i], .owns_data = true});
+      }
     }
     rlx_executable_free(ex);
     if (st) st = rlx_status_annotate(st, "folding");
@@ -530,7 +531,10 @@ static rlx_status *map_node(rlx_imp *I, const Onnx__NodeProto *n) {
     st = RLX_ERR(UNIMPLEMENTED, "op %s%s%s is not supported by rlx at opset %lld", n->domain && *n->domain ? n->domain : "",
                  n->domain && *n->domain ? "." : "", n->op_type, (long long)I->opset);
   } else {
-    st = foldable(I, n, op) ? fold(I, n, op) : op->fn(I, n);
+    bool provided;
+    bool all_known = foldable(I, n, op, &provided);
+    st = all_known && !provided ? fold(I, n, op, false) : op->fn(I, n);
+    if (!st && all_known && provided) rlx_status_free(fold(I, n, op, true)); /* optional knowledge */
   }
   if (st) st = rlx_status_annotate(st, "ONNX node '%s' (%s, opset %lld)", node_label(n), n->op_type, (long long)I->opset);
   return st;
@@ -658,12 +662,11 @@ static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
     const Onnx__TensorProto *tp = gp->initializer[i];
     rlx_tensor *t;
     RLX_TRY(rlx_onnx_tensor_from_proto(tp, I->dir, &t));
-    rlx_status *st = model_add_param(I->model, tp->name ? tp->name : "", t);
+    rlx_status *st = define(I, tp->name ? tp->name : "", (imp_val){.data = t, .owns_data = true, .is_init = true});
     if (st) {
       rlx_tensor_free(t);
       return st;
     }
-    RLX_TRY(define(I, tp->name ? tp->name : "", (imp_val){.data = t, .is_init = true}));
   }
   if (gp->n_sparse_initializer) return RLX_ERR(UNIMPLEMENTED, "sparse initializers are not supported");
   for (size_t i = 0; i < gp->n_input; i++) {
@@ -710,7 +713,6 @@ rlx_status *rlx_onnx_import_bytes(const void *bytes, size_t nbytes, const char *
     rlx_onnx_model_free(m);
     return st;
   }
-  prune_params(m);
   m->g = I.g;
   *out = m;
   return NULL;
@@ -819,10 +821,11 @@ rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
       snprintf(domain, sizeof domain, "%.*s", (int)(dot - counts[i].key), counts[i].key);
       type = dot + 1;
     }
-    bool ok = rlx_onnx_op_supported(domain, type, opset);
+    const rlx_onnx_op *op = rlx_onnx_find_op(domain, type, opset);
     total += counts[i].count;
-    if (!ok) unsupported++;
-    fprintf(f, "  %-28s %5zu%s\n", counts[i].key, counts[i].count, ok ? "" : "  UNSUPPORTED");
+    if (!op) unsupported++;
+    const char *note = op ? rlx_onnx_op_note(domain, type) : NULL;
+    fprintf(f, "  %-28s %5zu%s%s%s\n", counts[i].key, counts[i].count, op ? "" : "  UNSUPPORTED", note ? "  " : "", note ? note : "");
   }
   fprintf(f, "nodes: %zu, op types: %zu, unsupported op types: %zu\n", total, n, unsupported);
   if (unsupported) {

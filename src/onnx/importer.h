@@ -14,7 +14,8 @@ typedef struct imp_val {
   rlx_tensor *data;  /* its value when known at import time (initializer, constant, folded) */
   bool owns_data;
   bool is_init;      /* an initializer: materialized as a param */
-  bool is_input;     /* a graph input whose value was provided (never a folding source) */
+  bool is_input;     /* the value provided for a graph input, or derived from one: known (see
+                        rlx_onnx_options_set_input_value) but never folded into a constant */
 } imp_val;
 
 typedef struct rlx_imp rlx_imp;
