@@ -722,7 +722,7 @@ rlx_status *rlx_onnx_import(const char *path, const rlx_onnx_options *opts, rlx_
   if (!path || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_import: NULL argument");
   unsigned char *buf;
   size_t len;
-  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
+  RLX_TRY(rlx_read_file(path, &buf, &len));
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
@@ -782,16 +782,24 @@ static void count_ops(const Onnx__GraphProto *g, op_count *counts, size_t *n, si
   }
 }
 
-rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
+/* Reads and parses the ModelProto at `path` (free with onnx__model_proto__free_unpacked). */
+static rlx_status *load_model_proto(const char *path, Onnx__ModelProto **out) {
   unsigned char *buf;
   size_t len;
-  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
+  RLX_TRY(rlx_read_file(path, &buf, &len));
   Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
   free(buf);
   if (!mp || !mp->graph) {
     if (mp) onnx__model_proto__free_unpacked(mp, NULL);
     return RLX_ERR(DATA_LOSS, "%s: not a serialized ONNX ModelProto", path);
   }
+  *out = mp;
+  return NULL;
+}
+
+rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
+  Onnx__ModelProto *mp;
+  RLX_TRY(load_model_proto(path, &mp));
   const Onnx__GraphProto *g = mp->graph;
   int64_t opset = default_opset(mp);
   fprintf(f, "model: %s\nproducer: %s %s\nir_version: %lld\nopsets:", path, mp->producer_name ? mp->producer_name : "",
@@ -844,15 +852,8 @@ rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
 
 rlx_status *rlx_onnx_input_names(const char *path, char ***out_names, size_t *out_n) {
   if (!path || !out_names || !out_n) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_input_names: NULL argument");
-  unsigned char *buf;
-  size_t len;
-  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
-  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-  free(buf);
-  if (!mp || !mp->graph) {
-    if (mp) onnx__model_proto__free_unpacked(mp, NULL);
-    return RLX_ERR(DATA_LOSS, "%s: not a serialized ONNX ModelProto", path);
-  }
+  Onnx__ModelProto *mp;
+  RLX_TRY(load_model_proto(path, &mp));
   const Onnx__GraphProto *g = mp->graph;
   char **names = calloc(g->n_input ? g->n_input : 1, sizeof *names);
   size_t n = 0;

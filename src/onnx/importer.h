@@ -52,7 +52,6 @@ const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int
 rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out);
 int32_t rlx_onnx_type_of(rlx_dtype dt);
 rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *dir, rlx_tensor **out);
-rlx_status *rlx_onnx_read_file(const char *path, unsigned char **out, size_t *len);
 
 /* ---- scopes (ONNX sub-graphs: If branches, Loop and Scan bodies) ----
  * A scope maps ONNX names to values of one rlx graph. A sub-graph scope has its own graph (a
