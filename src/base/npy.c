@@ -89,7 +89,7 @@ rlx_status *rlx_npy_parse(const void *bytes, size_t n, const char *what, rlx_ten
   memcpy(hdr, b + off, hlen);
   hdr[hlen] = '\0';
   rlx_type t;
-  bool fortran;
+  bool fortran = false;
   rlx_status *st = parse_header(hdr, what, &t, &fortran);
   free(hdr);
   if (st) return st;
