@@ -268,7 +268,7 @@
   X(FAKE_QUANTIZE, "FakeQuantize", quant, 1, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch") \
   /* FakeQuantizeBackward(x, dy): straight-through estimator ste = identity (dy), clipped_identity \
    * (dy where |x| <= qmax s), tanh (dy (1 - tanh^2 x)), hard_tanh (dy where |x| <= 1). */ \
-  X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity") \
+  X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 3, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch") \
   \
   /* ---- control flow and sequence/state (owned sub-graphs) ---- */ \
   /* If(cond bool scalar, captures...): both branches are lowered and the outputs selected with \
