@@ -25,7 +25,7 @@ static rlx_status *spatial(rlx_infer_ctx *c, int64_t *s, int64_t *p, int64_t *d,
 
 static rlx_status *conv(rlx_infer_ctx *c, bool transpose) {
   const rlx_type *x = IN(0), *w = IN(1);
-  RLX_TRY(infer_need_float(c, 0));
+  if (transpose || !rlx_dtype_is_int(x->dtype)) RLX_TRY(infer_need_float(c, 0));
   for (int i = 1; i < NIN; i++) RLX_TRY(infer_same_dtype(c, 0, i));
   int nsp = x->rank - 2;
   if (nsp < 1 || nsp > 3) FAIL(UNIMPLEMENTED, "input must be [N,C,d1..dn] with n = 1..3, got %s", TSTR(x));

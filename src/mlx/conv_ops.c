@@ -144,10 +144,10 @@ static rlx_mx_arr *im2col_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, 
 rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
                        const rlx_conv_geom *gm, const rlx_type *ty) {
   int nsp = gm->nsp, r = tx->rank;
-  /* MLX's own conv_general where it is fast: the CPU backend's GEMM path (group 1, no dilation);
-   * on a GPU every 1D/2D convolution (its backends run grouped and dilated convolutions
-   * natively; 3D grouped ones are not supported there). */
-  bool gemm = gm->group == 1;
+  /* MLX's own conv_general where it is fast: the CPU backend's GEMM path (group 1, no dilation,
+   * not float64); on a GPU every 1D/2D convolution (its backends run grouped and dilated
+   * convolutions natively; 3D grouped ones are not supported there). */
+  bool gemm = gm->group == 1 && tx->dtype != RLX_DTYPE_F64; /* MLX's CPU convolution has no float64 */
   for (int i = 0; i < nsp; i++) gemm &= gm->d[i] == 1;
   if (rlx_mx_get_device(L->mx) == RLX_MX_GPU) gemm = nsp < 3 || gm->group == 1;
   if (gemm) {

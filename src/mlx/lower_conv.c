@@ -7,18 +7,31 @@
 #include "mlx/conv_ops.h"
 
 
+/* Integer convolutions (Conv only) run in float64 on the CPU (exact while partial sums stay
+ * below 2^53) or float32 on a GPU (below 2^24), then wrap to the dtype through int64. */
 static void conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out, bool transpose) {
-  const rlx_type *tx = rlx_in_type(L, n, 0), *tw = rlx_in_type(L, n, 1), *to = rlx_out_type(L, n, 0);
-  int r = tx->rank;
+  rlx_mx *c = L->mx;
+  rlx_type tx = *rlx_in_type(L, n, 0), tw = *rlx_in_type(L, n, 1);
+  const rlx_type *to = rlx_out_type(L, n, 0);
+  int r = tx.rank;
   rlx_conv_geom gm;
   rlx_conv_geom_read(n, r - 2, &gm);
-  rlx_mx_arr *y = transpose ? rlx_l_conv_transpose(L, in[0], tx, in[1], tw, &gm, to) : rlx_l_conv(L, in[0], tx, in[1], tw, &gm, to);
-  if (n->n_in == 3) {
+  rlx_dtype dt = tx.dtype;
+  rlx_mx_arr *x = in[0], *w = in[1], *b = n->n_in == 3 ? in[2] : NULL;
+  if (rlx_dtype_is_int(dt)) {
+    tx.dtype = tw.dtype = rlx_mx_get_device(c) == RLX_MX_GPU ? RLX_DTYPE_F32 : RLX_DTYPE_F64;
+    x = rlx_mx_astype(c, x, tx.dtype), w = rlx_mx_astype(c, w, tx.dtype);
+    if (b) b = rlx_mx_astype(c, b, tx.dtype);
+  }
+  rlx_type ty = *to;
+  ty.dtype = tx.dtype;
+  rlx_mx_arr *y = transpose ? rlx_l_conv_transpose(L, x, &tx, w, &tw, &gm, &ty) : rlx_l_conv(L, x, &tx, w, &tw, &gm, &ty);
+  if (b) {
     int64_t bs[RLX_MAX_RANK] = {to->dims[1]};
     for (int i = 1; i < r - 1; i++) bs[i] = 1;
-    y = rlx_mx_binary(L->mx, RLX_MXB_ADD, y, rlx_mx_reshape(L->mx, in[2], r - 1, bs));
+    y = rlx_mx_binary(c, RLX_MXB_ADD, y, rlx_mx_reshape(c, b, r - 1, bs));
   }
-  out[0] = y;
+  out[0] = rlx_dtype_is_int(dt) ? rlx_mx_astype(c, rlx_mx_astype(c, y, RLX_DTYPE_I64), dt) : y;
 }
 
 /* The lowest (or highest) value of an integer dtype as a scalar array: -2^(bits-1) is exact in a

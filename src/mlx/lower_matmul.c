@@ -88,6 +88,13 @@ static void lower_dequant(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in
     bias = rlx_mx_binary(c, RLX_MXB_MULTIPLY, scale, rlx_mx_scalar(c, -off, xdt));
   }
   u = rlx_mx_binary(c, RLX_MXB_BITWISE_AND, rlx_mx_astype(c, u, RLX_DTYPE_U32), rlx_mx_scalar(c, (double)((1 << bits) - 1), RLX_DTYPE_U32));
+  if (xdt == RLX_DTYPE_F64) { /* quantized_matmul has no float64: dequantize, then matmul */
+    int64_t blk[3] = {N, K / bs, 1};
+    rlx_mx_arr *wd = rlx_mx_reshape(c, rlx_mx_astype(c, u, xdt), 3, (int64_t[]){N, K / bs, bs});
+    wd = rlx_mx_binary(c, RLX_MXB_ADD, rlx_mx_binary(c, RLX_MXB_MULTIPLY, wd, rlx_mx_reshape(c, scale, 3, blk)), rlx_mx_reshape(c, bias, 3, blk));
+    out[0] = rlx_mx_matmul(c, in[0], rlx_mx_transpose(c, rlx_mx_reshape(c, wd, 2, (int64_t[]){N, K}), 2, (int64_t[]){1, 0}));
+    return;
+  }
   u = rlx_mx_reshape(c, u, 3, (int64_t[]){N, K / epw, epw});
   rlx_type tu = {.dtype = RLX_DTYPE_U32, .rank = 3, .dims = {N, K / epw, epw}};
   rlx_mx_arr *packed = NULL;

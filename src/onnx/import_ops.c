@@ -341,9 +341,9 @@ static const rlx_onnx_op table[] = {
 const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int64_t opset) {
   if (domain && *domain && strcmp(domain, "ai.onnx")) return NULL;
   const rlx_onnx_op *best = NULL;
-  const rlx_onnx_op *const tables[] = {table, rlx_onnx_tensor_ops, rlx_onnx_nn_ops};
-  const size_t sizes[] = {RLX_ARRAY_LEN(table), rlx_onnx_tensor_ops_len, rlx_onnx_nn_ops_len};
-  for (size_t t = 0; t < 3; t++)
+  const rlx_onnx_op *const tables[] = {table, rlx_onnx_tensor_ops, rlx_onnx_nn_ops, rlx_onnx_convquant_ops};
+  const size_t sizes[] = {RLX_ARRAY_LEN(table), rlx_onnx_tensor_ops_len, rlx_onnx_nn_ops_len, rlx_onnx_convquant_ops_len};
+  for (size_t t = 0; t < RLX_ARRAY_LEN(tables); t++)
     for (size_t i = 0; i < sizes[t]; i++) {
       const rlx_onnx_op *o = &tables[t][i];
       if (strcmp(o->op_type, op_type) == 0 && o->since <= opset && (!best || o->since > best->since)) best = o;

@@ -26,4 +26,12 @@ rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool nee
 rlx_status *imp_axes(rlx_imp *I, const Onnx__NodeProto *n, const char *attr, size_t k, bool from_input, int64_t **axes,
                      size_t *cnt, bool *present);
 
+/* Adds the rlx Conv (ConvTranspose when transpose) of in[0..nin) = x, w, [bias] with the ONNX
+ * node's convolution attributes (auto_pad, pads, strides, dilations, group, output_padding,
+ * output_shape; the kernel from w's shape). */
+rlx_status *imp_conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose, size_t nin, const rlx_value *in, rlx_value *y);
+
+extern const rlx_onnx_op rlx_onnx_convquant_ops[];
+extern const size_t rlx_onnx_convquant_ops_len;
+
 #endif

@@ -187,6 +187,17 @@ def conv_cases():
     yield conv_case("Conv2d_f16", x16, uni((3, 4, 3, 3), dtype=np.float16), atol=5e-3, rtol=5e-3)
     x64 = uni((1, 6, 7, 7), dtype=np.float64)
     yield conv_case("Conv2d_f64_depthwise", x64, uni((6, 1, 3, 3), dtype=np.float64), group=6, atol=1e-12, rtol=1e-12)
+    yield conv_case("Conv2d_f64_dense", x64, uni((3, 6, 3, 3), dtype=np.float64), pads=[1, 1, 1, 1], atol=1e-12,
+                    rtol=1e-12)
+    # integer convolution: exact where float32 accumulation is not (sums beyond 2^24)
+    xi = rng.integers(-3000, 3000, size=(1, 4, 6, 6)).astype(np.int32)
+    wi = rng.integers(-3000, 3000, size=(3, 4, 3, 3)).astype(np.int32)
+    bi = rng.integers(-10, 10, size=(3,)).astype(np.int32)
+    yield simple("Conv2d_i32_exact", "Conv", {"x": xi, "w": wi, "b": bi},
+                 (conv_ref(xi, wi, bi, pads=[1, 0, 0, 1]).round()).astype(np.int32), pads=IS([1, 0, 0, 1]))
+    xi8, wi8 = rng.integers(-128, 128, size=(2, 4, 5, 5)).astype(np.int64), rng.integers(-128, 128, size=(4, 2, 2, 2)).astype(np.int64)
+    yield simple("Conv2d_i64_group", "Conv", {"x": xi8, "w": wi8}, conv_ref(xi8, wi8, group=2).round().astype(np.int64),
+                 group=I(2))
     # non-contiguous input: a Transpose feeding the conv
     xt, w = uni((1, 9, 8, 4)), uni((4, 1, 3, 3))
     ref = conv_ref(xt.transpose(0, 3, 1, 2), w, pads=[1, 1, 1, 1], group=4)
@@ -200,7 +211,6 @@ def conv_cases():
     yield err("Conv_kernel_too_big", "Conv", {"x": uni((1, 2, 3, 3)), "w": uni((2, 2, 4, 4))})
     yield err("Conv_pads_length", "Conv", {"x": uni((1, 2, 5, 5)), "w": uni((2, 2, 3, 3))}, pads=IS([1, 1]))
     yield err("Conv_zero_stride", "Conv", {"x": uni((1, 2, 5, 5)), "w": uni((2, 2, 3, 3))}, strides=IS([0, 1]))
-    yield err("Conv_int_input", "Conv", {"x": np.ones((1, 2, 5, 5), np.int32), "w": np.ones((2, 2, 3, 3), np.int32)})
     yield err("Conv_bias_shape", "Conv", {"x": uni((1, 2, 5, 5)), "w": uni((2, 2, 3, 3)), "b": uni((3,))})
     yield err("Conv_4d_spatial", "Conv", {"x": uni((1, 1, 2, 2, 2, 2)), "w": uni((1, 1, 1, 1, 1, 1))}, "UNIMPLEMENTED")
 
@@ -230,6 +240,8 @@ def conv_transpose_cases():
                      rtol=5e-3)
     yield err("ConvT_output_padding", "ConvTranspose", {"x": uni((1, 2, 3, 3)), "w": uni((2, 2, 3, 3))},
               strides=IS([2, 2]), output_padding=IS([2, 0]))
+    yield err("ConvT_int_input", "ConvTranspose", {"x": np.ones((1, 2, 3, 3), np.int32), "w": np.ones((2, 2, 3, 3), np.int32)})
+    yield err("Conv_bool_input", "Conv", {"x": np.ones((1, 2, 3, 3), bool), "w": np.ones((2, 2, 3, 3), bool)})
     yield err("ConvT_weight_channels", "ConvTranspose", {"x": uni((1, 2, 3, 3)), "w": uni((3, 2, 3, 3))})
     yield err("ConvT_pads_exceed", "ConvTranspose", {"x": uni((1, 1, 2, 2)), "w": uni((1, 1, 2, 2))}, pads=IS([2, 2, 2, 2]))
 

@@ -183,6 +183,8 @@ def dequant_cases():
             yield dequant_case(f"DequantMatMul_{scheme}_bs{bs}", scheme, bs, (3,))
         yield dequant_case(f"DequantMatMul_{scheme}_rank3", scheme, 64, (2, 3))
     yield dequant_case("DequantMatMul_int8_rank1", "int8_block", 32, ())
+    yield dequant_case("DequantMatMul_int8_asym_f64", "int8_block_asym", 64, (2,), xdtype=np.float64, atol=1e-9, rtol=1e-9)
+    yield dequant_case("DequantMatMul_int4_f64_rank3", "int4_block", 32, (2, 2), xdtype=np.float64, atol=1e-9, rtol=1e-9)
     yield dequant_case("DequantMatMul_int4_f16", "int4_block", 32, (4,), xdtype=np.float16, atol=0.05, rtol=1e-2)
     # the extremes of each range
     q = np.tile(np.array([-8, 7, 0, -1], np.int8), (2, 16))
