@@ -56,28 +56,44 @@ static rlx_status *saturate(rlx_imp *I, const Onnx__NodeProto *n, rlx_value y, r
   return imp_cast(I, n, y, qt, out);
 }
 
+/* What QuantizeLinear and DequantizeLinear share: x (input 0), its type, axis and block_size. */
+typedef struct qlinear {
+  rlx_value x;
+  rlx_type tx;
+  int64_t axis, block;
+} qlinear;
+
+static rlx_status *qlinear_of(rlx_imp *I, const Onnx__NodeProto *n, qlinear *q) {
+  RLX_TRY(imp_in_type(I, n, 0, false, &q->tx));
+  q->axis = imp_attr_i(n, "axis", 1);
+  q->block = imp_attr_i(n, "block_size", 0);
+  return imp_in(I, n, 0, &q->x);
+}
+
+/* Input k (scale or zero point) cast to dt and shaped to broadcast against x. */
+static rlx_status *qlinear_param(rlx_imp *I, const Onnx__NodeProto *n, const qlinear *q, size_t k, rlx_dtype dt, rlx_value *out) {
+  RLX_TRY(imp_in(I, n, k, out));
+  RLX_TRY(imp_cast(I, n, *out, dt, out));
+  return quant_param(I, n, *out, &q->tx, q->axis, q->block, out);
+}
+
 /* QuantizeLinear: saturate(round(x / scale) + zero_point) in the zero point's type (uint8 by
  * default, or output_dtype). */
 static rlx_status *map_quantize(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_type tx;
-  RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  int64_t axis = imp_attr_i(n, "axis", 1), block = imp_attr_i(n, "block_size", 0);
-  rlx_value x, s, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_in(I, n, 1, &s));
-  RLX_TRY(imp_cast(I, n, s, tx.dtype, &s));
-  RLX_TRY(quant_param(I, n, s, &tx, axis, block, &s));
+  qlinear q;
+  RLX_TRY(qlinear_of(I, n, &q));
+  rlx_value s, y;
+  RLX_TRY(qlinear_param(I, n, &q, 1, q.tx.dtype, &s));
   rlx_dtype qt = RLX_DTYPE_U8;
   if (imp_attr(n, "output_dtype") && imp_attr_i(n, "output_dtype", 0))
     RLX_TRY(rlx_onnx_dtype((int32_t)imp_attr_i(n, "output_dtype", 2), &qt));
-  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, x, s, &y));
+  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, q.x, s, &y));
   RLX_TRY(imp_un(I, n, RLX_OP_ROUND, y, &y));
   if (imp_has(n, 2)) {
     rlx_value z;
     RLX_TRY(imp_in(I, n, 2, &z));
     qt = imp_type(I, z)->dtype;
-    RLX_TRY(imp_cast(I, n, z, tx.dtype, &z));
-    RLX_TRY(quant_param(I, n, z, &tx, axis, block, &z));
+    RLX_TRY(qlinear_param(I, n, &q, 2, q.tx.dtype, &z));
     RLX_TRY(imp_bin(I, n, RLX_OP_ADD, y, z, &y));
   }
   RLX_TRY(saturate(I, n, y, qt, &y));
@@ -86,20 +102,16 @@ static rlx_status *map_quantize(rlx_imp *I, const Onnx__NodeProto *n) {
 
 /* DequantizeLinear: (x - zero_point) * scale in the scale's type. */
 static rlx_status *map_dequantize(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_type tx;
-  RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  int64_t axis = imp_attr_i(n, "axis", 1), block = imp_attr_i(n, "block_size", 0);
-  rlx_value x, s, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
+  qlinear q;
+  RLX_TRY(qlinear_of(I, n, &q));
+  rlx_value s, y;
   RLX_TRY(imp_in(I, n, 1, &s));
   rlx_dtype ft = imp_type(I, s)->dtype;
-  RLX_TRY(quant_param(I, n, s, &tx, axis, block, &s));
-  RLX_TRY(imp_cast(I, n, x, rlx_dtype_is_float(tx.dtype) ? ft : RLX_DTYPE_F32, &y));
+  RLX_TRY(qlinear_param(I, n, &q, 1, ft, &s));
+  RLX_TRY(imp_cast(I, n, q.x, rlx_dtype_is_float(q.tx.dtype) ? ft : RLX_DTYPE_F32, &y));
   if (imp_has(n, 2)) {
     rlx_value z;
-    RLX_TRY(imp_in(I, n, 2, &z));
-    RLX_TRY(imp_cast(I, n, z, imp_type(I, y)->dtype, &z));
-    RLX_TRY(quant_param(I, n, z, &tx, axis, block, &z));
+    RLX_TRY(qlinear_param(I, n, &q, 2, imp_type(I, y)->dtype, &z));
     RLX_TRY(imp_bin(I, n, RLX_OP_SUB, y, z, &y));
   }
   RLX_TRY(imp_cast(I, n, y, ft, &y));
