@@ -6,7 +6,6 @@
 
 #include "mlx/conv_ops.h"
 
-
 /* Integer convolutions (Conv only) run in float64 on the CPU (exact while partial sums stay
  * below 2^53) or float32 on a GPU (below 2^24), then wrap to the dtype through int64. */
 static void conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out, bool transpose) {
@@ -43,9 +42,10 @@ static rlx_mx_arr *int_limit(rlx_lower *L, rlx_dtype dt, bool lowest) {
 }
 
 /* Pool over windows: pad with the kind's neutral value, view [N,C,o..,k..] (rlx_l_pool_windows),
- * reduce the window axes. mean divides by the window count (count_include_pad) or by the number
- * of real elements in each window; windows that ceil_mode adds past the padded end never count
- * their overhang. */
+ * reduce the window axes. mean divides the sum by each window's count: prod(k) when every window
+ * counts the same (no pads, or count_include_pad, and no ceil_mode overhang), else the same
+ * pooling applied to a ones tensor padded with 1 (count_include_pad) or 0 on the explicit pads
+ * and with 0 on the ceil_mode overhang. */
 static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   const rlx_type *t = rlx_in_type(L, n, 0), *to = rlx_out_type(L, n, 0);
@@ -74,10 +74,15 @@ static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
   for (int i = 0; i < nsp; i++) axes[i] = 2 + nsp + i;
   int red = kind == 1 ? 0 : kind; /* mean: sum, divided below */
   rlx_mx_arr *y = rlx_mx_reduce(c, rlx_l_pool_windows(L, xp, &tp, k, &gm, o), red, nsp, axes, false);
-  if (kind == 1) {
-    /* counts: pool a ones tensor padded with 1 on the explicit pads (count_include_pad) or 0;
-     * the ceil_mode extra region never counts. */
-    bool inc = rlx_node_i(n, "count_include_pad") != 0;
+  bool inc = rlx_node_i(n, "count_include_pad") != 0, uniform = true; /* every window counts prod(k) */
+  double K = 1;
+  for (int i = 0; i < nsp; i++) {
+    uniform &= extra[i] == 0 && (inc || (gm.p[i] == 0 && gm.p[i + nsp] == 0));
+    K *= (double)k[i];
+  }
+  if (kind == 1 && uniform) {
+    y = rlx_mx_binary(c, RLX_MXB_DIVIDE, y, rlx_mx_scalar(c, K, t->dtype));
+  } else if (kind == 1) {
     int64_t zero[3] = {0, 0, 0};
     rlx_type tt = *t;
     for (int i = 0; i < nsp; i++) tt.dims[2 + i] += gm.p[i] + gm.p[i + nsp];
