@@ -164,34 +164,8 @@ rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx
   rlx_mx *c = L->mx;
   int nsp = gm->nsp, r = tx->rank;
   int64_t g = gm->group, cg = tx->dims[1] / g, og = tw->dims[1];
-  /* 1. Zero insertion: x lands at every s-th position of [N, Ci, (D-1)s+1 ..]. */
-  rlx_type td = *tx;
-  bool dilate = false;
-  for (int i = 0; i < nsp; i++) td.dims[2 + i] = (tx->dims[2 + i] - 1) * gm->s[i] + 1, dilate |= gm->s[i] > 1;
-  if (dilate) {
-    int64_t a[RLX_MAX_RANK] = {0}, st[RLX_MAX_RANK] = {1, 1};
-    for (int i = 0; i < nsp; i++) st[2 + i] = gm->s[i];
-    x = rlx_mx_slice_update(c, rlx_mx_full(c, r, td.dims, 0, td.dtype), x, r, a, td.dims, st);
-  }
-  /* 2. Full-correlation padding d(k-1) less the pads (plus output_padding at the end); negative
-   * amounts crop the dilated input. */
-  rlx_conv_geom cv = {.nsp = nsp, .group = g};
-  int64_t a[RLX_MAX_RANK] = {0}, b[RLX_MAX_RANK], one[RLX_MAX_RANK];
-  bool crop = false;
-  for (int i = 0; i < r; i++) b[i] = td.dims[i], one[i] = 1;
-  for (int i = 0; i < nsp; i++) {
-    int64_t full = gm->d[i] * (tw->dims[2 + i] - 1), lo = full - gm->p[i], hi = full - gm->p[i + nsp] + gm->op[i];
-    cv.s[i] = 1, cv.d[i] = gm->d[i];
-    cv.p[i] = lo > 0 ? lo : 0, cv.p[i + nsp] = hi > 0 ? hi : 0;
-    if (lo < 0) a[2 + i] = -lo, crop = true;
-    if (hi < 0) b[2 + i] += hi, crop = true;
-  }
-  if (crop) {
-    x = rlx_mx_slice(c, x, r, a, b, one);
-    for (int i = 0; i < nsp; i++) td.dims[2 + i] = b[2 + i] - a[2 + i];
-  }
-  /* 3. Weight [Ci, Co/g, k..] -> [g, Ci/g, Co/g, k..] -> [g, Co/g, Ci/g, k..], spatially flipped,
-   * -> [Co, Ci/g, k..]. */
+  /* Weight [Ci, Co/g, k..] -> [g, Ci/g, Co/g, k..] -> [g, Co/g, Ci/g, k..], spatially flipped,
+   * -> [Co, Ci/g, k..]: the weight of the equivalent convolution. */
   int64_t d5[RLX_MAX_RANK] = {g, cg, og}, perm[RLX_MAX_RANK] = {0, 2, 1};
   for (int i = 0; i < nsp; i++) d5[3 + i] = tw->dims[2 + i], perm[3 + i] = 3 + i;
   rlx_mx_arr *wf = rlx_mx_transpose(c, rlx_mx_reshape(c, w, r + 1, d5), r + 1, perm);
@@ -202,5 +176,43 @@ rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx
   rlx_type tcw = {.dtype = tw->dtype, .rank = r, .dims = {g * og, cg}};
   for (int i = 0; i < nsp; i++) tcw.dims[2 + i] = tw->dims[2 + i];
   wf = rlx_l_reshape(L, wf, &tcw);
+  /* The convolution runs over x dilated by the stride, padded by the full-correlation padding
+   * d(k-1) less the pads (plus output_padding at the end); negative amounts crop instead. */
+  rlx_type td = *tx;
+  rlx_conv_geom cv = {.nsp = nsp, .group = g};
+  int64_t crop_lo[3] = {0}, crop_hi[3] = {0};
+  bool crop = false, dilate = false;
+  for (int i = 0; i < nsp; i++) {
+    int64_t full = gm->d[i] * (tw->dims[2 + i] - 1), lo = full - gm->p[i], hi = full - gm->p[i + nsp] + gm->op[i];
+    td.dims[2 + i] = (tx->dims[2 + i] - 1) * gm->s[i] + 1;
+    cv.s[i] = 1, cv.d[i] = gm->d[i];
+    cv.p[i] = lo > 0 ? lo : 0, cv.p[i + nsp] = hi > 0 ? hi : 0;
+    crop_lo[i] = lo < 0 ? -lo : 0, crop_hi[i] = hi < 0 ? -hi : 0;
+    crop |= lo < 0 || hi < 0;
+    dilate |= gm->s[i] > 1;
+  }
+  int64_t a[RLX_MAX_RANK] = {0}, b[RLX_MAX_RANK], one[RLX_MAX_RANK];
+  for (int i = 0; i < r; i++) one[i] = 1;
+  if (cg == 1 && og == 1 && nsp < 3 && tx->dtype != RLX_DTYPE_F64 && rlx_mx_get_device(c) == RLX_MX_CPU) {
+    /* Depthwise: MLX's direct loop with input dilation skips the inserted zeros and measures
+     * faster than zero insertion + im2col (bench/bench_conv.c); the crop moves to the output. */
+    rlx_mx_arr *y = rlx_mx_conv_general(c, to_last(L, x, r), to_last(L, wf, r), nsp, cv.s, cv.p, cv.p + nsp, cv.d, gm->s,
+                                        (int)g, false);
+    y = to_first(L, y, r);
+    if (!crop) return y;
+    for (int i = 0; i < r; i++) b[i] = ty->dims[i];
+    for (int i = 0; i < nsp; i++) a[2 + i] = crop_lo[i], b[2 + i] += crop_lo[i];
+    return rlx_mx_slice(c, y, r, a, b, one);
+  }
+  if (dilate) { /* zero insertion: x lands at every s-th position of [N, Ci, (D-1)s+1 ..] */
+    int64_t st[RLX_MAX_RANK] = {1, 1};
+    for (int i = 0; i < nsp; i++) st[2 + i] = gm->s[i];
+    x = rlx_mx_slice_update(c, rlx_mx_full(c, r, td.dims, 0, td.dtype), x, r, a, td.dims, st);
+  }
+  if (crop) {
+    for (int i = 0; i < r; i++) b[i] = td.dims[i];
+    for (int i = 0; i < nsp; i++) a[2 + i] = crop_lo[i], b[2 + i] -= crop_hi[i], td.dims[2 + i] = b[2 + i] - a[2 + i];
+    x = rlx_mx_slice(c, x, r, a, b, one);
+  }
   return rlx_l_conv(L, x, &td, wf, &tcw, &cv, ty);
 }

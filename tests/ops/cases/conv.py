@@ -235,6 +235,11 @@ def conv_transpose_cases():
     yield convt_case("ConvT3d_group", uni((1, 4, 2, 3, 2)), uni((4, 1, 2, 3, 2)), strides=[1, 2, 2], group=2)
     # pads larger than the full-correlation padding crop the dilated input
     yield convt_case("ConvT2d_big_pads", uni((1, 1, 5, 5)), uni((1, 1, 2, 2)), strides=[2, 2], pads=[2, 3, 3, 2])
+    # depthwise (one input and one output channel per group) in 1D/2D with crops and output_padding
+    yield convt_case("ConvT2d_depthwise_big_pads_op", uni((1, 2, 5, 4)), uni((2, 1, 2, 3)), uni((2,)), strides=[2, 3],
+                     pads=[2, 3, 3, 1], output_padding=[1, 2], group=2)
+    yield convt_case("ConvT1d_depthwise_dil", uni((2, 3, 6)), uni((3, 1, 3)), strides=[2], dilations=[2], pads=[0, 5],
+                     group=3)
     x16 = uni((1, 2, 3, 3), dtype=np.float16)
     yield convt_case("ConvT2d_f16_group", x16, uni((2, 2, 3, 3), dtype=np.float16), strides=[2, 2], group=2, atol=5e-3,
                      rtol=5e-3)
