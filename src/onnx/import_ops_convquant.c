@@ -1,11 +1,12 @@
 /* import_ops_convquant.c: ONNX linear quantization ops, decomposed into rlx ops:
  * QuantizeLinear / DequantizeLinear (per tensor, per axis, blocked), DynamicQuantizeLinear,
- * MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv. Formulas follow the ONNX operator
- * documentation. Integer products accumulate in rlx's integer MatMul / Conv (exact while partial
+ * MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv; and MaxPool's Indices output
+ * (imp_pool_argmax). Formulas follow the ONNX operator documentation. Integer products accumulate in rlx's integer MatMul / Conv (exact while partial
  * sums stay below 2^53 on the CPU); requantization computes the multiplier
  * a_scale * b_scale / y_scale in the scales' own dtype, then rescales in float32 and rounds half
  * to even, as the ONNX reference does. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "onnx/import_ops.h"
@@ -249,6 +250,86 @@ static rlx_status *map_qlinear_conv(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_conv(I, n, false, nin, in, &acc));
   RLX_TRY(requantize(I, n, acc, 1, 1, 4, 1, 6, 7, tx.dtype, &y));
   return imp_out(I, n, 0, y);
+}
+
+/* An int64 constant [1,..,len,..,1] (rank r, len along axis) holding 0..len-1, times `scale`. */
+static rlx_status *ramp(rlx_imp *I, int r, int axis, int64_t len, int64_t scale, rlx_value *out) {
+  int64_t d[RLX_MAX_RANK];
+  for (int i = 0; i < r; i++) d[i] = i == axis ? len : 1;
+  rlx_tensor *t;
+  RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, r, d, NULL, 0, &t));
+  for (int64_t i = 0; i < len; i++) ((int64_t *)rlx_tensor_data(t))[i] = i * scale;
+  rlx_status *st = imp_tensor_const(I, t, out);
+  rlx_tensor_free(t);
+  return st;
+}
+
+rlx_status *imp_pool_argmax(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, const rlx_type *ty, const int64_t *k,
+                            const int64_t *s, const int64_t *d, const int64_t *pads, bool column_major, rlx_value *out) {
+  const rlx_type tx = *imp_type(I, x);
+  int r = tx.rank, nsp = r - 2;
+  if (!rlx_type_is_static(&tx) || r + 1 > RLX_MAX_RANK) IMP_FAIL(UNIMPLEMENTED, "MaxPool Indices need static shapes");
+  if (column_major && nsp != 2) IMP_FAIL(UNIMPLEMENTED, "storage_order 1 outside 2-D pooling");
+  /* Pad with the lowest value (the ceil_mode overhang too), then one strided slice per window
+   * offset, stacked on a new axis 2: [N, C, K, o..]. */
+  int64_t pad[2 * RLX_MAX_RANK] = {0}, K = 1;
+  for (int i = 0; i < nsp; i++) {
+    int64_t need = (ty->dims[2 + i] - 1) * s[i] + d[i] * (k[i] - 1) + 1, have = tx.dims[2 + i] + pads[i] + pads[i + nsp];
+    pad[2 + i] = pads[i], pad[r + 2 + i] = pads[i + nsp] + (need > have ? need - have : 0);
+    K *= k[i];
+  }
+  double lowest = rlx_dtype_is_float(tx.dtype) ? -INFINITY
+                  : rlx_dtype_is_signed(tx.dtype) ? -ldexp(1, (int)(8 * rlx_dtype_size(tx.dtype)) - 1) : 0;
+  rlx_attr pa[2] = {RLX_ATTR_IS("pads", (size_t)(2 * r), pad), RLX_ATTR_F("value", lowest)};
+  rlx_value xp, win, am, idx;
+  RLX_TRY(imp_add(I, n, RLX_OP_PAD, 1, &x, 2, pa, &xp));
+  rlx_value *parts = malloc(sizeof *parts * (size_t)K);
+  if (!parts) return RLX_OOM();
+  rlx_status *st = NULL;
+  int64_t sh[RLX_MAX_RANK] = {ty->dims[0], ty->dims[1], 1};
+  for (int i = 0; i < nsp; i++) sh[3 + i] = ty->dims[2 + i];
+  for (int64_t j = 0; !st && j < K; j++) {
+    int64_t st0[3], en[3], step[3], ax[3], rem = j;
+    for (int i = nsp - 1; i >= 0; i--) {
+      int64_t off = (rem % k[i]) * d[i];
+      rem /= k[i];
+      st0[i] = off, en[i] = off + s[i] * (ty->dims[2 + i] - 1) + 1, step[i] = s[i], ax[i] = 2 + i;
+    }
+    rlx_attr sa[4] = {RLX_ATTR_IS("starts", (size_t)nsp, st0), RLX_ATTR_IS("ends", (size_t)nsp, en),
+                      RLX_ATTR_IS("axes", (size_t)nsp, ax), RLX_ATTR_IS("steps", (size_t)nsp, step)};
+    st = imp_add(I, n, RLX_OP_SLICE, 1, &xp, 4, sa, &parts[j]);
+    if (!st) st = imp_reshape(I, n, parts[j], r + 1, sh, &parts[j]);
+  }
+  rlx_attr ca = RLX_ATTR_I("axis", 2);
+  if (!st) st = imp_add(I, n, RLX_OP_CONCAT, (size_t)K, parts, 1, &ca, &win);
+  free(parts);
+  RLX_TRY(st);
+  /* The first maximum's window offset, turned into input coordinates and a flat index. */
+  rlx_attr aa[3] = {RLX_ATTR_I("axis", 2), RLX_ATTR_I("keepdims", 0), RLX_ATTR_I("select_last_index", 0)};
+  RLX_TRY(imp_add(I, n, RLX_OP_ARG_MAX, 1, &win, 3, aa, &am));
+  int64_t plane = 1, inner = K;
+  for (int i = 0; i < nsp; i++) plane *= tx.dims[2 + i];
+  RLX_TRY(ramp(I, r, 0, tx.dims[0], tx.dims[1] * plane, &idx)); /* (n C + c) * plane */
+  rlx_value cr;
+  RLX_TRY(ramp(I, r, 1, tx.dims[1], plane, &cr));
+  RLX_TRY(imp_bin(I, n, RLX_OP_ADD, idx, cr, &idx));
+  for (int i = 0; i < nsp; i++) {
+    inner /= k[i];
+    int64_t mul = 1; /* the element stride of spatial dim i in the index's storage order */
+    if (column_major) mul = i == 0 ? 1 : tx.dims[2];
+    else
+      for (int q = i + 1; q < nsp; q++) mul *= tx.dims[2 + q];
+    rlx_value ji, pos, o;
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_DIV, am, (double)inner, &ji));
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MOD, ji, (double)k[i], &ji));
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, ji, (double)d[i], &pos));
+    RLX_TRY(ramp(I, r, 2 + i, ty->dims[2 + i], s[i], &o));
+    RLX_TRY(imp_bin(I, n, RLX_OP_ADD, pos, o, &pos));
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_SUB, pos, (double)pads[i], &pos));
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, pos, (double)mul, &pos));
+    RLX_TRY(imp_bin(I, n, RLX_OP_ADD, idx, pos, &idx));
+  }
+  return *out = idx, NULL;
 }
 
 const rlx_onnx_op rlx_onnx_convquant_ops[] = {

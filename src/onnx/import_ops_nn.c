@@ -128,8 +128,6 @@ static rlx_status *pool(rlx_imp *I, const Onnx__NodeProto *n, const char *kind) 
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
   int nsp = tx.rank - 2;
   if (nsp < 1 || nsp > 3) IMP_FAIL(UNIMPLEMENTED, "%dD pooling", nsp);
-  if (n->n_output > 1 && n->output[1][0]) IMP_FAIL(UNIMPLEMENTED, "MaxPool's Indices output");
-  if (imp_attr_i(n, "storage_order", 0)) IMP_FAIL(UNIMPLEMENTED, "storage_order 1");
   int64_t k[3], s[3], d[3], pads[6];
   list_or(n, "kernel_shape", nsp, 1, k);
   list_or(n, "strides", nsp, 1, s);
@@ -142,7 +140,11 @@ static rlx_status *pool(rlx_imp *I, const Onnx__NodeProto *n, const char *kind) 
                    RLX_ATTR_I("count_include_pad", imp_attr_i(n, "count_include_pad", 0)),
                    RLX_ATTR_I("ceil_mode", imp_attr_i(n, "ceil_mode", 0))};
   RLX_TRY(imp_add(I, n, RLX_OP_POOL, 1, &x, 7, a, &y));
-  return imp_out(I, n, 0, y);
+  RLX_TRY(imp_out(I, n, 0, y));
+  if (n->n_output < 2 || !n->output[1][0]) return NULL;
+  rlx_value idx;
+  RLX_TRY(imp_pool_argmax(I, n, x, imp_type(I, y), k, s, d, pads, imp_attr_i(n, "storage_order", 0) != 0, &idx));
+  return imp_out(I, n, 1, idx);
 }
 static rlx_status *map_max_pool(rlx_imp *I, const Onnx__NodeProto *n) { return pool(I, n, "max"); }
 static rlx_status *map_average_pool(rlx_imp *I, const Onnx__NodeProto *n) { return pool(I, n, "mean"); }
