@@ -6,8 +6,11 @@
  * orders of magnitude slower per multiply-add. For those cases rlx builds the im2col itself on
  * the channels-first data: a strided view [N, g, C/g, k.., o..] of the padded input made
  * contiguous as [N, g, C/g*K, P], times the weight [g, Co/g, C/g*K] in one batched matmul
- * ([N, g, Co/g, P] is already the NC d.. output layout, so no transposes are needed).
- * bench/bench_conv.c measures both paths on depthwise and grouped shapes. */
+ * ([N, g, Co/g, P] is already the NC d.. output layout, so no transposes are needed), in chunks
+ * of a few MB of patches. ConvTranspose becomes a convolution of the stride-dilated input with
+ * the flipped weight (depthwise ones keep MLX's direct loop, which skips the inserted zeros).
+ * On a GPU, MLX's own convolutions are used wherever they exist. bench/bench_conv.c measures
+ * the paths on depthwise, grouped, dilated and transposed shapes. */
 #include "mlx/conv_ops.h"
 
 #include <stdlib.h>
@@ -112,7 +115,8 @@ static rlx_mx_arr *im2col_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, 
   for (int i = 1; i < nsp; i++) rest *= o[i];
   int64_t row_bytes = tx->dims[0] * cgk * rest * (int64_t)rlx_dtype_size(tx->dtype), budget = PATCH_CHUNK_BYTES;
   int64_t group_bytes = row_bytes * o[0];
-  int64_t gc = group_bytes >= budget ? 1 : budget / group_bytes, rc = group_bytes <= budget ? o[0] : budget / row_bytes;
+  int64_t gc = group_bytes >= budget ? 1 : group_bytes ? budget / group_bytes : g; /* groups per chunk */
+  int64_t rc = group_bytes <= budget ? o[0] : budget / row_bytes;                    /* rows per chunk */
   if (gc > g) gc = g;
   if (rc < 1) rc = 1;
   rlx_type tp;

@@ -172,6 +172,7 @@ def conv_cases():
     # kernel 1x1, kernel covering the whole padded input, size-1 spatial dims
     yield conv_case("Conv2d_1x1", uni((1, 16, 5, 6)), uni((8, 16, 1, 1)), uni((8,)))
     yield conv_case("Conv2d_full_window", uni((1, 2, 3, 4)), uni((2, 2, 5, 4)), pads=[1, 0, 1, 0])
+    yield conv_case("Conv2d_empty_batch", uni((0, 4, 5, 5)), uni((4, 2, 3, 3)), group=2, ref_check=False)
     yield conv_case("Conv2d_1xW", uni((1, 4, 1, 9)), uni((4, 1, 1, 3)), pads=[0, 1, 0, 1], group=4)
     # large enough for the im2col lowering to work in chunks (4 MB of patches each): several group
     # chunks with a partial last one; row chunks of one group; rows and groups together
