@@ -264,9 +264,9 @@ static rlx_status *ramp(rlx_imp *I, int r, int axis, int64_t len, int64_t scale,
   return st;
 }
 
-rlx_status *imp_pool_argmax(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, const rlx_type *ty, const int64_t *k,
+rlx_status *imp_pool_argmax(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, const rlx_type *pooled, const int64_t *k,
                             const int64_t *s, const int64_t *d, const int64_t *pads, bool column_major, rlx_value *out) {
-  const rlx_type tx = *imp_type(I, x);
+  const rlx_type tx = *imp_type(I, x), tyv = *pooled, *ty = &tyv; /* copies: adding nodes moves the graph's types */
   int r = tx.rank, nsp = r - 2;
   if (!rlx_type_is_static(&tx) || r + 1 > RLX_MAX_RANK) IMP_FAIL(UNIMPLEMENTED, "MaxPool Indices need static shapes");
   if (column_major && nsp != 2) IMP_FAIL(UNIMPLEMENTED, "storage_order 1 outside 2-D pooling");
