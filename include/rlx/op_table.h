@@ -105,24 +105,44 @@
   X(ELEMENTWISE_REGION, "ElementwiseRegion", region, 1, 16, "chain:is") \
   \
   /* ---- linear algebra ---- */ \
-  /* MatMul(a, b): numpy.matmul semantics (1-D operands promoted and the added dim removed; batch   \
-   * dims broadcast). */ \
+  /* MatMul(a, b) -> y: numpy.matmul (https://numpy.org/doc/stable/reference/generated/numpy.matmul.html). \
+   * a[..., M, K] @ b[..., K, N] -> [batch..., M, N] with the batch dims broadcast (NumPy rules); a  \
+   * 1-D a is [1,K] and a 1-D b is [K,1], the added dim removed from y (1-D @ 1-D gives rank 0).     \
+   * Ranks >= 1; equal dtypes, float or integer (not bool); y has that dtype. Integer operands are  \
+   * exact while every partial sum stays below 2^53 in magnitude (CPU: float64 accumulation; GPU:   \
+   * float32, 2^24) and wrap to the dtype like NumPy. Errors: K mismatch, non-broadcastable batch   \
+   * dims, dtype mismatch or bool, rank 0 (INVALID_ARGUMENT). */ \
   X(MATMUL, "MatMul", matmul, 2, 2, "") \
-  /* DotGeneral(lhs, rhs): jax.lax.dot_general. Output dims: batch dims (lhs order), then lhs free \
-   * dims, then rhs free dims (each in their original order). */ \
+  /* DotGeneral(lhs, rhs) -> y: jax.lax.dot_general. lhs_batch[i] pairs with rhs_batch[i] and      \
+   * lhs_contracting[i] with rhs_contracting[i] (equal sizes; negative dims count from the end; no  \
+   * dim listed twice); contracting pairs are summed over. y dims: the batch dims (lhs order), then \
+   * lhs's remaining (free) dims, then rhs's, each in their original order; no contracting dims    \
+   * give an outer product. Dtypes as MatMul. Errors: list lengths differ, sizes differ, a dim      \
+   * repeated (INVALID_ARGUMENT), a dim outside the rank (OUT_OF_RANGE). */ \
   X(DOT_GENERAL, "DotGeneral", matmul, 2, 2, "lhs_contracting:is rhs_contracting:is lhs_batch:is= rhs_batch:is=") \
-  /* FusedMatMulBiasAct(x[...,K], w[K,N], [b[N]]) = act(x@w + b); activation: none or any unary op \
-   * name of the activation set (Relu, Gelu, GeluApprox, Silu, Sigmoid, Tanh, ...). */ \
+  /* FusedMatMulBiasAct(x[...,K], w[K,N], [b[N]]) -> y[...,N] = act(x @ w + b); float, equal       \
+   * dtypes. activation: "none" or the name of a float unary op without attributes (Relu, Gelu,     \
+   * GeluApprox, Silu, Sigmoid, Tanh, Exp, ...; see the unary rows above for their formulas).       \
+   * Errors: unknown or non-float activation, w not [K,N], b not [N] (INVALID_ARGUMENT). */ \
   X(FUSED_MATMUL_BIAS_ACT, "FusedMatMulBiasAct", matmul, 2, 3, "activation:s=none") \
-  /* LoraMatMul(x[...,K], W[K,N], A[K,r], B[r,N]) = x@W + scale * (x@A)@B (Hu et al. 2021, LoRA). */ \
+  /* LoraMatMul(x[...,K], W[K,N], A[K,r], B[r,N]) -> [...,N] = x@W + scale * (x@A)@B; float, equal   \
+   * dtypes (Hu et al. 2021, LoRA: Low-Rank Adaptation). Errors: mismatched K, r or N. */ \
   X(LORA_MATMUL, "LoraMatMul", matmul, 4, 4, "scale:f=1") \
-  /* GroupedMatMul(x[M,K], w[E,K,N], idx[M] int) -> [M,N], row m uses expert idx[m]: MLX gather_mm. */ \
+  /* GroupedMatMul(x[M,K], w[E,K,N], idx[M]) -> y[M,N], y[m] = x[m] @ w[idx[m]] (mixture-of-experts   \
+   * routing; MLX gather_mm). x, w float of equal dtype; idx any integer dtype, negative indices     \
+   * count from the end, indices still outside [0, E) are clamped into it. */ \
   X(GROUPED_MATMUL, "GroupedMatMul", matmul, 3, 3, "") \
-  /* DequantMatMul(x[...,K], q[N,K] int8 values, scale[N,K/block_size], [zero_point[N,K/block]]) \
-   * = x @ W^T with W[n,k] = (q[n,k] - zp[n,k/bs]) * scale[n,k/bs] (zp = 0 when absent). scheme: \
-   * int8_block (q in [-128,127]), int8_block_asym (q in [0,255] held as uint8), int4_block      \
-   * (q in [-8,7]), int4_block_asym (q in [0,15]). Lowered to MLX's affine quantized_matmul. The \
-   * GGUF (gguf_q2k..q8k), nvfp4 and fp8 (fp8_e4m3, fp8_e5m2) schemes are UNIMPLEMENTED. */ \
+  /* DequantMatMul(x[...,K], q[N,K], scale[N,K/bs], [zero_point[N,K/bs]]) -> y[...,N] = x @ W^T with \
+   * W[n,k] = (q[n,k] - zp[n,k/bs]) * scale[n,k/bs], bs = block_size (32, 64 or 128; K a multiple).  \
+   * scheme: int8_block (q int8 in [-128,127], no zero point), int8_block_asym (q uint8 in [0,255],  \
+   * zero_point input), int4_block (q int8 in [-8,7], one value per element, no zero point),        \
+   * int4_block_asym (q uint8 in [0,15], zero_point input). x float (float64 dequantizes first);     \
+   * scale and zero_point float, cast to x's dtype; y has x's dtype. q values outside the scheme's  \
+   * range wrap modulo 2^bits. Lowered to MLX's affine quantized_matmul (w = scale * u + bias per  \
+   * group, u = q + 2^(bits-1) for the symmetric schemes). Errors: unknown scheme, wrong input      \
+   * count, q dtype, scale/zero-point shape, K not a multiple of bs (INVALID_ARGUMENT); the GGUF     \
+   * (gguf_q2k..gguf_q8k), nvfp4 and fp8 (fp8_e4m3, fp8_e5m2) schemes and other block sizes are      \
+   * UNIMPLEMENTED, naming the scheme. */ \
   X(DEQUANT_MATMUL, "DequantMatMul", matmul, 3, 4, "scheme:s block_size:i=32") \
   \
   /* ---- normalization (float x; gamma/beta in x's dtype) ---- */ \
@@ -252,15 +272,29 @@
   X(TOPK,    "TopK",    reduce, 1, 1, "k:i axis:i=-1 largest:i=1 sorted:i=1") \
   \
   /* ---- convolution and pooling (channels first) ---- */ \
-  /* Conv(x[N,Ci,d1..dn], w[Co,Ci/group,k1..kn], [b[Co]]), n = 1..3: ONNX Conv. pads =           \
-   * [d1_begin.., d1_end..] (may be asymmetric); empty strides/dilations = 1, empty pads = 0. */ \
+  /* Conv(x[N,Ci,d1..dn], w[Co,Ci/group,k1..kn], [b[Co]]) -> y[N,Co,o1..on], n = 1..3: ONNX Conv     \
+   * (cross-correlation). y[n,o,p] = b[o] + sum over c in o's group, j < k of                       \
+   * xpad[n,c,p*s + j*d] * w[o,c,j]; groups split Ci and Co evenly (group = Ci: depthwise; Co = m Ci: \
+   * channel multiplier m). o_i = floor((d_i + pb_i + pe_i - dil_i (k_i - 1) - 1) / s_i) + 1.        \
+   * pads = [begin d1..dn, end d1..dn] >= 0 (may be asymmetric; zeros); empty strides/dilations = 1, \
+   * empty pads = 0. Equal dtypes: float, or integer (exact like MatMul, wrapping to the dtype).    \
+   * Errors: group not dividing Ci/Co, weight/bias shape, kernel larger than the padded input, bad  \
+   * attribute lengths or values (INVALID_ARGUMENT); other spatial ranks (UNIMPLEMENTED). */ \
   X(CONV,           "Conv",          conv, 2, 3, "strides:is= pads:is= dilations:is= group:i=1") \
-  /* ConvTranspose(x[N,Ci,d..], w[Ci,Co/group,k..], [b[Co]]), n = 1..3: ONNX ConvTranspose with \
-   * explicit pads and output_padding: out = s(i-1) + op + d(k-1) + 1 - pb - pe. */ \
+  /* ConvTranspose(x[N,Ci,d1..dn], w[Ci,Co/group,k..], [b[Co]]) -> y[N,Co,o..], n = 1..3: ONNX     \
+   * ConvTranspose with explicit pads, the adjoint of Conv: every x[n,c,i] adds x * w[c,o,j] at      \
+   * position i*s + j*d - pb of y's channel o in c's group; o_i = s(d_i - 1) + op_i + dil(k - 1) + 1 \
+   * - pb - pe; output_padding op_i (< stride or dilation) extends the end. Float, equal dtypes.     \
+   * Errors as Conv, plus output_padding too large and pads exceeding the output. */ \
   X(CONV_TRANSPOSE, "ConvTranspose", conv, 2, 3, "strides:is= pads:is= dilations:is= output_padding:is= group:i=1") \
-  /* Pool(x[N,C,d1..dn]), n = 1..3, kind max|min|sum|mean|prod over windows of kernel_shape; pads \
-   * as Conv. mean divides by the window size including padding when count_include_pad = 1, else \
-   * by the count of real elements (ONNX AveragePool). ceil_mode as ONNX. */ \
+  /* Pool(x[N,C,d1..dn]) -> y[N,C,o..], n = 1..3: kind max|min|sum|mean|prod over the windows       \
+   * {p*s + j*dil - pb : j < kernel_shape} of every channel; positions in the pads (and past the end \
+   * in ceil_mode) are skipped (neutral). mean divides by the number of real elements, or, with     \
+   * count_include_pad = 1, by the positions inside [-pb, d + pe) (ONNX AveragePool). Output size as \
+   * Conv, with ceil_mode = 1 rounding up but never starting a window past d + pb (ONNX MaxPool).    \
+   * pads must be smaller than the dilated window. x float or integer (mean: float); y has x's      \
+   * dtype. Errors: unknown kind, kernel_shape length, window larger than the padded input, pads >= \
+   * window, mean of integers, bool (INVALID_ARGUMENT); other spatial ranks (UNIMPLEMENTED). */ \
   X(POOL,           "Pool",          conv, 1, 1, "kind:s kernel_shape:is strides:is= pads:is= dilations:is= count_include_pad:i=0 ceil_mode:i=0") \
   /* Resize(x) to `sizes` (same rank), separably per axis (ONNX Resize-19): mode nearest (any     \
    * dtype), linear or cubic (Keys 1981 kernel with cubic_coeff_a; float inputs). Per axis, scale \
@@ -305,11 +339,15 @@
   X(FUSED_TRANSFORMER_LAYER, "FusedTransformerLayer", fused, 9, 14, "num_heads:i epsilon1:f=1e-12 epsilon2:f=1e-12 activation:s=Gelu has_bias:i=1 mask:s=none window:i=0") \
   \
   /* ---- backward ops (gradients of the forward ops above; checked against finite differences) ---- */ \
-  /* ReluBackward(x, dy) = dy where x > 0, else 0. */ \
+  /* ReluBackward(x, dy) -> dy where x > 0, else 0 (x == 0 gives 0). x and dy of one shape and     \
+   * dtype, float or integer. */ \
   X(RELU_BACKWARD, "ReluBackward", act_grad, 2, 2, "") \
-  /* ActivationBackward(x, dy) = dy * f'(x) for the activation `kind` (a unary op name: Gelu,    \
-   * GeluApprox, Silu, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Rsqrt, Neg, Abs, Sin, Cos, Tan, Atan, \
-   * Round); Round uses the straight-through estimator (f' = 1); Sqrt/Rsqrt give 0 where x <= 0. */ \
+  /* ActivationBackward(x, dy) -> dy * f'(x) for activation `kind` (x, dy float, one shape and      \
+   * dtype). f': Gelu Phi(x) + x phi(x); GeluApprox (t = tanh(u), u = sqrt(2/pi)(x + 0.044715 x^3)) \
+   * (1 + t)/2 + x/2 (1 - t^2) u'; Silu s(1 + x(1 - s)), s = sigmoid(x); Relu [x > 0]; Sigmoid s(1-s); \
+   * Tanh 1 - tanh^2; Exp e^x; Log 1/x; Sqrt 1/(2 sqrt x) and Rsqrt -x^(-3/2)/2, both 0 where x <= 0;  \
+   * Neg -1; Abs sign(x); Sin cos; Cos -sin; Tan 1 + tan^2; Atan 1/(1 + x^2); Round 1 (the straight- \
+   * through estimator). Errors: other kinds, shape/dtype mismatch, non-float (INVALID_ARGUMENT). */ \
   X(ACTIVATION_BACKWARD, "ActivationBackward", act_grad, 2, 2, "kind:s") \
   /* SoftmaxCrossEntropyWithLogits(logits[...,C] float, labels[...] int) -> loss[...] =            \
    * logsumexp(logits) - logits[label] (stable); a label outside [0, C) selects no class (loss =    \
@@ -354,19 +392,34 @@
    * with dy scatter-added at idx along axis (repeated indices accumulate; negative indices count \
    * from the end). dy is shape[:axis] + idx.shape + shape[axis+1:]; dx has dy's dtype. */ \
   X(GATHER_BACKWARD, "GatherBackward", index_grad, 2, 2, "axis:i=0 shape:is") \
-  /* Conv2dBackwardInput(dy[N,Co,Ho,Wo], w[Co,Ci/g,kh,kw]) -> dx[N,Ci,H,W] (input_shape = [N,Ci,H,W]). */ \
+  /* Conv2dBackwardInput(dy[N,Co,Ho,Wo], w[Co,Ci/g,kh,kw]) -> dx[N,Ci,H,W] = input_shape: the        \
+   * gradient of Conv (same strides/pads/dilations/group) with respect to x, i.e. the transposed   \
+   * convolution of dy with w; rows/columns that the forward floor division dropped get 0. dy must \
+   * be Conv's output shape for input_shape. Float, equal dtypes. */ \
   X(CONV2D_BACKWARD_INPUT, "Conv2dBackwardInput", conv_grad, 2, 2, "input_shape:is strides:is= pads:is= dilations:is= group:i=1") \
-  /* Conv2dBackwardWeight(x[N,Ci,H,W], dy[N,Co,Ho,Wo]) -> dw[Co,Ci/g,kh,kw] (kernel_shape = [kh,kw]). */ \
+  /* Conv2dBackwardWeight(x[N,Ci,H,W], dy[N,Co,Ho,Wo]) -> dw[Co,Ci/g,kh,kw] (kernel_shape = [kh,kw]):  \
+   * the gradient of Conv with respect to w, dw[o,c,j] = sum over n and p of dy[n,o,p] *            \
+   * xpad[n, c in o's group, p*s + j*d]. dy must be Conv's output shape. Float, equal dtypes. */ \
   X(CONV2D_BACKWARD_WEIGHT, "Conv2dBackwardWeight", conv_grad, 2, 2, "kernel_shape:is strides:is= pads:is= dilations:is= group:i=1") \
-  /* MaxPool2dBackward(x, dy): dy routed to the first maximum of each window (ties: first hit). */ \
+  /* MaxPool2dBackward(x[N,C,H,W], dy[N,C,Ho,Wo]) -> dx[N,C,H,W]: the gradient of max Pool (floor  \
+   * mode, no dilation): each window's dy is added at its first maximum in row-major window order  \
+   * (ties: first hit); pads never receive gradient. dy must be the pool's output shape. Float. */ \
   X(MAXPOOL2D_BACKWARD, "MaxPool2dBackward", conv_grad, 2, 2, "kernel_shape:is strides:is= pads:is=") \
-  /* FakeQuantize(x, [scale]): clamp(round(x / s), -qmax, qmax) * s, qmax = 2^(bits-1) - 1, bits  \
-   * 8/4/2; s = max|x| / qmax per tensor or per channel along axis (scale_mode per_batch, floored \
-   * at 1e-12) or the given scale input (fixed); scale_mode ema is UNIMPLEMENTED (Jacob et al. 2018). */ \
+  /* FakeQuantize(x, [scale]) -> clamp(round(x / s), -qmax, qmax) * s (round half to even), qmax =   \
+   * 2^(bits-1) - 1, bits 8, 4 or 2 (Jacob et al. 2018, quantization-aware training). scale_mode     \
+   * per_batch (one input): s = max(max|x| / qmax, 1e-12) over the whole tensor, or per channel along \
+   * axis with per_channel = 1; fixed: s is the scale input (one value, or one per channel along    \
+   * axis). x float (half types computed in float32); y has x's type. ste is validated here and     \
+   * used by FakeQuantizeBackward. Errors: bits, ste, scale_mode, input count, scale shape           \
+   * (INVALID_ARGUMENT), axis (OUT_OF_RANGE); scale_mode ema (a running scale across calls) is       \
+   * UNIMPLEMENTED, naming the op. */ \
   X(FAKE_QUANTIZE, "FakeQuantize", quant, 1, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch") \
-  /* FakeQuantizeBackward(x, dy): straight-through estimator ste = identity (dy), clipped_identity \
-   * (dy where |x| <= qmax s), tanh (dy (1 - tanh^2 x)), hard_tanh (dy where |x| <= 1). */ \
-  X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity") \
+  /* FakeQuantizeBackward(x, dy, [scale]) -> dx (dy's shape and dtype): the straight-through         \
+   * estimator ste of FakeQuantize (Bengio et al. 2013): identity dy; clipped_identity dy where       \
+   * |x| <= qmax s, else 0 (s as FakeQuantize with the same bits/per_channel/axis/scale_mode; a        \
+   * per_batch s puts every x inside, so it equals identity); tanh dy (1 - tanh^2 x); hard_tanh dy    \
+   * where |x| <= 1. Errors as FakeQuantize, plus dy's shape. */ \
+  X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 3, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch") \
   \
   /* ---- control flow and sequence/state (owned sub-graphs) ---- */ \
   /* Sub-graph attributes (g) are graphs owned by the node. Binding: the sub-graph's Input nodes, \

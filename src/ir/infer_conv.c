@@ -25,7 +25,7 @@ static rlx_status *spatial(rlx_infer_ctx *c, int64_t *s, int64_t *p, int64_t *d,
 
 static rlx_status *conv(rlx_infer_ctx *c, bool transpose) {
   const rlx_type *x = IN(0), *w = IN(1);
-  RLX_TRY(infer_need_float(c, 0));
+  if (transpose || !rlx_dtype_is_int(x->dtype)) RLX_TRY(infer_need_float(c, 0));
   for (int i = 1; i < NIN; i++) RLX_TRY(infer_same_dtype(c, 0, i));
   int nsp = x->rank - 2;
   if (nsp < 1 || nsp > 3) FAIL(UNIMPLEMENTED, "input must be [N,C,d1..dn] with n = 1..3, got %s", TSTR(x));
@@ -85,7 +85,8 @@ int64_t rlx_pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, i
 static rlx_status *pool(rlx_infer_ctx *c) {
   const rlx_type *x = IN(0);
   if (rlx_reduce_kind(AS("kind")) < 0) FAIL(INVALID_ARGUMENT, "kind '%s' (expected sum, mean, max, min or prod)", AS("kind"));
-  if (!rlx_dtype_is_float(x->dtype) && !rlx_dtype_is_int(x->dtype)) FAIL(INVALID_ARGUMENT, "input must be numeric");
+  if (!rlx_dtype_is_float(x->dtype) && !rlx_dtype_is_int(x->dtype)) FAIL(INVALID_ARGUMENT, "input must be numeric, got %s", TSTR(x));
+  if (!strcmp(AS("kind"), "mean") && !rlx_dtype_is_float(x->dtype)) FAIL(INVALID_ARGUMENT, "mean pooling needs a float input, got %s", TSTR(x));
   int nsp = x->rank - 2;
   if (nsp < 1 || nsp > 3) FAIL(UNIMPLEMENTED, "input must be [N,C,d1..dn] with n = 1..3, got %s", TSTR(x));
   int64_t k[3], s[3], p[6], d[3];

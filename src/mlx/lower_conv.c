@@ -1,130 +1,83 @@
-/* lower_conv.c: Conv and ConvTranspose (mx::conv_general, channels-last), Pool (a strided window
- * view reduced over the window axes) and Resize (separable per-axis gathers). */
+/* lower_conv.c: Conv and ConvTranspose (src/mlx/conv_ops.c), Pool (a strided window view reduced
+ * over the window axes) and Resize (separable per-axis gathers). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlx/lower.h"
+#include "mlx/conv_ops.h"
 
-
-/* [N,C,d..] <-> [N,d..,C] */
-static rlx_mx_arr *to_last(rlx_lower *L, rlx_mx_arr *x, int rank) {
-  int64_t p[RLX_MAX_RANK] = {0};
-  for (int i = 1; i < rank - 1; i++) p[i] = i + 1;
-  p[rank - 1] = 1;
-  return rlx_mx_transpose(L->mx, x, rank, p);
-}
-static rlx_mx_arr *to_first(rlx_lower *L, rlx_mx_arr *x, int rank) {
-  int64_t p[RLX_MAX_RANK] = {0};
-  p[1] = rank - 1;
-  for (int i = 2; i < rank; i++) p[i] = i - 1;
-  return rlx_mx_transpose(L->mx, x, rank, p);
-}
-
+/* Integer convolutions (Conv only) run in float64 on the CPU (exact while partial sums stay
+ * below 2^53) or float32 on a GPU (below 2^24), then wrap to the dtype through int64. */
 static void conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out, bool transpose) {
   rlx_mx *c = L->mx;
-  const rlx_type *tx = rlx_in_type(L, n, 0), *tw = rlx_in_type(L, n, 1), *to = rlx_out_type(L, n, 0);
-  int r = tx->rank, nsp = r - 2;
-  int64_t s[3], p[6], d[3], op[3] = {0}, one[3] = {1, 1, 1}, g = rlx_node_i(n, "group");
-  rlx_conv_list(n, "strides", nsp, 1, s);
-  rlx_conv_list(n, "pads", nsp, 0, p);
-  rlx_conv_list(n, "dilations", nsp, 1, d);
-  rlx_mx_arr *x = to_last(L, in[0], r), *w, *y;
-  if (!transpose) {
-    w = to_last(L, in[1], r); /* [Co, k.., Ci/g] */
-    y = rlx_mx_conv_general(c, x, w, nsp, s, p, p + nsp, d, one, (int)g, false);
-  } else {
-    rlx_conv_list(n, "output_padding", nsp, 0, op);
-    /* w [Ci, Co/g, k..] -> [g, Ci/g, Co/g, k..] -> [g, Co/g, k.., Ci/g] -> [Co, k.., Ci/g] */
-    int64_t ci = tw->dims[0], cog = tw->dims[1];
-    rlx_type t5 = {.dtype = tw->dtype, .rank = r + 1, .dims = {g, ci / g, cog}};
-    for (int i = 0; i < nsp; i++) t5.dims[3 + i] = tw->dims[2 + i];
-    int64_t perm[RLX_MAX_RANK] = {0, 2};
-    for (int i = 0; i < nsp; i++) perm[2 + i] = 3 + i;
-    perm[2 + nsp] = 1;
-    w = rlx_mx_transpose(c, rlx_l_reshape(L, in[1], &t5), r + 1, perm);
-    rlx_type tw2 = {.dtype = tw->dtype, .rank = r, .dims = {g * cog}};
-    for (int i = 0; i < nsp; i++) tw2.dims[1 + i] = tw->dims[2 + i];
-    tw2.dims[r - 1] = ci / g;
-    w = rlx_l_reshape(L, w, &tw2);
-    /* Full-correlation padding d(k-1) minus the pads; negative amounts crop afterwards. */
-    int64_t lo[3], hi[3], clo[3] = {0}, chi[3] = {0};
-    for (int i = 0; i < nsp; i++) {
-      int64_t full = d[i] * (tw->dims[2 + i] - 1);
-      lo[i] = full - p[i];
-      hi[i] = full - p[i + nsp] + op[i];
-      if (lo[i] < 0) clo[i] = -lo[i], lo[i] = 0;
-      if (hi[i] < 0) chi[i] = -hi[i], hi[i] = 0;
-    }
-    y = rlx_mx_conv_general(c, x, w, nsp, one, lo, hi, d, s, (int)g, true);
-    bool crop = false;
-    for (int i = 0; i < nsp; i++) crop |= clo[i] || chi[i];
-    if (crop) {
-      int64_t a[RLX_MAX_RANK] = {0}, b[RLX_MAX_RANK], st[RLX_MAX_RANK];
-      for (int i = 0; i < r; i++) b[i] = INT32_MAX, st[i] = 1;
-      for (int i = 0; i < nsp; i++) a[1 + i] = clo[i], b[1 + i] = clo[i] + to->dims[2 + i];
-      b[0] = to->dims[0];
-      b[r - 1] = to->dims[1];
-      y = rlx_mx_slice(c, y, r, a, b, st);
-    }
+  rlx_type tx = *rlx_in_type(L, n, 0), tw = *rlx_in_type(L, n, 1);
+  const rlx_type *to = rlx_out_type(L, n, 0);
+  int r = tx.rank;
+  rlx_conv_geom gm;
+  rlx_conv_geom_read(n, r - 2, &gm);
+  rlx_dtype dt = tx.dtype;
+  rlx_mx_arr *x = in[0], *w = in[1], *b = n->n_in == 3 ? in[2] : NULL;
+  if (rlx_dtype_is_int(dt)) {
+    tx.dtype = tw.dtype = rlx_mx_get_device(c) == RLX_MX_GPU ? RLX_DTYPE_F32 : RLX_DTYPE_F64;
+    x = rlx_mx_astype(c, x, tx.dtype), w = rlx_mx_astype(c, w, tx.dtype);
+    if (b) b = rlx_mx_astype(c, b, tx.dtype);
   }
-  y = to_first(L, y, r);
-  if (n->n_in == 3) {
+  rlx_type ty = *to;
+  ty.dtype = tx.dtype;
+  rlx_mx_arr *y = transpose ? rlx_l_conv_transpose(L, x, &tx, w, &tw, &gm, &ty) : rlx_l_conv(L, x, &tx, w, &tw, &gm, &ty);
+  if (b) {
     int64_t bs[RLX_MAX_RANK] = {to->dims[1]};
     for (int i = 1; i < r - 1; i++) bs[i] = 1;
-    y = rlx_mx_binary(c, RLX_MXB_ADD, y, rlx_mx_reshape(c, in[2], r - 1, bs));
+    y = rlx_mx_binary(c, RLX_MXB_ADD, y, rlx_mx_reshape(c, b, r - 1, bs));
   }
-  out[0] = y;
+  out[0] = rlx_dtype_is_int(dt) ? rlx_mx_astype(c, rlx_mx_astype(c, y, RLX_DTYPE_I64), dt) : y;
 }
 
-/* Pool over windows: pad with the kind's neutral value, view [N,C,o..,k..] with as_strided,
- * reduce the window axes. mean divides by the window count (count_include_pad) or by the
- * number of real elements in each window. */
+/* Pool over windows: pad with the kind's neutral value, view [N,C,o..,k..] (rlx_l_pool_windows),
+ * reduce the window axes. mean divides the sum by each window's count: prod(k) when every window
+ * counts the same (no pads, or count_include_pad, and no ceil_mode overhang), else the same
+ * pooling applied to a ones tensor padded with 1 (count_include_pad) or 0 on the explicit pads
+ * and with 0 on the ceil_mode overhang. */
 static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   const rlx_type *t = rlx_in_type(L, n, 0), *to = rlx_out_type(L, n, 0);
   int r = t->rank, nsp = r - 2, kind = rlx_reduce_kind(rlx_node_s(n, "kind"));
-  int64_t k[3], s[3], p[6], d[3];
+  int64_t k[3], o[3];
+  rlx_conv_geom gm;
+  rlx_conv_geom_read(n, nsp, &gm);
   rlx_conv_list(n, "kernel_shape", nsp, 1, k);
-  rlx_conv_list(n, "strides", nsp, 1, s);
-  rlx_conv_list(n, "pads", nsp, 0, p);
-  rlx_conv_list(n, "dilations", nsp, 1, d);
   /* Padding: explicit pads plus what ceil_mode windows need past the end. */
-  int64_t lo[RLX_MAX_RANK] = {0}, hi[RLX_MAX_RANK] = {0}, extra[3];
+  int64_t hi[3], extra[3];
   rlx_type tp = *t;
   for (int i = 0; i < nsp; i++) {
-    int64_t need = (to->dims[2 + i] - 1) * s[i] + d[i] * (k[i] - 1) + 1, have = t->dims[2 + i] + p[i] + p[i + nsp];
+    o[i] = to->dims[2 + i];
+    int64_t need = (o[i] - 1) * gm.s[i] + gm.d[i] * (k[i] - 1) + 1, have = t->dims[2 + i] + gm.p[i] + gm.p[i + nsp];
     extra[i] = need > have ? need - have : 0;
-    lo[2 + i] = p[i];
-    hi[2 + i] = p[i + nsp] + extra[i];
-    tp.dims[2 + i] = t->dims[2 + i] + lo[2 + i] + hi[2 + i];
+    hi[i] = gm.p[i + nsp] + extra[i];
+    tp.dims[2 + i] = t->dims[2 + i] + gm.p[i] + hi[i];
   }
   rlx_mx_arr *neutral = kind == 2 || kind == 3 ? rlx_l_extreme(L, t->dtype, kind == 2) : rlx_mx_scalar(c, kind == 4 ? 1.0 : 0.0, t->dtype);
-  rlx_mx_arr *xp = rlx_mx_pad(c, x, r, lo, hi, neutral, "constant");
-  /* window view */
-  int64_t shape[RLX_MAX_RANK * 2], strides[RLX_MAX_RANK * 2], es[RLX_MAX_RANK];
-  es[r - 1] = 1;
-  for (int i = r - 2; i >= 0; i--) es[i] = es[i + 1] * tp.dims[i + 1];
-  int vr = 0;
-  shape[vr] = tp.dims[0], strides[vr++] = es[0];
-  shape[vr] = tp.dims[1], strides[vr++] = es[1];
-  for (int i = 0; i < nsp; i++) shape[vr] = to->dims[2 + i], strides[vr++] = es[2 + i] * s[i];
-  for (int i = 0; i < nsp; i++) shape[vr] = k[i], strides[vr++] = es[2 + i] * d[i];
+  rlx_mx_arr *xp = rlx_l_pad_spatial(L, x, t, nsp, gm.p, hi, neutral);
   int axes[3];
   for (int i = 0; i < nsp; i++) axes[i] = 2 + nsp + i;
-  if (vr > RLX_MAX_RANK * 2) return;
   int red = kind == 1 ? 0 : kind; /* mean: sum, divided below */
-  rlx_mx_arr *y = rlx_mx_reduce(c, rlx_mx_as_strided(c, xp, vr, shape, strides, 0), red, nsp, axes, false);
-  if (kind == 1) {
-    /* counts: pool a ones tensor padded with 1 on the explicit pads (count_include_pad) or 0;
-     * the ceil_mode extra region never counts. */
-    bool inc = rlx_node_i(n, "count_include_pad") != 0;
-    int64_t hi_explicit[RLX_MAX_RANK] = {0}, hi_extra[RLX_MAX_RANK] = {0}, zero[RLX_MAX_RANK] = {0};
-    for (int i = 0; i < nsp; i++) hi_explicit[2 + i] = p[i + nsp], hi_extra[2 + i] = extra[i];
+  rlx_mx_arr *y = rlx_mx_reduce(c, rlx_l_pool_windows(L, xp, &tp, k, &gm, o), red, nsp, axes, false);
+  bool inc = rlx_node_i(n, "count_include_pad") != 0, uniform = true; /* every window counts prod(k) */
+  double K = 1;
+  for (int i = 0; i < nsp; i++) {
+    uniform &= extra[i] == 0 && (inc || (gm.p[i] == 0 && gm.p[i + nsp] == 0));
+    K *= (double)k[i];
+  }
+  if (kind == 1 && uniform) {
+    y = rlx_mx_binary(c, RLX_MXB_DIVIDE, y, rlx_mx_scalar(c, K, t->dtype));
+  } else if (kind == 1) {
+    int64_t zero[3] = {0, 0, 0};
+    rlx_type tt = *t;
+    for (int i = 0; i < nsp; i++) tt.dims[2 + i] += gm.p[i] + gm.p[i + nsp];
     rlx_mx_arr *ones = rlx_mx_full(c, r, t->dims, 1, t->dtype);
-    ones = rlx_mx_pad(c, ones, r, lo, hi_explicit, rlx_mx_scalar(c, inc ? 1 : 0, t->dtype), "constant");
-    ones = rlx_mx_pad(c, ones, r, zero, hi_extra, rlx_mx_scalar(c, 0, t->dtype), "constant");
-    rlx_mx_arr *cnt = rlx_mx_reduce(c, rlx_mx_as_strided(c, ones, vr, shape, strides, 0), 0, nsp, axes, false);
+    ones = rlx_l_pad_spatial(L, ones, t, nsp, gm.p, gm.p + nsp, rlx_mx_scalar(c, inc ? 1 : 0, t->dtype));
+    ones = rlx_l_pad_spatial(L, ones, &tt, nsp, zero, extra, rlx_mx_scalar(c, 0, t->dtype));
+    rlx_mx_arr *cnt = rlx_mx_reduce(c, rlx_l_pool_windows(L, ones, &tp, k, &gm, o), 0, nsp, axes, false);
     y = rlx_mx_binary(c, RLX_MXB_DIVIDE, y, cnt);
   }
   out[0] = y;

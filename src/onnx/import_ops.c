@@ -384,7 +384,8 @@ const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int
                 {rlx_onnx_fftsample_ops, &rlx_onnx_fftsample_ops_len},
                 {rlx_onnx_attention_ops, &rlx_onnx_attention_ops_len},
                 {rlx_onnx_control_ops, &rlx_onnx_control_ops_len},
-                {rlx_onnx_importer_ops, &rlx_onnx_importer_ops_len}};
+                {rlx_onnx_importer_ops, &rlx_onnx_importer_ops_len},
+                {rlx_onnx_convquant_ops, &rlx_onnx_convquant_ops_len}};
   for (size_t t = 0; t < RLX_ARRAY_LEN(tables); t++)
     for (size_t i = 0; i < *tables[t].len; i++) {
       const rlx_onnx_op *o = &tables[t].ops[i];

@@ -44,4 +44,19 @@ rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool nee
 rlx_status *imp_axes(rlx_imp *I, const Onnx__NodeProto *n, const char *attr, size_t k, bool from_input, int64_t **axes,
                      size_t *cnt, bool *present);
 
+/* Adds the rlx Conv (ConvTranspose when transpose) of in[0..nin) = x, w, [bias] with the ONNX
+ * node's convolution attributes (auto_pad, pads, strides, dilations, group, output_padding,
+ * output_shape; the kernel from w's shape). */
+rlx_status *imp_conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose, size_t nin, const rlx_value *in, rlx_value *y);
+
+/* MaxPool's Indices output for x pooled to type ty (kernel k, strides s, dilations d, explicit
+ * pads, ceil_mode overhang from ty): the flat index into x (row-major, or column-major spatial
+ * dims for storage_order 1) of each window's first maximum, int64. Pads hold the lowest value
+ * (-inf, or the integer dtype's minimum): a window whose maximum equals it may name a pad. */
+rlx_status *imp_pool_argmax(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, const rlx_type *ty, const int64_t *k,
+                            const int64_t *s, const int64_t *d, const int64_t *pads, bool column_major, rlx_value *out);
+
+extern const rlx_onnx_op rlx_onnx_convquant_ops[];
+extern const size_t rlx_onnx_convquant_ops_len;
+
 #endif

@@ -183,7 +183,6 @@ const rlx_onnx_op rlx_onnx_importer_ops[] = {
     {"Unique", 0, rlx_onnx_map_unique, false},
     {"NonMaxSuppression", 0, rlx_onnx_map_non_max_suppression, false},
     {"Det", 0, rlx_onnx_map_det, false},
-    {"DynamicQuantizeLinear", 0, rlx_onnx_map_dynamic_quantize_linear, false},
     {"MelWeightMatrix", 0, rlx_onnx_map_mel_weight_matrix, false},
     {"TfIdfVectorizer", 0, rlx_onnx_map_tfidf_vectorizer, false},
     {"ai.onnx.preview.training.Adagrad", 0, rlx_onnx_map_adagrad, false},

@@ -30,7 +30,6 @@ rlx_status *rlx_onnx_map_non_max_suppression(rlx_imp *I, const Onnx__NodeProto *
 
 /* import_ops_misc.c */
 rlx_status *rlx_onnx_map_det(rlx_imp *I, const Onnx__NodeProto *n);
-rlx_status *rlx_onnx_map_dynamic_quantize_linear(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_mel_weight_matrix(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_adagrad(rlx_imp *I, const Onnx__NodeProto *n);
 rlx_status *rlx_onnx_map_adam(rlx_imp *I, const Onnx__NodeProto *n);

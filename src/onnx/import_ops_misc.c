@@ -84,42 +84,6 @@ rlx_status *rlx_onnx_map_det(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, det);
 }
 
-/* ---- DynamicQuantizeLinear ---- */
-
-/* DynamicQuantizeLinear(x float32) -> (y uint8, scale, zero_point uint8): scale = (max(0, max x) -
- * min(0, min x)) / 255 (1/255 when that range is 0), zero_point = round(clip(-min / scale, 0, 255)),
- * y = clip(round(x / scale) + zero_point, 0, 255); rounding half to even. */
-rlx_status *rlx_onnx_map_dynamic_quantize_linear(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_value x, mx, mn, range, same, one, scale, zp, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  rlx_dtype dt = imp_type(I, x)->dtype;
-  if (!rlx_dtype_is_float(dt)) IMP_FAIL(INVALID_ARGUMENT, "x must be a float tensor, got %s", RLX_TYPE_STR(imp_type(I, x)));
-  RLX_TRY(imp_reduce(I, n, "max", x, 0, NULL, false, &mx));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, mx, 0, &mx));
-  RLX_TRY(imp_reduce(I, n, "min", x, 0, NULL, false, &mn));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, mn, 0, &mn));
-  RLX_TRY(imp_bin(I, n, RLX_OP_SUB, mx, mn, &range));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_EQUAL, range, 0, &same));
-  RLX_TRY(imp_scalar(I, 1, dt, &one));
-  RLX_TRY(imp_select(I, n, same, one, range, &range));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_DIV, range, 255, &scale));
-  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, mn, scale, &zp));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, zp, -1, &zp));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, zp, 0, &zp));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, zp, 255, &zp));
-  RLX_TRY(imp_un(I, n, RLX_OP_ROUND, zp, &zp));
-  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, x, scale, &y));
-  RLX_TRY(imp_un(I, n, RLX_OP_ROUND, y, &y));
-  RLX_TRY(imp_bin(I, n, RLX_OP_ADD, y, zp, &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, y, 0, &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, y, 255, &y));
-  RLX_TRY(imp_cast(I, n, y, RLX_DTYPE_U8, &y));
-  RLX_TRY(imp_cast(I, n, zp, RLX_DTYPE_U8, &zp));
-  RLX_TRY(imp_out(I, n, 0, y));
-  RLX_TRY(imp_out(I, n, 1, scale));
-  return imp_out(I, n, 2, zp);
-}
-
 /* ---- MelWeightMatrix: a constant [dft_length/2 + 1, num_mel_bins] ---- */
 
 static rlx_status *known_scalar(rlx_imp *I, const Onnx__NodeProto *n, size_t k, double *v) {

@@ -1,5 +1,5 @@
 /* import_ops_nn.c: ONNX neural-network ops: matmul, conv, pooling, normalization, softmax,
- * resize, quantization. Formulas follow the ONNX operator documentation. */
+ * resize (quantization: import_ops_convquant.c). Formulas follow the ONNX operator documentation. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,10 +83,8 @@ static void list_or(const Onnx__NodeProto *n, const char *name, int nsp, int64_t
   for (int i = 0; i < nsp; i++) out[i] = c == (size_t)nsp ? v[i] : dflt;
 }
 
-static rlx_status *conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose) {
-  rlx_type tx, tw;
-  RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  RLX_TRY(imp_in_type(I, n, 1, false, &tw));
+rlx_status *imp_conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose, size_t nin, const rlx_value *in, rlx_value *y) {
+  rlx_type tx = *imp_type(I, in[0]), tw = *imp_type(I, in[1]);
   int nsp = tx.rank - 2;
   if (nsp < 1 || nsp > 3) IMP_FAIL(UNIMPLEMENTED, "%dD convolution", nsp);
   int64_t k[3], s[3], d[3], op[3], pads[6];
@@ -109,14 +107,17 @@ static rlx_status *conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose) {
       pads[i + nsp] = total - pads[i];
     }
   }
-  rlx_value in[3];
-  size_t nin = imp_has(n, 2) ? 3 : 2;
-  for (size_t i = 0; i < nin; i++) RLX_TRY(imp_in(I, n, i, &in[i]));
   rlx_attr a[5] = {RLX_ATTR_IS("strides", (size_t)nsp, s), RLX_ATTR_IS("pads", (size_t)(2 * nsp), pads),
                    RLX_ATTR_IS("dilations", (size_t)nsp, d), RLX_ATTR_I("group", imp_attr_i(n, "group", 1)),
                    RLX_ATTR_IS("output_padding", (size_t)nsp, op)};
-  rlx_value y;
-  RLX_TRY(imp_add(I, n, transpose ? RLX_OP_CONV_TRANSPOSE : RLX_OP_CONV, nin, in, transpose ? 5 : 4, a, &y));
+  return imp_add(I, n, transpose ? RLX_OP_CONV_TRANSPOSE : RLX_OP_CONV, nin, in, transpose ? 5 : 4, a, y);
+}
+
+static rlx_status *conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose) {
+  rlx_value in[3], y;
+  size_t nin = imp_has(n, 2) ? 3 : 2;
+  for (size_t i = 0; i < nin; i++) RLX_TRY(imp_in(I, n, i, &in[i]));
+  RLX_TRY(imp_conv(I, n, transpose, nin, in, &y));
   return imp_out(I, n, 0, y);
 }
 static rlx_status *map_conv(rlx_imp *I, const Onnx__NodeProto *n) { return conv(I, n, false); }
@@ -127,8 +128,6 @@ static rlx_status *pool(rlx_imp *I, const Onnx__NodeProto *n, const char *kind) 
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
   int nsp = tx.rank - 2;
   if (nsp < 1 || nsp > 3) IMP_FAIL(UNIMPLEMENTED, "%dD pooling", nsp);
-  if (n->n_output > 1 && n->output[1][0]) IMP_FAIL(UNIMPLEMENTED, "MaxPool's Indices output");
-  if (imp_attr_i(n, "storage_order", 0)) IMP_FAIL(UNIMPLEMENTED, "storage_order 1");
   int64_t k[3], s[3], d[3], pads[6];
   list_or(n, "kernel_shape", nsp, 1, k);
   list_or(n, "strides", nsp, 1, s);
@@ -141,7 +140,11 @@ static rlx_status *pool(rlx_imp *I, const Onnx__NodeProto *n, const char *kind) 
                    RLX_ATTR_I("count_include_pad", imp_attr_i(n, "count_include_pad", 0)),
                    RLX_ATTR_I("ceil_mode", imp_attr_i(n, "ceil_mode", 0))};
   RLX_TRY(imp_add(I, n, RLX_OP_POOL, 1, &x, 7, a, &y));
-  return imp_out(I, n, 0, y);
+  RLX_TRY(imp_out(I, n, 0, y));
+  if (n->n_output < 2 || !n->output[1][0]) return NULL;
+  rlx_value idx;
+  RLX_TRY(imp_pool_argmax(I, n, x, imp_type(I, y), k, s, d, pads, imp_attr_i(n, "storage_order", 0) != 0, &idx));
+  return imp_out(I, n, 1, idx);
 }
 static rlx_status *map_max_pool(rlx_imp *I, const Onnx__NodeProto *n) { return pool(I, n, "max"); }
 static rlx_status *map_average_pool(rlx_imp *I, const Onnx__NodeProto *n) { return pool(I, n, "mean"); }
@@ -566,110 +569,6 @@ static rlx_status *map_lp_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
-/* Zero points and scales broadcast along `axis` (per-axis), are scalars (per-tensor), or with
- * block_size > 0 have x's rank with ceil(dim / block_size) entries along axis, each covering
- * block_size consecutive elements (blocked): repeated, then cut to x's length. */
-static rlx_status *along_axis(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, const rlx_type *tx, int64_t axis, rlx_value *out) {
-  const rlx_type tv = *imp_type(I, v), *t = &tv; /* a copy: adding nodes moves the graph's types */
-  int64_t bs = imp_attr_i(n, "block_size", 0);
-  if (bs > 0) {
-    int64_t a = norm_ax(axis, tx->rank), d[RLX_MAX_RANK], e[RLX_MAX_RANK];
-    if (t->rank != tx->rank || tx->rank >= RLX_MAX_RANK || a < 0 || a >= tx->rank || t->dims[a] * bs < tx->dims[a])
-      IMP_FAIL(INVALID_ARGUMENT, "blocked scale/zero point %s does not cover x %s in blocks of %lld", RLX_TYPE_STR(t), RLX_TYPE_STR(tx), (long long)bs);
-    for (int i = 0, k = 0; i <= t->rank; i++) { /* insert the block axis after a */
-      d[i] = i == a + 1 ? 1 : t->dims[k];
-      e[i] = i == a + 1 ? bs : t->dims[k];
-      if (i != a + 1) k++;
-    }
-    rlx_value y;
-    rlx_attr ex = RLX_ATTR_IS("shape", (size_t)t->rank + 1, e);
-    RLX_TRY(imp_reshape(I, n, v, t->rank + 1, d, &y));
-    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &y, 1, &ex, &y));
-    memcpy(d, t->dims, sizeof(int64_t) * (size_t)t->rank);
-    d[a] = t->dims[a] * bs;
-    RLX_TRY(imp_reshape(I, n, y, t->rank, d, &y));
-    return d[a] == tx->dims[a] ? (*out = y, NULL) : imp_narrow(I, n, y, a, 0, tx->dims[a], out);
-  }
-  if (t->rank != 1 || tx->rank == 0) return *out = v, NULL;
-  int64_t a = norm_ax(axis, tx->rank), d[RLX_MAX_RANK];
-  for (int i = 0; i < tx->rank; i++) d[i] = i == a ? t->dims[0] : 1;
-  return imp_reshape(I, n, v, tx->rank, d, out);
-}
-
-/* QuantizeLinear: saturate(round(x / scale) + zero_point) in the zero point's type (uint8 by default). */
-static rlx_status *map_quantize(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_type tx;
-  RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  int64_t axis = imp_attr_i(n, "axis", 1);
-  rlx_value x, s, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_in(I, n, 1, &s));
-  RLX_TRY(imp_cast(I, n, s, tx.dtype, &s));
-  RLX_TRY(along_axis(I, n, s, &tx, axis, &s));
-  rlx_dtype qt = RLX_DTYPE_U8;
-  if (imp_attr(n, "output_dtype") && imp_attr_i(n, "output_dtype", 0))
-    RLX_TRY(rlx_onnx_dtype((int32_t)imp_attr_i(n, "output_dtype", 2), &qt));
-  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, x, s, &y));
-  RLX_TRY(imp_un(I, n, RLX_OP_ROUND, y, &y));
-  if (imp_has(n, 2)) {
-    rlx_value z;
-    RLX_TRY(imp_in(I, n, 2, &z));
-    qt = imp_type(I, z)->dtype;
-    RLX_TRY(imp_cast(I, n, z, tx.dtype, &z));
-    RLX_TRY(along_axis(I, n, z, &tx, axis, &z));
-    RLX_TRY(imp_bin(I, n, RLX_OP_ADD, y, z, &y));
-  }
-  if (!rlx_dtype_is_int(qt)) IMP_FAIL(UNIMPLEMENTED, "quantization to %s", rlx_dtype_name(qt));
-  size_t bits = 8 * rlx_dtype_size(qt);
-  double lo = rlx_dtype_is_signed(qt) ? -ldexp(1, (int)bits - 1) : 0, hi = rlx_dtype_is_signed(qt) ? ldexp(1, (int)bits - 1) - 1 : ldexp(1, (int)bits) - 1;
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, y, lo, &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, y, hi, &y));
-  RLX_TRY(imp_cast(I, n, y, qt, &y));
-  return imp_out(I, n, 0, y);
-}
-
-/* DequantizeLinear: (x - zero_point) * scale in the scale's type. */
-static rlx_status *map_dequantize(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_type tx;
-  RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  int64_t axis = imp_attr_i(n, "axis", 1);
-  rlx_value x, s, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_in(I, n, 1, &s));
-  rlx_dtype ft = imp_type(I, s)->dtype;
-  RLX_TRY(along_axis(I, n, s, &tx, axis, &s));
-  RLX_TRY(imp_cast(I, n, x, rlx_dtype_is_float(tx.dtype) ? ft : RLX_DTYPE_F32, &y));
-  if (imp_has(n, 2)) {
-    rlx_value z;
-    RLX_TRY(imp_in(I, n, 2, &z));
-    RLX_TRY(imp_cast(I, n, z, imp_type(I, y)->dtype, &z));
-    RLX_TRY(along_axis(I, n, z, &tx, axis, &z));
-    RLX_TRY(imp_bin(I, n, RLX_OP_SUB, y, z, &y));
-  }
-  RLX_TRY(imp_cast(I, n, y, ft, &y));
-  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, y, s, &y));
-  return imp_out(I, n, 0, y);
-}
-
-/* MatMulInteger: (A - a_zero_point) @ (B - b_zero_point) in int32. */
-static rlx_status *map_matmul_integer(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_value ab[2], y;
-  for (size_t i = 0; i < 2; i++) {
-    RLX_TRY(imp_in(I, n, i, &ab[i]));
-    RLX_TRY(imp_cast(I, n, ab[i], RLX_DTYPE_I32, &ab[i]));
-    if (imp_has(n, 2 + i)) {
-      rlx_value z;
-      RLX_TRY(imp_in(I, n, 2 + i, &z));
-      RLX_TRY(imp_cast(I, n, z, RLX_DTYPE_I32, &z));
-      const rlx_type *tz = imp_type(I, z);
-      if (tz->rank == 1 && i == 0) RLX_TRY(imp_reshape(I, n, z, 2, (int64_t[]){tz->dims[0], 1}, &z));
-      RLX_TRY(imp_bin(I, n, RLX_OP_SUB, ab[i], z, &ab[i]));
-    }
-  }
-  RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, ab[0], ab[1], &y));
-  return imp_out(I, n, 0, y);
-}
-
 const rlx_onnx_op rlx_onnx_nn_ops[] = {
     {"MatMul", 0, map_matmul, false},
     {"Gemm", 0, map_gemm, false},
@@ -693,8 +592,5 @@ const rlx_onnx_op rlx_onnx_nn_ops[] = {
     {"LRN", 0, map_lrn, false},
     {"MeanVarianceNormalization", 0, map_mvn, false},
     {"LpNormalization", 0, map_lp_norm, false},
-    {"QuantizeLinear", 0, map_quantize, false},
-    {"DequantizeLinear", 0, map_dequantize, false},
-    {"MatMulInteger", 0, map_matmul_integer, false},
 };
 const size_t rlx_onnx_nn_ops_len = RLX_ARRAY_LEN(rlx_onnx_nn_ops);
