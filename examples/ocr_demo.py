@@ -30,8 +30,8 @@ MODEL = os.path.join(os.path.dirname(os.path.dirname(onnx.__file__)), "rapidocr_
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 
-def render(text):
-    font = ImageFont.truetype(FONT, 40)
+def render(text, font_path=FONT):
+    font = ImageFont.truetype(font_path, 40)
     img = Image.new("RGB", (int(font.getlength(text)) + 24, 56), "white")
     ImageDraw.Draw(img).text((12, 4), text, font=font, fill="black")
     return img
@@ -66,15 +66,17 @@ def main():
     ap.add_argument("--mode", default="lazy")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--text", default="The quick brown fox jumps over 13 lazy dogs")
+    ap.add_argument("--model", default=MODEL, help="the .onnx file (default: from rapidocr-onnxruntime)")
+    ap.add_argument("--font", default=FONT, help="a TrueType font (default: Debian's DejaVu Sans)")
     a = ap.parse_args()
 
-    meta = {p.key: p.value for p in onnx.load(MODEL, load_external_data=False).metadata_props}
+    meta = {p.key: p.value for p in onnx.load(a.model, load_external_data=False).metadata_props}
     chars = ["<blank>"] + meta["character"].split("\n") + [" "]
-    x = preprocess(render(a.text))
+    x = preprocess(render(a.text, a.font))
     with tempfile.TemporaryDirectory() as tmp:
         np.save(os.path.join(tmp, "x.npy"), x)
         out_dir = os.path.join(tmp, "out")
-        cmd = [a.rlx, "run", MODEL, "--input", f"x={tmp}/x.npy", "--output-dir", out_dir, "--repeat", str(a.repeat),
+        cmd = [a.rlx, "run", a.model, "--input", f"x={tmp}/x.npy", "--output-dir", out_dir, "--repeat", str(a.repeat),
                "--device", a.device, "--mode", a.mode]
         print("$", " ".join(cmd), flush=True)
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -84,7 +86,7 @@ def main():
             return r.returncode
         probs = np.load(os.path.join(out_dir, "softmax_11.tmp_0.npy"))
 
-    sess = ort.InferenceSession(MODEL, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(a.model, providers=["CPUExecutionProvider"])
     ref = sess.run(None, {"x": x})[0]
     t0 = time.perf_counter()
     for _ in range(a.repeat):
@@ -95,7 +97,7 @@ def main():
     ref_text, _ = ctc_decode(ref[0], chars)
     err = np.abs(probs - ref)
     rel = err / np.maximum(np.abs(ref), 1e-6)
-    print(f"model: PP-OCRv4 text recognition ({os.path.basename(MODEL)}, from PyPI rapidocr-onnxruntime)")
+    print(f"model: PP-OCRv4 text recognition ({os.path.basename(a.model)}, from PyPI rapidocr-onnxruntime)")
     print(f"input: a rendered text line, tensor {list(x.shape)}; rendered text: {a.text!r}")
     print(f"rlx on MLX ({a.device}, {a.mode}) reads: {text!r} (mean confidence {conf:.3f})")
     print(f"ONNX Runtime reads:   {ref_text!r}")

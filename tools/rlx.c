@@ -136,10 +136,12 @@ static int cmd_run(args *a) {
   rlx_tensor **outs = NULL;
   rlx_status *st = NULL;
   size_t n_out = 0;
-  /* Input files fix the input shapes. */
+  /* Input files fix the input shapes, and their values serve where the importer needs an input
+   * known at import time (a Reshape shape or a Loop trip count fed as an input): the graph is
+   * specialized to this run's inputs. */
   for (size_t i = 0; !st && i < a->n_in; i++) {
     st = rlx_npy_load(a->in_files[i], &inputs[i]);
-    if (!st) st = rlx_onnx_options_set_shape(a->opts, a->in_names[i], rlx_tensor_rank(inputs[i]), rlx_tensor_dims(inputs[i]));
+    if (!st) st = rlx_onnx_options_set_input_value(a->opts, a->in_names[i], inputs[i]);
   }
   if (!st) st = rlx_onnx_import(a->model, a->opts, &m);
   const rlx_graph *g = m ? rlx_onnx_model_graph(m) : NULL;

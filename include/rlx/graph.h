@@ -104,7 +104,9 @@ rlx_status *rlx_graph_add_constant(rlx_graph *g, const rlx_type *type, const voi
 
 /* Adds a node applying `op` to inputs[0..n_inputs) with the given attributes, infers and checks
  * its output types, and writes its output values to out[0..*out_n) (out_cap must be large enough:
- * 1 for most ops, 2 for TopK, the branch output count for If/While/Scan). `name` (may be NULL)
+ * 1 for most ops, 2 for TopK and GatedDeltaNet, the branch output count for If, the carried count
+ * for While, for Scan the carries (twice with save_trajectory) plus the body's per-step outputs;
+ * at most 64). `name` (may be NULL)
  * labels the node in messages and in the printer. Errors: INVALID_ARGUMENT (arity, unknown or
  * mistyped attribute, missing required attribute, dtype/shape mismatch: the message names the node
  * index, op, name and the offending input or attribute with expected vs got), OUT_OF_RANGE (axis,

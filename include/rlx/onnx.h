@@ -43,8 +43,8 @@ rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, i
 
 /* Provides the value of graph input `input` for import-time use (borrowed; it must outlive the
  * import). Where an op needs that input to be known while importing (a Reshape shape, Slice
- * starts, TopK k, Resize sizes...), this value is baked into the graph; elsewhere the input stays a
- * run-time input. The imported graph is then valid only for runs that pass this same value. The
+ * starts, TopK k, Resize sizes, a Loop's trip count, also when computed from inputs...), this value
+ * is baked into the graph; elsewhere the input stays a run-time input. The imported graph is then valid only for runs that pass this same value. The
  * tensor's shape also fixes the input's shape. */
 rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *input, const rlx_tensor *value);
 

@@ -105,213 +105,413 @@
   X(ELEMENTWISE_REGION, "ElementwiseRegion", region, 1, 16, "chain:is") \
   \
   /* ---- linear algebra ---- */ \
-  /* MatMul(a, b): numpy.matmul semantics (1-D operands promoted and the added dim removed; batch   \
-   * dims broadcast). */ \
+  /* MatMul(a, b) -> y: numpy.matmul (https://numpy.org/doc/stable/reference/generated/numpy.matmul.html). \
+   * a[..., M, K] @ b[..., K, N] -> [batch..., M, N] with the batch dims broadcast (NumPy rules); a  \
+   * 1-D a is [1,K] and a 1-D b is [K,1], the added dim removed from y (1-D @ 1-D gives rank 0).     \
+   * Ranks >= 1; equal dtypes, float or integer (not bool); y has that dtype. Integer operands are  \
+   * exact while every partial sum stays below 2^53 in magnitude (CPU: float64 accumulation; GPU:   \
+   * float32, 2^24) and wrap to the dtype like NumPy. Errors: K mismatch, non-broadcastable batch   \
+   * dims, dtype mismatch or bool, rank 0 (INVALID_ARGUMENT). */ \
   X(MATMUL, "MatMul", matmul, 2, 2, "") \
-  /* DotGeneral(lhs, rhs): jax.lax.dot_general. Output dims: batch dims (lhs order), then lhs free \
-   * dims, then rhs free dims (each in their original order). */ \
+  /* DotGeneral(lhs, rhs) -> y: jax.lax.dot_general. lhs_batch[i] pairs with rhs_batch[i] and      \
+   * lhs_contracting[i] with rhs_contracting[i] (equal sizes; negative dims count from the end; no  \
+   * dim listed twice); contracting pairs are summed over. y dims: the batch dims (lhs order), then \
+   * lhs's remaining (free) dims, then rhs's, each in their original order; no contracting dims    \
+   * give an outer product. Dtypes as MatMul. Errors: list lengths differ, sizes differ, a dim      \
+   * repeated (INVALID_ARGUMENT), a dim outside the rank (OUT_OF_RANGE). */ \
   X(DOT_GENERAL, "DotGeneral", matmul, 2, 2, "lhs_contracting:is rhs_contracting:is lhs_batch:is= rhs_batch:is=") \
-  /* FusedMatMulBiasAct(x[...,K], w[K,N], [b[N]]) = act(x@w + b); activation: none or any unary op \
-   * name of the activation set (Relu, Gelu, GeluApprox, Silu, Sigmoid, Tanh, ...). */ \
+  /* FusedMatMulBiasAct(x[...,K], w[K,N], [b[N]]) -> y[...,N] = act(x @ w + b); float, equal       \
+   * dtypes. activation: "none" or the name of a float unary op without attributes (Relu, Gelu,     \
+   * GeluApprox, Silu, Sigmoid, Tanh, Exp, ...; see the unary rows above for their formulas).       \
+   * Errors: unknown or non-float activation, w not [K,N], b not [N] (INVALID_ARGUMENT). */ \
   X(FUSED_MATMUL_BIAS_ACT, "FusedMatMulBiasAct", matmul, 2, 3, "activation:s=none") \
-  /* LoraMatMul(x[...,K], W[K,N], A[K,r], B[r,N]) = x@W + scale * (x@A)@B (Hu et al. 2021, LoRA). */ \
+  /* LoraMatMul(x[...,K], W[K,N], A[K,r], B[r,N]) -> [...,N] = x@W + scale * (x@A)@B; float, equal   \
+   * dtypes (Hu et al. 2021, LoRA: Low-Rank Adaptation). Errors: mismatched K, r or N. */ \
   X(LORA_MATMUL, "LoraMatMul", matmul, 4, 4, "scale:f=1") \
-  /* GroupedMatMul(x[M,K], w[E,K,N], idx[M] int) -> [M,N], row m uses expert idx[m]: MLX gather_mm. */ \
+  /* GroupedMatMul(x[M,K], w[E,K,N], idx[M]) -> y[M,N], y[m] = x[m] @ w[idx[m]] (mixture-of-experts   \
+   * routing; MLX gather_mm). x, w float of equal dtype; idx any integer dtype, negative indices     \
+   * count from the end, indices still outside [0, E) are clamped into it. */ \
   X(GROUPED_MATMUL, "GroupedMatMul", matmul, 3, 3, "") \
-  /* DequantMatMul(x[...,K], q[N,K] int8 values, scale[N,K/block_size], [zero_point[N,K/block]]) \
-   * = x @ W^T with W[n,k] = (q[n,k] - zp[n,k/bs]) * scale[n,k/bs] (zp = 0 when absent). scheme: \
-   * int8_block (q in [-128,127]), int8_block_asym (q in [0,255] held as uint8), int4_block      \
-   * (q in [-8,7]), int4_block_asym (q in [0,15]). Lowered to MLX's affine quantized_matmul. The \
-   * GGUF (gguf_q2k..q8k), nvfp4 and fp8 (fp8_e4m3, fp8_e5m2) schemes are UNIMPLEMENTED. */ \
+  /* DequantMatMul(x[...,K], q[N,K], scale[N,K/bs], [zero_point[N,K/bs]]) -> y[...,N] = x @ W^T with \
+   * W[n,k] = (q[n,k] - zp[n,k/bs]) * scale[n,k/bs], bs = block_size (32, 64 or 128; K a multiple).  \
+   * scheme: int8_block (q int8 in [-128,127], no zero point), int8_block_asym (q uint8 in [0,255],  \
+   * zero_point input), int4_block (q int8 in [-8,7], one value per element, no zero point),        \
+   * int4_block_asym (q uint8 in [0,15], zero_point input). x float (float64 dequantizes first);     \
+   * scale and zero_point float, cast to x's dtype; y has x's dtype. q values outside the scheme's  \
+   * range wrap modulo 2^bits. Lowered to MLX's affine quantized_matmul (w = scale * u + bias per  \
+   * group, u = q + 2^(bits-1) for the symmetric schemes). Errors: unknown scheme, wrong input      \
+   * count, q dtype, scale/zero-point shape, K not a multiple of bs (INVALID_ARGUMENT); the GGUF     \
+   * (gguf_q2k..gguf_q8k), nvfp4 and fp8 (fp8_e4m3, fp8_e5m2) schemes and other block sizes are      \
+   * UNIMPLEMENTED, naming the scheme. */ \
   X(DEQUANT_MATMUL, "DequantMatMul", matmul, 3, 4, "scheme:s block_size:i=32") \
   \
-  /* ---- normalization ---- */ \
-  /* LayerNorm(x, gamma, [beta]) over the single axis `axis`: (x - mean)/sqrt(var + eps)*gamma +  \
-   * beta, biased variance; gamma/beta have shape [x.shape[axis]] (Ba et al. 2016). */ \
+  /* ---- normalization (float x; gamma/beta in x's dtype) ---- */ \
+  /* LayerNorm(x, gamma, [beta]) over the single axis `axis` (not necessarily the last):           \
+   * (x - mean) / sqrt(var + epsilon) * gamma + beta, biased variance, gamma/beta [x.shape[axis]]  \
+   * broadcast along that axis (Ba et al. 2016). Lowered to MLX fast::layer_norm on the axis moved \
+   * last. ONNX LayerNormalization (several trailing axes) is imported as a reshape to one axis. */ \
   X(LAYER_NORM, "LayerNorm", norm, 2, 3, "axis:i=-1 epsilon:f=1e-5") \
-  /* LayerNorm2d(x[N,C,H,W], gamma[C], [beta[C]]): LayerNorm over C at every (n, h, w). */ \
+  /* LayerNorm2d(x[N,C,H,W], gamma[C], [beta[C]]): LayerNorm over the channels C at every (n, h, w) \
+   * (ConvNeXt's channels-first LayerNorm; Liu et al. 2022) = LayerNorm with axis 1. */ \
   X(LAYER_NORM_2D, "LayerNorm2d", norm, 2, 3, "epsilon:f=1e-5") \
-  /* RmsNorm(x, gamma, [beta]) over `axis`: x / sqrt(mean(x^2) + eps) * gamma + beta (Zhang &   \
-   * Sennrich 2019). */ \
+  /* RmsNorm(x, gamma, [beta]) over `axis`: x / sqrt(mean(x^2) + epsilon) * gamma [+ beta], gamma and \
+   * beta [x.shape[axis]] (Zhang & Sennrich 2019; beta, when given, is added). MLX fast::rms_norm. */ \
   X(RMS_NORM, "RmsNorm", norm, 2, 3, "axis:i=-1 epsilon:f=1e-6") \
-  /* GroupNorm(x[N,C,...], gamma[C], beta[C]): statistics over each group of C/num_groups channels \
-   * and all spatial dims (Wu & He 2018; ONNX GroupNormalization-21). */ \
+  /* GroupNorm(x[N,C,...], gamma[C], beta[C]), rank >= 2: the C channels form num_groups groups of  \
+   * C/num_groups consecutive channels; each (n, group) is normalized over its channels and every   \
+   * spatial position, (x - mean) / sqrt(var + epsilon) (biased variance), then scaled and shifted  \
+   * per channel (Wu & He 2018; ONNX GroupNormalization-21). num_groups = C is InstanceNorm. */ \
   X(GROUP_NORM, "GroupNorm", norm, 3, 3, "num_groups:i epsilon:f=1e-5") \
-  /* Softmax / LogSoftmax along one axis: exp(x - max) / sum(exp(x - max)). */ \
+  /* Softmax / LogSoftmax along one axis (rank >= 1, float): exp(x - max) / sum(exp(x - max)) and   \
+   * x - logsumexp(x), computed stably (MLX precise softmax / logsumexp). */ \
   X(SOFTMAX,     "Softmax",    norm, 1, 1, "axis:i=-1") \
   X(LOG_SOFTMAX, "LogSoftmax", norm, 1, 1, "axis:i=-1") \
   \
   /* ---- attention ---- */ \
-  /* Attention(q, k, v, [mask]): softmax(scale * q k^T + M) v, scale = score_scale (0 -> 1/sqrt(D)); \
-   * softcap > 0 applies softcap * tanh(s / softcap) to the scaled scores first (Gemma 2).         \
-   * Layouts: rank 4 q[B,Hq,Sq,D], k/v[B,Hkv,Sk,D]; rank 3 packed q[B,Sq,Hq*D], k/v[B,Sk,Hkv*D]   \
-   * (output in q's layout). Hq % Hkv == 0 (grouped-query heads; num_kv_heads 0 -> num_heads).     \
-   * mask: none; causal (query i attends keys j <= i + Sk - Sq); sliding_window (causal and        \
-   * j >= i + Sk - Sq - window); custom (4th input, bool or 0/1: nonzero = may attend);            \
-   * bias (4th input, added to the scaled scores). Masks broadcast to [B,H,Sq,Sk]; rank-2 masks     \
-   * are [Sq,Sk]. Vaswani et al. 2017; MLX fast::scaled_dot_product_attention. */ \
-  X(ATTENTION, "Attention", attention, 3, 4, "num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0") \
-  /* Rope(x, cos[S,R/2], sin[S,R/2]): NeoX half-split rotary embedding of the first n_rot (0 -> D)   \
-   * dims of each head: y1 = x1 c - x2 s, y2 = x2 c + x1 s (x1, x2 = halves); the tail passes.      \
-   * x is [..,S,D] (head_dim 0) or packed [..,S,H*D] with head_dim D. Su et al. 2021 (RoFormer). */ \
-  X(ROPE, "Rope", attention, 3, 3, "head_dim:i=0 n_rot:i=0") \
+  /* Attention(q, k, v, [mask]) = softmax(M(cap(scale * q k^T))) v per head (Vaswani et al. 2017). \
+   * Layouts: rank 4 q[B,Hq,Sq,D], k[B,Hkv,Sk,D], v[B,Hkv,Sk,Dv] -> y[B,Hq,Sq,Dv]; rank 3 packed   \
+   * q[B,Sq,Hq*D], k[B,Sk,Hkv*D], v[B,Sk,Hkv*Dv] -> y[B,Sq,Hq*Dv] (heads split from the last dim  \
+   * as [H,D]). Float dtypes, all three equal; computed in that dtype (softmax precise).           \
+   * num_heads = Hq; num_kv_heads = Hkv (0 -> Hq), Hq % Hkv == 0: grouped-query attention, query   \
+   * head h uses kv head h / (Hq/Hkv) (Ainslie et al. 2023). scale = score_scale (0 -> 1/sqrt(D)).  \
+   * cap(s) = softcap * tanh(s / softcap) when softcap > 0 (Gemma 2 logit soft-capping), applied    \
+   * before the mask. M, by `mask`:                                                                 \
+   *   none;                                                                                        \
+   *   causal: query i sees key j iff j <= i + Sk - Sq (bottom-right aligned, as MLX "causal" and   \
+   *     FlashAttention 2; the last query sees every key; for Sq > Sk the first Sq - Sk rows see    \
+   *     none);                                                                                     \
+   *   sliding_window: causal and j >= i + Sk - Sq - window (window > 0: the diagonal key and the   \
+   *     `window` keys before it);                                                                  \
+   *   custom: 4th input, bool or numeric, nonzero = may attend;                                    \
+   *   bias: 4th input, float, added to the capped scores (cast to q's dtype; -inf hides a key).    \
+   * Hidden keys get probability 0; a query row that sees no key at all (causal with Sq > Sk, or  \
+   * an all-zero custom row) yields 0 (a bias row of -inf everywhere yields NaN, as ONNX). Mask    \
+   * inputs have rank 2..4 and broadcast to [B,Hq,Sq,Sk] with NumPy rules (rank 2 = [Sq,Sk],      \
+   * rank 3 = [Hq,Sq,Sk]). scores_output (none | raw | capped | masked | probs) adds a second      \
+   * output [B,Hq,Sq,Sk]: scale q k^T, after cap, after M (-inf where hidden), or the probabilities \
+   * (ONNX Attention's qk_matmul_output). Lowered to MLX fast::scaled_dot_product_attention        \
+   * (composed with matmul/softmax when softcap > 0 or scores are output). */ \
+  X(ATTENTION, "Attention", attention, 3, 4, "num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0 scores_output:s=none") \
+  /* Rope(x, cos, sin): rotary position embedding (Su et al. 2021, RoFormer) of the first R =      \
+   * n_rot (0 -> D) dims of each head; dims R..D-1 pass through. x is [..,S,D] (head_dim 0) or     \
+   * packed [..,S,H*D] (head_dim = D), float; cos/sin (x's dtype, same shape) are [S',R'] (row p  \
+   * for position p, rows 0..S-1 used) or [B|1,S',R'] (a table per batch entry, e.g. gathered by  \
+   * position ids; x needs rank >= 3 and batch dim 0), S' >= S, R' >= R/2, columns 0..R/2-1 used. \
+   * Pairs: interleaved = 0 (GPT-NeoX halves): x1 = x[:R/2], x2 = x[R/2:R]; interleaved = 1 (GPT-J \
+   * pairs, MLX "traditional"): x1 = x[0:R:2], x2 = x[1:R:2]. y1 = x1 cos - x2 sin, y2 = x2 cos +   \
+   * x1 sin, written back to the positions x1 / x2 came from (ONNX RotaryEmbedding-23 formula). */ \
+  X(ROPE, "Rope", attention, 3, 3, "head_dim:i=0 n_rot:i=0 interleaved:i=0") \
   \
   /* ---- shape and data movement ---- */ \
-  X(RESHAPE,   "Reshape",   shape, 1, 1, "shape:is") /* same element count; symbols allowed */ \
-  X(TRANSPOSE, "Transpose", shape, 1, 1, "perm:is=") /* y.shape[i] = x.shape[perm[i]]; empty = reverse */ \
-  X(NARROW,    "Narrow",    shape, 1, 1, "axis:i start:i length:i") /* x[.., start:start+length, ..] */ \
-  /* Slice: ONNX Slice semantics (starts/ends clamped, negative steps allowed). */ \
+  /* Shape ops take any dtype and keep it. */ \
+  /* Reshape(x) to `shape`: row-major, same element count; dims are explicit (no -1 or 0 copies:  \
+   * the importer resolves them) and may be symbols, bound with the inputs' (ONNX Reshape). */ \
+  X(RESHAPE,   "Reshape",   shape, 1, 1, "shape:is") \
+  /* Transpose(x): y.shape[i] = x.shape[perm[i]], y[i..] = x[perm-permuted i..]; perm entries     \
+   * distinct (negative count from the end); empty = reversed axes (numpy.transpose). */ \
+  X(TRANSPOSE, "Transpose", shape, 1, 1, "perm:is=") \
+  /* Narrow(x) = x[.., start:start+length, ..] along axis; 0 <= start, start + length <= dim. */ \
+  X(NARROW,    "Narrow",    shape, 1, 1, "axis:i start:i length:i") \
+  /* Slice(x): ONNX Slice-13 with constant starts/ends/axes/steps: per listed axis (each once;     \
+   * default 0..n-1), negative starts/ends count from the end, then clamp to [0, dim] ([-1, dim-1] \
+   * for negative steps); steps != 0 (default 1), negative steps walk backwards. */ \
   X(SLICE,     "Slice",     shape, 1, 1, "starts:is ends:is axes:is= steps:is=") \
+  /* Concat(x0..xn-1) along axis: same dtype and rank, equal dims off the axis (numpy.concatenate). */ \
   X(CONCAT,    "Concat",    shape, 1, 256, "axis:i") \
-  X(EXPAND,    "Expand",    shape, 1, 1, "shape:is") /* broadcast x to `shape` (NumPy rules) */ \
-  /* Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX layout; negative crops);      \
-   * mode constant (value), edge, reflect (mirror without the edge). */ \
+  /* Expand(x) to broadcast(x.shape, shape) by NumPy rules in both directions (ONNX Expand-13: a 1  \
+   * in `shape` keeps x's dim). */ \
+  X(EXPAND,    "Expand",    shape, 1, 1, "shape:is") \
+  /* Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX Pad-19 layout; negative     \
+   * pads crop first); mode constant (value, cast to x's dtype), edge (repeat the border), reflect \
+   * (mirror without the border, repeatedly: numpy.pad 'reflect') or wrap (periodic); pads of any  \
+   * size. Non-constant modes need a non-empty axis to pad. */ \
   X(PAD,       "Pad",       shape, 1, 1, "pads:is mode:s=constant value:f=0") \
+  /* Tile(x): x repeated repeats[i] >= 0 times along each axis (numpy.tile with len(repeats) = rank). */ \
   X(TILE,      "Tile",      shape, 1, 1, "repeats:is") \
-  /* Gather(data, idx): ONNX Gather (numpy.take) along axis; out = data.shape[:axis] + idx.shape + \
-   * data.shape[axis+1:]. */ \
+  /* Gather(data[r >= 1], idx[int]): ONNX Gather-13 (numpy.take) along axis; out = data.shape[:axis] \
+   * + idx.shape + data.shape[axis+1:]; negative indices count from the end of the axis. */ \
   X(GATHER,          "Gather",         gather, 2, 2, "axis:i=0") \
-  X(GATHER_ELEMENTS, "GatherElements", gather, 2, 2, "axis:i=0") /* numpy.take_along_axis */ \
-  X(GATHER_ND,       "GatherND",       gather, 2, 2, "batch_dims:i=0") /* ONNX GatherND */ \
-  /* ScatterAdd(updates[n,...], idx[n]): zeros(shape) then out[idx[i]] += updates[i] along axis. */ \
+  /* GatherElements(data, idx[int], same rank): ONNX GatherElements-13 (numpy.take_along_axis):   \
+   * out[.., i, ..] = data[.., idx[.., i, ..], ..] with out.shape = idx.shape; off the axis idx may \
+   * be smaller than data (the leading window is addressed), not larger. */ \
+  X(GATHER_ELEMENTS, "GatherElements", gather, 2, 2, "axis:i=0") \
+  /* GatherND(data, idx[.., k] int): ONNX GatherND-13; the first batch_dims dims of data and idx   \
+   * match, each index tuple of depth k picks a slice: out = idx.shape[:-1] + data.shape[b+k:]. */ \
+  X(GATHER_ND,       "GatherND",       gather, 2, 2, "batch_dims:i=0") \
+  /* ScatterAdd(updates, idx[n] int): zeros(shape) of updates' dtype, then out[.., idx[i], ..] +=  \
+   * updates[.., i, ..] along axis (updates.shape = shape with n at axis); duplicates accumulate. */ \
   X(SCATTER_ADD,      "ScatterAdd",      gather, 2, 2, "shape:is axis:i=0") \
-  /* ScatterElements(data, idx, updates): ONNX ScatterElements; reduction none|add|mul|max|min. */ \
+  /* ScatterElements(data, idx[int], updates): ONNX ScatterElements-18: out = data, then           \
+   * out[.., idx[.., i, ..], ..] = updates[.., i, ..] (reduction none; duplicates undefined) or     \
+   * combined with add|mul|max|min; idx and updates share a shape, off the axis no larger than     \
+   * data's. */ \
   X(SCATTER_ELEMENTS, "ScatterElements", gather, 3, 3, "axis:i=0 reduction:s=none") \
-  X(SCATTER_ND,       "ScatterND",       gather, 3, 3, "reduction:s=none") /* ONNX ScatterND */ \
+  /* ScatterND(data, idx[.., k] int, updates): ONNX ScatterND-18: out = data, then each index tuple \
+   * of depth k addresses a slice set from (or combined by reduction with) updates; updates.shape = \
+   * idx.shape[:-1] + data.shape[k:]. */ \
+  X(SCATTER_ND,       "ScatterND",       gather, 3, 3, "reduction:s=none") \
   \
   /* ---- reductions, scans, sorting ---- */ \
-  /* Reduce over `axes` (empty = all) with kind sum|mean|max|min|prod; keepdims keeps size-1 dims. */ \
+  /* Reduce(x) over `axes` (empty = all; each axis once) with kind sum|mean|max|min|prod;         \
+   * keepdims keeps size-1 dims. x: a real numeric dtype, or bool for max/min (false < true); the \
+   * output keeps x's dtype (integer mean = sum / count truncated toward zero). An empty          \
+   * reduction gives sum 0, prod 1, max the lowest value (-inf, false), min the highest (+inf,    \
+   * true), mean NaN (0 for integers) (ONNX ReduceMax-20/ReduceMin-20, numpy for the rest). */ \
   X(REDUCE,  "Reduce",  reduce, 1, 1, "kind:s axes:is= keepdims:i=0") \
-  /* Cumsum: inclusive (y[i] = sum x[..i]) or exclusive (sum x[..i-1]); reverse sums from the end. */ \
+  /* Cumsum(x[r >= 1], numeric): inclusive (y[i] = sum x[..i]) or exclusive (sum x[..i-1], 0 for  \
+   * the first) along axis; reverse sums from the end (ONNX CumSum-14). Output dtype = x's. */ \
   X(CUMSUM,  "Cumsum",  reduce, 1, 1, "axis:i exclusive:i=0 reverse:i=0") \
-  /* ArgMax / ArgMin -> int64 index of the first (select_last_index: last) extreme. */ \
+  /* ArgMax / ArgMin(x[r >= 1]) -> int64 index of the first (select_last_index: last) extreme along \
+   * a non-empty axis; keepdims keeps the axis as size 1 (ONNX ArgMax-13). */ \
   X(ARG_MAX, "ArgMax",  reduce, 1, 1, "axis:i=0 keepdims:i=1 select_last_index:i=0") \
   X(ARG_MIN, "ArgMin",  reduce, 1, 1, "axis:i=0 keepdims:i=1 select_last_index:i=0") \
-  /* TopK(x) -> (values, int64 indices) of the k largest (largest=0: smallest) along axis,       \
-   * sorted descending (ascending for smallest) when sorted = 1; ties keep the lower index. */ \
+  /* TopK(x[r >= 1]) -> (values, int64 indices) of the k (0 <= k <= axis size) largest            \
+   * (largest=0: smallest) along axis, ordered descending (ascending for smallest) with ties in   \
+   * index order (the lower index first); rlx returns this order also when sorted = 0 (which      \
+   * allows any) (ONNX TopK-11). */ \
   X(TOPK,    "TopK",    reduce, 1, 1, "k:i axis:i=-1 largest:i=1 sorted:i=1") \
   \
   /* ---- convolution and pooling (channels first) ---- */ \
-  /* Conv(x[N,Ci,d1..dn], w[Co,Ci/group,k1..kn], [b[Co]]), n = 1..3: ONNX Conv. pads =           \
-   * [d1_begin.., d1_end..] (may be asymmetric); empty strides/dilations = 1, empty pads = 0. */ \
+  /* Conv(x[N,Ci,d1..dn], w[Co,Ci/group,k1..kn], [b[Co]]) -> y[N,Co,o1..on], n = 1..3: ONNX Conv     \
+   * (cross-correlation). y[n,o,p] = b[o] + sum over c in o's group, j < k of                       \
+   * xpad[n,c,p*s + j*d] * w[o,c,j]; groups split Ci and Co evenly (group = Ci: depthwise; Co = m Ci: \
+   * channel multiplier m). o_i = floor((d_i + pb_i + pe_i - dil_i (k_i - 1) - 1) / s_i) + 1.        \
+   * pads = [begin d1..dn, end d1..dn] >= 0 (may be asymmetric; zeros); empty strides/dilations = 1, \
+   * empty pads = 0. Equal dtypes: float, or integer (exact like MatMul, wrapping to the dtype).    \
+   * Errors: group not dividing Ci/Co, weight/bias shape, kernel larger than the padded input, bad  \
+   * attribute lengths or values (INVALID_ARGUMENT); other spatial ranks (UNIMPLEMENTED). */ \
   X(CONV,           "Conv",          conv, 2, 3, "strides:is= pads:is= dilations:is= group:i=1") \
-  /* ConvTranspose(x[N,Ci,d..], w[Ci,Co/group,k..], [b[Co]]), n = 1..3: ONNX ConvTranspose with \
-   * explicit pads and output_padding: out = s(i-1) + op + d(k-1) + 1 - pb - pe. */ \
+  /* ConvTranspose(x[N,Ci,d1..dn], w[Ci,Co/group,k..], [b[Co]]) -> y[N,Co,o..], n = 1..3: ONNX     \
+   * ConvTranspose with explicit pads, the adjoint of Conv: every x[n,c,i] adds x * w[c,o,j] at      \
+   * position i*s + j*d - pb of y's channel o in c's group; o_i = s(d_i - 1) + op_i + dil(k - 1) + 1 \
+   * - pb - pe; output_padding op_i (< stride or dilation) extends the end. Float, equal dtypes.     \
+   * Errors as Conv, plus output_padding too large and pads exceeding the output. */ \
   X(CONV_TRANSPOSE, "ConvTranspose", conv, 2, 3, "strides:is= pads:is= dilations:is= output_padding:is= group:i=1") \
-  /* Pool(x[N,C,d1..dn]), n = 1..3, kind max|min|sum|mean|prod over windows of kernel_shape; pads \
-   * as Conv. mean divides by the window size including padding when count_include_pad = 1, else \
-   * by the count of real elements (ONNX AveragePool). ceil_mode as ONNX. */ \
+  /* Pool(x[N,C,d1..dn]) -> y[N,C,o..], n = 1..3: kind max|min|sum|mean|prod over the windows       \
+   * {p*s + j*dil - pb : j < kernel_shape} of every channel; positions in the pads (and past the end \
+   * in ceil_mode) are skipped (neutral). mean divides by the number of real elements, or, with     \
+   * count_include_pad = 1, by the positions inside [-pb, d + pe) (ONNX AveragePool). Output size as \
+   * Conv, with ceil_mode = 1 rounding up but never starting a window past d + pb (ONNX MaxPool).    \
+   * pads must be smaller than the dilated window. x float or integer (mean: float); y has x's      \
+   * dtype. Errors: unknown kind, kernel_shape length, window larger than the padded input, pads >= \
+   * window, mean of integers, bool (INVALID_ARGUMENT); other spatial ranks (UNIMPLEMENTED). */ \
   X(POOL,           "Pool",          conv, 1, 1, "kind:s kernel_shape:is strides:is= pads:is= dilations:is= count_include_pad:i=0 ceil_mode:i=0") \
-  /* Resize(x) to `sizes` (same rank): mode nearest|linear|cubic; ONNX Resize-19 coordinate      \
-   * transformation and nearest modes; `scales` (optional) are the ONNX scales when given. */ \
-  X(RESIZE,         "Resize",        conv, 1, 1, "sizes:is scales:fs= mode:s=nearest coordinate_transformation_mode:s=half_pixel nearest_mode:s=round_prefer_floor cubic_coeff_a:f=-0.75 exclude_outside:i=0 extrapolation_value:f=0") \
+  /* Resize(x) to `sizes` (same rank), separably per axis (ONNX Resize-19): mode nearest (any     \
+   * dtype), linear or cubic (Keys 1981 kernel with cubic_coeff_a; float inputs). Per axis, scale \
+   * = scales[i] when given (the ONNX scales), else sizes[i] / in; output index o maps to the    \
+   * source coordinate x by coordinate_transformation_mode: half_pixel (o+.5)/scale-.5,          \
+   * half_pixel_symmetric, pytorch_half_pixel (0 when the output length is 1), align_corners      \
+   * o (in-1)/(scale in - 1), asymmetric o/scale, tf_half_pixel_for_nn (o+.5)/scale (opset 11),   \
+   * tf_crop_and_resize (roi = [starts.., ends..] in normalized input coordinates, default        \
+   * [0..,1..]; coordinates outside [0, in-1] give extrapolation_value). nearest rounds x by       \
+   * nearest_mode (round_prefer_floor|round_prefer_ceil|floor|ceil); linear/cubic weight the      \
+   * taps around x by the kernel, stretched by 1/scale when antialias = 1 and scale < 1 (then    \
+   * renormalized); exclude_outside = 1 zeroes taps outside the input and renormalizes; indices  \
+   * clamp to the edge. Weights are computed in float64, applied in x's dtype. */ \
+  X(RESIZE,         "Resize",        conv, 1, 1, "sizes:is scales:fs= roi:fs= mode:s=nearest coordinate_transformation_mode:s=half_pixel nearest_mode:s=round_prefer_floor cubic_coeff_a:f=-0.75 exclude_outside:i=0 extrapolation_value:f=0 antialias:i=0") \
   \
-  /* ---- fused blocks ---- */ \
-  /* FusedResidualLN(x, r, [bias], gamma, beta) = LayerNorm_last(x + r [+ bias]). */ \
+  /* ---- fused blocks (float; every input in x's dtype) ---- */ \
+  /* FusedResidualLN(x[..,E], r, [bias[E]], gamma[E], beta[E]) = LayerNorm over the last axis of    \
+   * x + r [+ bias] (r has x's shape; bias present iff has_bias = 1). */ \
   X(FUSED_RESIDUAL_LN, "FusedResidualLN", fused, 4, 5, "has_bias:i=0 epsilon:f=1e-5") \
-  /* FusedResidualRmsNorm(x, r, [bias], gamma, [beta]) = RmsNorm_last(x + r [+ bias]). */ \
+  /* FusedResidualRmsNorm(x[..,E], r, [bias[E]], gamma[E], [beta[E]]) = RmsNorm over the last axis \
+   * of x + r [+ bias] [+ beta] (bias present iff has_bias = 1; beta when one more input is given). */ \
   X(FUSED_RESIDUAL_RMS_NORM, "FusedResidualRmsNorm", fused, 3, 5, "has_bias:i=0 epsilon:f=1e-6") \
-  /* FusedSwiGLU(x[..,2N]) = up * silu(gate); gate_first=0: up = x[..,:N], gate = x[..,N:];      \
-   * gate_first=1 swaps them (Shazeer 2020). cast_to >= 0 casts the result to that dtype. */ \
+  /* FusedSwiGLU(x[..,2N]) -> [..,N] = up * silu(gate) (Shazeer 2020): gate_first = 0: up =         \
+   * x[..,:N], gate = x[..,N:]; gate_first = 1: gate = x[..,:N], up = x[..,N:]. cast_to = -1 keeps  \
+   * x's dtype, else the result is cast to that float rlx_dtype. */ \
   X(FUSED_SWIGLU, "FusedSwiGLU", fused, 1, 1, "gate_first:i=0 cast_to:i=-1") \
-  /* FusedAttentionBlock(h[B,S,E], qkv_w[E,3E], out_w[E,E], [mask], [qkv_b[3E], out_b[E]],      \
-   * [cos, sin]): qkv projection, optional Rope, Attention with `mask` semantics, out projection. \
-   * Inputs present follow has_bias / has_rope / mask (mask input present unless mask = none). */ \
-  X(FUSED_ATTENTION_BLOCK, "FusedAttentionBlock", fused, 3, 8, "num_heads:i has_bias:i=0 has_rope:i=0 mask:s=none") \
-  /* FusedTransformerLayer: BERT post-norm block. Inputs: h, qkv_w, [qkv_b], out_w, [out_b],      \
-   * ln1_g, ln1_b, ff1_w, [ff1_b], ff2_w, [ff2_b], ln2_g, ln2_b, [mask] (biases iff has_bias;    \
-   * mask iff mask != none, same semantics as Attention). y1 = LN1(h + Attn(h)); out =          \
-   * LN2(y1 + act(y1 ff1 + b) ff2 + b). Devlin et al. 2019. */ \
-  X(FUSED_TRANSFORMER_LAYER, "FusedTransformerLayer", fused, 8, 14, "num_heads:i epsilon1:f=1e-12 epsilon2:f=1e-12 activation:s=Gelu has_bias:i=1 mask:s=none") \
+  /* FusedAttentionBlock(h[B,S,E], qkv_w[E,3E], out_w[E,E], [mask], [qkv_b[3E], out_b[E]],        \
+   * [cos, sin]) -> [B,S,E], H = num_heads, D = E/H: [q|k|v] = h qkv_w [+ qkv_b] (each [B,S,E],    \
+   * packed heads [H,D]); q, k = Rope(q, k, cos, sin; head_dim D, NeoX halves) when has_rope = 1    \
+   * (cos/sin [>=S, >=D/2]); a = Attention(q, k, v; num_heads H, scale 1/sqrt(D), mask, window) with \
+   * exactly Attention's mask semantics (custom = nonzero may attend, bias = additive, causal /     \
+   * sliding_window bottom-right aligned; the reference system passed every mask as an additive    \
+   * tensor); y = a out_w [+ out_b]. Inputs in the order above: the mask iff mask is custom or bias; \
+   * the biases iff has_bias = 1; cos, sin iff has_rope = 1. */ \
+  X(FUSED_ATTENTION_BLOCK, "FusedAttentionBlock", fused, 3, 8, "num_heads:i has_bias:i=0 has_rope:i=0 mask:s=none window:i=0") \
+  /* FusedTransformerLayer: a BERT post-norm encoder layer (Devlin et al. 2019). Inputs: h[B,S,E],  \
+   * qkv_w[E,3E], [qkv_b], out_w[E,E], [out_b], ln1_g[E], ln1_b[E], ff1_w[E,F], [ff1_b[F]],        \
+   * ff2_w[F,E], [ff2_b[E]], ln2_g[E], ln2_b[E], [mask] (biases iff has_bias = 1; mask iff mask is  \
+   * custom or bias). a = the FusedAttentionBlock sub-block (no rope, same mask semantics);         \
+   * y1 = LayerNorm(h + a; epsilon1); out = LayerNorm(y1 + act(y1 ff1_w + ff1_b) ff2_w + ff2_b;     \
+   * epsilon2); activation: a float unary op name (Gelu, GeluApprox, Relu, ...) or none. */ \
+  X(FUSED_TRANSFORMER_LAYER, "FusedTransformerLayer", fused, 9, 14, "num_heads:i epsilon1:f=1e-12 epsilon2:f=1e-12 activation:s=Gelu has_bias:i=1 mask:s=none window:i=0") \
   \
   /* ---- backward ops (gradients of the forward ops above; checked against finite differences) ---- */ \
-  /* ReluBackward(x, dy) = dy where x > 0, else 0. */ \
+  /* ReluBackward(x, dy) -> dy where x > 0, else 0 (x == 0 gives 0). x and dy of one shape and     \
+   * dtype, float or integer. */ \
   X(RELU_BACKWARD, "ReluBackward", act_grad, 2, 2, "") \
-  /* ActivationBackward(x, dy) = dy * f'(x) for the activation `kind` (a unary op name: Gelu,    \
-   * GeluApprox, Silu, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Rsqrt, Neg, Abs, Sin, Cos, Tan, Atan, \
-   * Round); Round uses the straight-through estimator (f' = 1); Sqrt/Rsqrt give 0 where x <= 0. */ \
+  /* ActivationBackward(x, dy) -> dy * f'(x) for activation `kind` (x, dy float, one shape and      \
+   * dtype). f': Gelu Phi(x) + x phi(x); GeluApprox (t = tanh(u), u = sqrt(2/pi)(x + 0.044715 x^3)) \
+   * (1 + t)/2 + x/2 (1 - t^2) u'; Silu s(1 + x(1 - s)), s = sigmoid(x); Relu [x > 0]; Sigmoid s(1-s); \
+   * Tanh 1 - tanh^2; Exp e^x; Log 1/x; Sqrt 1/(2 sqrt x) and Rsqrt -x^(-3/2)/2, both 0 where x <= 0;  \
+   * Neg -1; Abs sign(x); Sin cos; Cos -sin; Tan 1 + tan^2; Atan 1/(1 + x^2); Round 1 (the straight- \
+   * through estimator). Errors: other kinds, shape/dtype mismatch, non-float (INVALID_ARGUMENT). */ \
   X(ACTIVATION_BACKWARD, "ActivationBackward", act_grad, 2, 2, "kind:s") \
-  /* SoftmaxCrossEntropyWithLogits(logits[N,C], labels[N] int) -> loss[N] = logsumexp(l) - l[label]. */ \
+  /* SoftmaxCrossEntropyWithLogits(logits[...,C] float, labels[...] int) -> loss[...] =            \
+   * logsumexp(logits) - logits[label] (stable); a label outside [0, C) selects no class (loss =    \
+   * logsumexp). */ \
   X(SOFTMAX_CROSS_ENTROPY, "SoftmaxCrossEntropyWithLogits", norm_grad, 2, 2, "") \
-  /* SoftmaxCrossEntropyBackward(logits, labels, dloss[N]) = (softmax(l) - onehot) * dloss. */ \
+  /* SoftmaxCrossEntropyBackward(logits, labels, dloss[...]) -> dlogits = (softmax(logits) -       \
+   * onehot(labels)) * dloss[..., None], the gradient of the op above. */ \
   X(SOFTMAX_CROSS_ENTROPY_BACKWARD, "SoftmaxCrossEntropyBackward", norm_grad, 3, 3, "") \
-  /* LayerNorm gradients over `axis` (as LayerNorm): input (x, gamma, dy) -> dx; gamma (x, dy) ->  \
-   * dgamma[D] summed over the other axes; beta (dy) -> dbeta[D]. */ \
+  /* Normalization gradients; xhat = (x - mean) * rstd (RmsNorm: x * rstd, rstd = 1/rms), statistics \
+   * over `axis` (LayerNorm, RmsNorm) or over each group's channels and spatial positions          \
+   * (GroupNorm, x[N,C,...], parameters along C), g = dy * gamma:                                   \
+   *   ...BackwardInput(x, gamma, dy) -> dx = rstd (g - mean(g) - xhat mean(g xhat)) (RmsNorm       \
+   *     without the mean(g) term);                                                                 \
+   *   ...BackwardGamma(x, dy) -> dgamma[D] = sum of dy * xhat over every axis but the parameter one; \
+   *   ...BackwardBeta(dy) -> dbeta[D] = sum of dy over every axis but the parameter one.           \
+   * Attributes as the forward op. Derivation: Ioffe & Szegedy 2015 §3, over the normalized axes. */ \
   X(LAYER_NORM_BACKWARD_INPUT, "LayerNormBackwardInput", norm_grad, 3, 3, "axis:i=-1 epsilon:f=1e-5") \
   X(LAYER_NORM_BACKWARD_GAMMA, "LayerNormBackwardGamma", norm_grad, 2, 2, "axis:i=-1 epsilon:f=1e-5") \
   X(LAYER_NORM_BACKWARD_BETA,  "LayerNormBackwardBeta",  norm_grad, 1, 1, "axis:i=-1") \
   X(RMS_NORM_BACKWARD_INPUT, "RmsNormBackwardInput", norm_grad, 3, 3, "axis:i=-1 epsilon:f=1e-6") \
   X(RMS_NORM_BACKWARD_GAMMA, "RmsNormBackwardGamma", norm_grad, 2, 2, "axis:i=-1 epsilon:f=1e-6") \
   X(RMS_NORM_BACKWARD_BETA,  "RmsNormBackwardBeta",  norm_grad, 1, 1, "axis:i=-1") \
-  /* GroupNorm gradients (x[N,C,...]): input (x, gamma, dy) -> dx; gamma (x, dy) -> [C]; beta (dy). */ \
   X(GROUP_NORM_BACKWARD_INPUT, "GroupNormBackwardInput", norm_grad, 3, 3, "num_groups:i epsilon:f=1e-5") \
   X(GROUP_NORM_BACKWARD_GAMMA, "GroupNormBackwardGamma", norm_grad, 2, 2, "num_groups:i epsilon:f=1e-5") \
   X(GROUP_NORM_BACKWARD_BETA,  "GroupNormBackwardBeta",  norm_grad, 1, 1, "num_groups:i") \
-  /* AttentionBackward(q, k, v, dy, [mask]): the gradient of Attention (same attributes and     \
-   * layouts) with respect to wrt = query | key | value. */ \
+  /* AttentionBackward(q, k, v, dy, [mask]): the gradient of Attention (same attributes, layouts \
+   * and mask semantics; dy has Attention's output type) with respect to wrt = query | key | value; \
+   * the output has that operand's type. With s = scale q k^T, P the probabilities and y = P v:    \
+   * dV = P^T dy, dP = dy v^T, dS = P * (dP - rowsum(dP * P)) * (1 - tanh^2(s / softcap) when      \
+   * softcap > 0), dQ = scale dS k, dK = scale dS^T q; key/value gradients sum over the query heads \
+   * sharing a kv head. Hidden keys and empty rows get no gradient. Probabilities are recomputed   \
+   * (no saved forward state). */ \
   X(ATTENTION_BACKWARD, "AttentionBackward", attention_grad, 4, 5, "wrt:s num_heads:i num_kv_heads:i=0 mask:s=none window:i=0 score_scale:f=0 softcap:f=0") \
-  /* RopeBackward(dy, cos, sin): the inverse rotation (Rope with -sin). */ \
-  X(ROPE_BACKWARD, "RopeBackward", attention_grad, 3, 3, "head_dim:i=0 n_rot:i=0") \
-  /* CumsumBackward(dy) = reverse cumsum of dy (shifted by one when exclusive). */ \
-  X(CUMSUM_BACKWARD, "CumsumBackward", index_grad, 1, 1, "axis:i exclusive:i=0") \
-  /* GatherBackward(dy, idx): zeros(shape) with dy scatter-added at idx along axis. */ \
+  /* RopeBackward(dy, cos, sin) = dx: Rope's transpose, the inverse rotation (Rope with -sin), for \
+   * the same operand shapes and attributes. */ \
+  X(ROPE_BACKWARD, "RopeBackward", attention_grad, 3, 3, "head_dim:i=0 n_rot:i=0 interleaved:i=0") \
+  /* CumsumBackward(dy) -> dx: the gradient of Cumsum(x) with the same axis/exclusive/reverse:   \
+   * the cumsum of dy in the opposite direction (dx_i = sum_{j >= i} dy_j for an inclusive forward \
+   * scan, j > i exclusive; j <= i / j < i for a reverse one). dx has dy's type. */ \
+  X(CUMSUM_BACKWARD, "CumsumBackward", index_grad, 1, 1, "axis:i exclusive:i=0 reverse:i=0") \
+  /* GatherBackward(dy, idx) -> dx[shape]: the gradient of Gather(data[shape], idx, axis): zeros  \
+   * with dy scatter-added at idx along axis (repeated indices accumulate; negative indices count \
+   * from the end). dy is shape[:axis] + idx.shape + shape[axis+1:]; dx has dy's dtype. */ \
   X(GATHER_BACKWARD, "GatherBackward", index_grad, 2, 2, "axis:i=0 shape:is") \
-  /* Conv2dBackwardInput(dy[N,Co,Ho,Wo], w[Co,Ci/g,kh,kw]) -> dx[N,Ci,H,W] (input_shape = [N,Ci,H,W]). */ \
+  /* Conv2dBackwardInput(dy[N,Co,Ho,Wo], w[Co,Ci/g,kh,kw]) -> dx[N,Ci,H,W] = input_shape: the        \
+   * gradient of Conv (same strides/pads/dilations/group) with respect to x, i.e. the transposed   \
+   * convolution of dy with w; rows/columns that the forward floor division dropped get 0. dy must \
+   * be Conv's output shape for input_shape. Float, equal dtypes. */ \
   X(CONV2D_BACKWARD_INPUT, "Conv2dBackwardInput", conv_grad, 2, 2, "input_shape:is strides:is= pads:is= dilations:is= group:i=1") \
-  /* Conv2dBackwardWeight(x[N,Ci,H,W], dy[N,Co,Ho,Wo]) -> dw[Co,Ci/g,kh,kw] (kernel_shape = [kh,kw]). */ \
+  /* Conv2dBackwardWeight(x[N,Ci,H,W], dy[N,Co,Ho,Wo]) -> dw[Co,Ci/g,kh,kw] (kernel_shape = [kh,kw]):  \
+   * the gradient of Conv with respect to w, dw[o,c,j] = sum over n and p of dy[n,o,p] *            \
+   * xpad[n, c in o's group, p*s + j*d]. dy must be Conv's output shape. Float, equal dtypes. */ \
   X(CONV2D_BACKWARD_WEIGHT, "Conv2dBackwardWeight", conv_grad, 2, 2, "kernel_shape:is strides:is= pads:is= dilations:is= group:i=1") \
-  /* MaxPool2dBackward(x, dy): dy routed to the first maximum of each window (ties: first hit). */ \
+  /* MaxPool2dBackward(x[N,C,H,W], dy[N,C,Ho,Wo]) -> dx[N,C,H,W]: the gradient of max Pool (floor  \
+   * mode, no dilation): each window's dy is added at its first maximum in row-major window order  \
+   * (ties: first hit); pads never receive gradient. dy must be the pool's output shape. Float. */ \
   X(MAXPOOL2D_BACKWARD, "MaxPool2dBackward", conv_grad, 2, 2, "kernel_shape:is strides:is= pads:is=") \
-  /* FakeQuantize(x, [scale]): clamp(round(x / s), -qmax, qmax) * s, qmax = 2^(bits-1) - 1, bits  \
-   * 8/4/2; s = max|x| / qmax per tensor or per channel along axis (scale_mode per_batch, floored \
-   * at 1e-12) or the given scale input (fixed); scale_mode ema is UNIMPLEMENTED (Jacob et al. 2018). */ \
+  /* FakeQuantize(x, [scale]) -> clamp(round(x / s), -qmax, qmax) * s (round half to even), qmax =   \
+   * 2^(bits-1) - 1, bits 8, 4 or 2 (Jacob et al. 2018, quantization-aware training). scale_mode     \
+   * per_batch (one input): s = max(max|x| / qmax, 1e-12) over the whole tensor, or per channel along \
+   * axis with per_channel = 1; fixed: s is the scale input (one value, or one per channel along    \
+   * axis). x float (half types computed in float32); y has x's type. ste is validated here and     \
+   * used by FakeQuantizeBackward. Errors: bits, ste, scale_mode, input count, scale shape           \
+   * (INVALID_ARGUMENT), axis (OUT_OF_RANGE); scale_mode ema (a running scale across calls) is       \
+   * UNIMPLEMENTED, naming the op. */ \
   X(FAKE_QUANTIZE, "FakeQuantize", quant, 1, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch") \
-  /* FakeQuantizeBackward(x, dy): straight-through estimator ste = identity (dy), clipped_identity \
-   * (dy where |x| <= qmax s), tanh (dy (1 - tanh^2 x)), hard_tanh (dy where |x| <= 1). */ \
-  X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity") \
+  /* FakeQuantizeBackward(x, dy, [scale]) -> dx (dy's shape and dtype): the straight-through         \
+   * estimator ste of FakeQuantize (Bengio et al. 2013): identity dy; clipped_identity dy where       \
+   * |x| <= qmax s, else 0 (s as FakeQuantize with the same bits/per_channel/axis/scale_mode; a        \
+   * per_batch s puts every x inside, so it equals identity); tanh dy (1 - tanh^2 x); hard_tanh dy    \
+   * where |x| <= 1. Errors as FakeQuantize, plus dy's shape. */ \
+  X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 3, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch") \
   \
   /* ---- control flow and sequence/state (owned sub-graphs) ---- */ \
-  /* If(cond bool scalar, captures...): both branches are lowered and the outputs selected with \
-   * where(cond, then, else); branch inputs bind positionally to the captures; branches must    \
-   * produce the same number and types of outputs (any number). */ \
+  /* Sub-graph attributes (g) are graphs owned by the node. Binding: the sub-graph's Input nodes, \
+   * in declaration order, take the operands listed per op (their count must match; dtypes,     \
+   * ranks and static dims must agree; a sub-graph symbol takes its operand's size); its Params  \
+   * resolve by name against the executable's params (rlx_executable_set_param sets them, shared \
+   * with the graph by name); its Constants are inline. Outer values a sub-graph needs are passed \
+   * as operands (captures). Loops are unrolled when lowered (MLX graphs have no control flow). */ \
+  /* If(cond bool, captures...) -> outputs of then_branch/else_branch, which both take the       \
+   * captures and return the same number of outputs (>= 1) pairwise of one type (else            \
+   * INVALID_ARGUMENT). output_i = where(cond, then_i, else_i): both branches are computed;       \
+   * cond is a bool scalar (or single element), or a bool tensor that broadcasts into every      \
+   * output without changing its shape (per-element selection). ONNX If. */ \
   X(IF, "If", control, 1, 256, "then_branch:g else_branch:g") \
-  /* While(carried...): runs body (carried -> carried) while cond (carried -> bool scalar) holds, \
-   * at most max_iterations times (unrolled); once cond is false the carried values freeze.     \
-   * Outputs: every carried value. */ \
+  /* While(carried...) -> the final carried values (all of them, same types). cond: carried ->   \
+   * one bool element; body: carried -> carried (same count and types). Runs                     \
+   * `while cond(c): c = body(c)` at most max_iterations (required, >= 0) times, unrolled:        \
+   * active_k = cond held at steps 0..k, c = where(active_k, body(c), c), so the values freeze   \
+   * once cond is false (the unrolled body's later results, NaN included, never leak); eager mode \
+   * reads cond on the host and stops there. */ \
   X(WHILE, "While", control, 1, 256, "cond:g body:g max_iterations:i") \
-  /* Scan(init carries..., bcast..., xs...): for t < length: carries = body(carries, bcast,       \
-   * xs[t]) (xs sliced on axis 0); outputs: the final carries and, with save_trajectory, each    \
-   * carry's stack over t [length, ...]. num_checkpoints is a memory hint of the backward pass. */ \
+  /* Scan(carries..., bcast..., xs...) (num_bcast, num_xs of the inputs; the carries first) ->  \
+   * (final carries..., [trajectories...], ys...), jax.lax.scan with extra broadcast operands: \
+   * for t < length: (carries, y_t...) = body(carries, bcast..., xs[t]...); every xs has leading \
+   * dim `length` (>= 0) and the body sees xs[t] without it. The body returns the carries (same  \
+   * types) then any per-step outputs ys, each stacked over t into [length, ...]. With          \
+   * save_trajectory=1 each carry's value after every step is also stacked ([length, ...carry], \
+   * before the ys). length 0 returns the initial carries and empty stacks. num_checkpoints      \
+   * (>= 0) is a memory hint for a backward pass (rematerialization) and does not change the    \
+   * forward result. ONNX Scan/Loop map onto it. */ \
   X(SCAN, "Scan", control, 1, 256, "body:g length:i save_trajectory:i=0 num_bcast:i=0 num_xs:i=0 num_checkpoints:i=0") \
-  /* SelectiveScan(x[B,S,H], delta[B,S,H], A[H,N], Bm[B,S,N], Cm[B,S,N]) -> y[B,S,H]: the Mamba \
-   * recurrence h_t = exp(delta_t A) h_{t-1} + delta_t Bm_t x_t, y_t = sum_n Cm_t h_t (Gu & Dao 2023). */ \
+  /* SelectiveScan(x[B,S,H], delta[B,S,H], A[H,N], Bm[B,S,N], Cm[B,S,N]) -> y[B,S,H], one float   \
+   * dtype: the Mamba selective-scan recurrence (Gu & Dao 2023, h_t = A_bar h_{t-1} + B_bar x_t,  \
+   * y_t = C h_t, A_bar = exp(delta A), B_bar simplified to delta Bm):                          \
+   * h_t[b,h,n] = exp(delta_t[b,h] A[h,n]) h_{t-1}[b,h,n] + delta_t[b,h] x_t[b,h] Bm_t[b,n],      \
+   * h_{-1} = 0, y_t[b,h] = sum_n Cm_t[b,n] h_t[b,h,n]. Lowered as a parallel prefix scan of the  \
+   * linear recurrence (ceil(log2 S) doubling steps). No D skip term or output gate. */ \
   X(SELECTIVE_SCAN, "SelectiveScan", sequence, 5, 5, "") \
-  /* GatedDeltaNet(q, k, v [B,S,H,N], g, beta [B,S,H], [state [B,H,N,N]]) -> (y [B,S,H,N],     \
-   * final state): S_t = exp(g_t) S_{t-1} + beta_t k_t (v_t - exp(g_t) S_{t-1}^T k_t)^T...      \
-   * (Yang et al. 2024, gated delta rule); state defaults to zeros. */ \
+  /* GatedDeltaNet(q[B,S,H,K], k[B,S,H,K], v[B,S,H,V], g[B,S,H], beta[B,S,H], [state[B,H,V,K]]) \
+   * -> (y[B,S,H,V], final state[B,H,V,K]), one float dtype: the gated delta rule (Yang, Kautz &  \
+   * Hatamizadeh 2024, "Gated Delta Networks"), with S a [V,K] matrix per (b,h), alpha_t =        \
+   * exp(g_t) (g is the log decay): S_t = alpha_t S_{t-1} + beta_t (v_t - alpha_t S_{t-1} k_t)    \
+   * k_t^T, y_t = S_t q_t. state defaults to zeros. q/k normalization and scaling are the        \
+   * caller's. Lowered to MLX's fast::gated_delta_update, which keeps the state in float32       \
+   * (float64 inputs get float32 precision). */ \
   X(GATED_DELTA_NET, "GatedDeltaNet", sequence, 5, 6, "") \
   \
   /* ---- FFT, sampling, solvers ---- */ \
-  /* Fft(x): DFT along the last axis; x is complex64 [..,N] or real-block float [..,2N] holding   \
-   * [re_0..re_N-1, im_0..im_N-1]; the output has x's layout. norm: backward (no scaling forward, \
-   * 1/N inverse), forward (1/N forward), ortho (1/sqrt N both). float64 keeps float64 precision. */ \
+  /* Fft(x): the DFT X_k = sum_j x_j exp(-+ 2 pi i j k / N) along the last axis (numpy.fft.fft /  \
+   * ifft semantics; sign + when inverse = 1). x is complex64 [..,N] or a real block [..,2N] of   \
+   * float16/bfloat16/float32/float64 holding [re_0..re_N-1, im_0..im_N-1] (N >= 1); the output \
+   * has x's layout and dtype. norm (numpy's names): backward = no scaling forward, 1/N inverse;  \
+   * forward = 1/N forward, none inverse; ortho = 1/sqrt(N) both ways. complex64 and float32 use \
+   * MLX's FFT in complex64; float16/bfloat16 compute in float32. float64 keeps float64 precision \
+   * (MLX has no complex128): an exact DFT from float64 matmuls with host-computed cos/sin tables, \
+   * factored by the four-step Cooley-Tukey algorithm for composite N and Bluestein's chirp-z for \
+   * primes above 1024 (src/mlx/lower_fft64.c; error about 1e-15 sqrt(N) log N relative). */ \
   X(FFT, "Fft", fft, 1, 1, "inverse:i=0 norm:s=backward") \
-  /* Rfft(x real [..,N]) -> real-block [..,2(N/2+1)] (x's dtype) of the one-sided spectrum. */ \
+  /* Rfft(x real [..,N]) -> real block [..,2(N/2+1)] in x's dtype: the one-sided spectrum        \
+   * (numpy.fft.rfft; bins 0..N/2). norm and precision as Fft. */ \
   X(RFFT, "Rfft", fft, 1, 1, "norm:s=backward") \
-  /* Irfft(real-block [..,2M]) -> real [..,n], the inverse of Rfft with output length n. */ \
+  /* Irfft(x) -> real [..,n]: the inverse of Rfft (numpy.fft.irfft with n). x is a real block     \
+   * [..,2M] (output in its dtype) or complex64 [..,M] (output float32) holding bins 0..M-1; they \
+   * are cut or zero-padded to n/2+1 bins, the imaginary parts of bin 0 (and of bin n/2 for even  \
+   * n) are ignored. norm and precision as Fft. */ \
   X(IRFFT, "Irfft", fft, 1, 1, "n:i norm:s=backward") \
-  /* Sample(logits[..,V]) -> int64 token ids [..]: logits / temperature, keep the top_k largest \
-   * (0 = all), keep the smallest set whose probability reaches top_p (1 = all), then draw from    \
-   * the categorical distribution with `seed` (0 = MLX's global key). Same seed, same tokens. */ \
+  /* Sample(logits[..,V] float) -> int64 token ids [..] drawn along the last axis: logits /      \
+   * temperature (temperature 0 = greedy argmax, first maximum); top_k > 0 keeps the logits >= the \
+   * k-th largest (ties with it kept; 0 or >= V keeps all); top_p < 1 keeps, from the softmax of   \
+   * what is left, the smallest set of most probable tokens whose probability reaches top_p (the   \
+   * nucleus, Holtzman et al. 2020; tokens tied with its least probable member kept); then draws  \
+   * from the categorical distribution of the kept logits (mx::random::categorical, Gumbel-max).   \
+   * seed != 0 uses mx::random::key(seed) (taken as uint64): the same seed gives the same tokens in \
+   * every mode. seed 0 uses MLX's global key sequence, which advances per draw; in compiled mode  \
+   * that key is read when the trace is built, so replays repeat one draw. temperature >= 0,       \
+   * 0 < top_p <= 1, top_k >= 0. float16/bfloat16 logits are filtered in float32. */ \
   X(SAMPLE, "Sample", sample, 1, 1, "temperature:f=1 top_k:i=0 top_p:f=1 seed:i=0") \
-  /* DenseSolve(A[n,n], b[n] or [n,k]) -> x with A x = b (LU with partial pivoting, CPU stream). */ \
+  /* DenseSolve(A[n,n], b[n] or [n,k]) -> x of b's shape with A x = b (numpy.linalg.solve): LU   \
+   * with partial pivoting (mx::linalg::solve, LAPACK) on MLX's CPU stream even when the         \
+   * executable runs on a GPU. float32/float64 (float16/bfloat16 solve in float32); A and b share \
+   * a dtype. A singular A (an exactly zero pivot) fails with INVALID_ARGUMENT "singular matrix" \
+   * when the result is evaluated; nearly singular systems are not detected. */ \
   X(DENSE_SOLVE, "DenseSolve", linalg, 2, 2, "") \
-  /* BatchedDenseSolve(A[B,n,n], b[B,n]) -> x[B,n]. */ \
+  /* BatchedDenseSolve(A[B,n,n], b[B,n]) -> x[B,n]: B independent DenseSolve systems. */ \
   X(BATCHED_DENSE_SOLVE, "BatchedDenseSolve", linalg, 2, 2, "") \
   \
   /* ---- extension and host-only ops ---- */ \
-  /* Custom(inputs...): a kernel registered under `name` (see rlx/registry.h); other attributes are \
-   * passed to it. */ \
+  /* Custom(inputs...) -> the outputs of the custom op registered under `name` (rlx/registry.h): \
+   * its arity and infer function give the outputs (any number); its graph kernel expands into rlx \
+   * ops at lowering time, or its host kernel runs on host copies of the inputs (eager and lazy    \
+   * modes only). Every other attribute is passed to the op's functions. Unknown names fail with  \
+   * NOT_FOUND naming the op. */ \
   X(CUSTOM, "Custom", custom, 0, 256, "name:s *") \
   /* Host-only ops of the reference system (rlx-cpu code): UNIMPLEMENTED in rlx. */ \
   X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", unsupported, 0, 256, "*") \

@@ -25,6 +25,7 @@
 #include "rlx/graph.h"
 #include "rlx/npy.h"
 #include "rlx/onnx.h"
+#include "rlx/registry.h"
 #include "rlx/status.h"
 #include "rlx/tensor.h"
 #include "rlx/types.h"

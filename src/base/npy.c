@@ -116,23 +116,10 @@ rlx_status *rlx_npy_parse(const void *bytes, size_t n, const char *what, rlx_ten
 }
 
 rlx_status *rlx_npy_load(const char *path, rlx_tensor **out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return RLX_ERR(NOT_FOUND, "cannot open '%s': %s", path, strerror(errno));
-  unsigned char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (!rlx_grow((void **)&buf, &cap, len + 65536, 1)) {
-      free(buf);
-      fclose(f);
-      return RLX_OOM();
-    }
-    size_t r = fread(buf + len, 1, cap - len, f);
-    len += r;
-    if (r == 0) break;
-  }
-  bool err = ferror(f);
-  fclose(f);
-  rlx_status *st = err ? RLX_ERR(DATA_LOSS, "error reading '%s'", path) : rlx_npy_parse(buf, len, path, out);
+  unsigned char *buf;
+  size_t len;
+  RLX_TRY(rlx_read_file(path, &buf, &len));
+  rlx_status *st = rlx_npy_parse(buf, len, path, out);
   free(buf);
   return st;
 }

@@ -1,6 +1,8 @@
 /* util.c: small internal helpers. */
 #include "base/util.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,4 +51,30 @@ uint64_t rlx_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+rlx_status *rlx_read_file(const char *path, unsigned char **out, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return RLX_ERR(NOT_FOUND, "cannot open '%s': %s", path, strerror(errno));
+  unsigned char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (!rlx_grow((void **)&buf, &cap, n + (1 << 20), 1)) {
+      free(buf);
+      fclose(f);
+      return RLX_OOM();
+    }
+    size_t r = fread(buf + n, 1, cap - n, f);
+    n += r;
+    if (r == 0) break;
+  }
+  bool err = ferror(f);
+  fclose(f);
+  if (err) {
+    free(buf);
+    return RLX_ERR(DATA_LOSS, "error reading '%s'", path);
+  }
+  *out = buf;
+  *len = n;
+  return NULL;
 }

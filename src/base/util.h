@@ -38,6 +38,10 @@ bool rlx_mul_i64(int64_t a, int64_t b, int64_t *out);
 /* Normalizes a possibly negative axis against rank; false when outside [-rank, rank). */
 bool rlx_norm_axis(int64_t axis, int64_t rank, int64_t *out);
 
+/* Reads a whole file into a malloc'ed buffer (*out, *len; free with free()). NOT_FOUND when it
+ * cannot be opened, DATA_LOSS on a read error (both name the path). */
+rlx_status *rlx_read_file(const char *path, unsigned char **out, size_t *len);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t rlx_now_ns(void);
 

@@ -25,7 +25,7 @@ static rlx_status *spatial(rlx_infer_ctx *c, int64_t *s, int64_t *p, int64_t *d,
 
 static rlx_status *conv(rlx_infer_ctx *c, bool transpose) {
   const rlx_type *x = IN(0), *w = IN(1);
-  RLX_TRY(infer_need_float(c, 0));
+  if (transpose || !rlx_dtype_is_int(x->dtype)) RLX_TRY(infer_need_float(c, 0));
   for (int i = 1; i < NIN; i++) RLX_TRY(infer_same_dtype(c, 0, i));
   int nsp = x->rank - 2;
   if (nsp < 1 || nsp > 3) FAIL(UNIMPLEMENTED, "input must be [N,C,d1..dn] with n = 1..3, got %s", TSTR(x));
@@ -85,7 +85,8 @@ int64_t rlx_pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, i
 static rlx_status *pool(rlx_infer_ctx *c) {
   const rlx_type *x = IN(0);
   if (rlx_reduce_kind(AS("kind")) < 0) FAIL(INVALID_ARGUMENT, "kind '%s' (expected sum, mean, max, min or prod)", AS("kind"));
-  if (!rlx_dtype_is_float(x->dtype) && !rlx_dtype_is_int(x->dtype)) FAIL(INVALID_ARGUMENT, "input must be numeric");
+  if (!rlx_dtype_is_float(x->dtype) && !rlx_dtype_is_int(x->dtype)) FAIL(INVALID_ARGUMENT, "input must be numeric, got %s", TSTR(x));
+  if (!strcmp(AS("kind"), "mean") && !rlx_dtype_is_float(x->dtype)) FAIL(INVALID_ARGUMENT, "mean pooling needs a float input, got %s", TSTR(x));
   int nsp = x->rank - 2;
   if (nsp < 1 || nsp > 3) FAIL(UNIMPLEMENTED, "input must be [N,C,d1..dn] with n = 1..3, got %s", TSTR(x));
   int64_t k[3], s[3], p[6], d[3];
@@ -116,24 +117,32 @@ static int str_in(const char *s, const char *const *set, size_t n) {
 
 static rlx_status *resize(rlx_infer_ctx *c) {
   static const char *const modes[] = {"nearest", "linear", "cubic"};
-  static const char *const ctms[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "half_pixel_symmetric"};
+  static const char *const ctms[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "half_pixel_symmetric",
+                                     "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   const rlx_type *x = IN(0);
-  if (str_in(AS("mode"), modes, 3) < 0) FAIL(INVALID_ARGUMENT, "mode '%s' (expected nearest, linear or cubic)", AS("mode"));
-  if (str_in(AS("coordinate_transformation_mode"), ctms, 5) < 0)
+  int mode = str_in(AS("mode"), modes, 3);
+  if (mode < 0) FAIL(INVALID_ARGUMENT, "mode '%s' (expected nearest, linear or cubic)", AS("mode"));
+  if (str_in(AS("coordinate_transformation_mode"), ctms, 7) < 0)
     FAIL(UNIMPLEMENTED, "coordinate_transformation_mode '%s'", AS("coordinate_transformation_mode"));
   if (str_in(AS("nearest_mode"), nms, 4) < 0) FAIL(INVALID_ARGUMENT, "nearest_mode '%s'", AS("nearest_mode"));
-  if (strcmp(AS("mode"), "nearest") && !rlx_dtype_is_float(x->dtype)) FAIL(INVALID_ARGUMENT, "%s resize needs a float input", AS("mode"));
+  if (mode && !rlx_dtype_is_float(x->dtype)) FAIL(INVALID_ARGUMENT, "%s resize needs a float input, got %s", AS("mode"), TSTR(x));
+  if (AI("antialias") && !mode) FAIL(INVALID_ARGUMENT, "antialias applies to linear and cubic modes only");
   rlx_type *y = OUT(0);
   *y = *x;
   int r;
   RLX_TRY(infer_attr_dims(c, "sizes", y->dims, &r));
   if (r != x->rank) FAIL(INVALID_ARGUMENT, "sizes has %d entries for rank %d", r, x->rank);
-  size_t ns;
-  rlx_node_fs(c->n, "scales", &ns);
+  size_t ns, nr;
+  const double *sc = rlx_node_fs(c->n, "scales", &ns);
+  rlx_node_fs(c->n, "roi", &nr);
   if (ns && ns != (size_t)r) FAIL(INVALID_ARGUMENT, "scales has %zu entries for rank %d", ns, r);
-  for (int i = 0; i < r; i++)
-    if (y->dims[i] < 0 && y->dims[i] == RLX_DIM_DYNAMIC) FAIL(INVALID_ARGUMENT, "sizes[%d] is negative", i);
+  if (nr && nr != 2 * (size_t)r) FAIL(INVALID_ARGUMENT, "roi has %zu entries; rank %d needs %d", nr, r, 2 * r);
+  for (int i = 0; i < r; i++) {
+    if (y->dims[i] == RLX_DIM_DYNAMIC) FAIL(INVALID_ARGUMENT, "sizes[%d] is negative", i);
+    if (ns && !(sc[i] > 0)) FAIL(INVALID_ARGUMENT, "scales[%d] = %g is not positive", i, sc[i]);
+    if (x->dims[i] == 0 && y->dims[i] != 0) FAIL(INVALID_ARGUMENT, "cannot resize the empty axis %d to %lld", i, (long long)y->dims[i]);
+  }
   return NULL;
 }
 

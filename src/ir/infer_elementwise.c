@@ -36,6 +36,20 @@ static rlx_status *unary_type(rlx_op op, const rlx_type *x, rlx_type *y) {
 
 rlx_status *rlx_infer_unary(rlx_infer_ctx *c) { return unary_type(OP, IN(0), OUT(0)); }
 
+rlx_status *rlx_infer_activation(const char *act, rlx_op *out) {
+  *out = RLX_OP_COUNT;
+  if (strcmp(act, "none") == 0) return NULL;
+  rlx_op op;
+  rlx_status *e = rlx_op_from_name(act, &op);
+  if (e || rlx_infer_fn_of(op) != rlx_infer_unary || *rlx_op_info_get(op)->schema || op == RLX_OP_NOT ||
+      op == RLX_OP_IS_NAN || op == RLX_OP_BITWISE_NOT) {
+    rlx_status_free(e);
+    return RLX_ERR(INVALID_ARGUMENT, "activation '%s' is not a float unary op (e.g. Relu, Gelu, Silu) or 'none'", act);
+  }
+  *out = op;
+  return NULL;
+}
+
 bool rlx_op_is_compare(rlx_op op) { return op >= RLX_OP_EQUAL && op <= RLX_OP_GREATER_EQUAL; }
 
 static rlx_status *binary_type(rlx_op op, const rlx_type *a, const rlx_type *b, rlx_type *y) {

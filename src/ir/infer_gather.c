@@ -10,6 +10,14 @@ static rlx_status *check_reduction(const rlx_infer_ctx *c) {
   FAIL(INVALID_ARGUMENT, "reduction '%s' (expected none, add, mul, max or min)", r);
 }
 
+/* GatherElements/ScatterElements: off the axis, indices may not be larger than the data. */
+static rlx_status *within_data(const rlx_type *x, const rlx_type *idx, int64_t axis, const char *what) {
+  for (int i = 0; i < x->rank; i++)
+    if (i != axis && x->dims[i] >= 0 && idx->dims[i] > x->dims[i])
+      return RLX_ERR(INVALID_ARGUMENT, "%s %s exceed data %s on axis %d", what, RLX_TYPE_STR(idx), RLX_TYPE_STR(x), i);
+  return NULL;
+}
+
 rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
   const rlx_type *x = IN(0), *idx = IN(1);
   rlx_type *y = OUT(0);
@@ -30,7 +38,7 @@ rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
       RLX_TRY(infer_need_int(c, 1, "indices"));
       if (idx->rank != x->rank || x->rank < 1) FAIL(INVALID_ARGUMENT, "indices %s must have the rank of data %s", TSTR(idx), TSTR(x));
       NORM_AXIS(a, AI("axis"), x->rank, "axis");
-      (void)a;
+      RLX_TRY(within_data(x, idx, a, "indices"));
       for (int i = 0; i < x->rank; i++) y->dims[i] = idx->dims[i];
       return NULL;
     }
@@ -74,7 +82,7 @@ rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
       for (int i = 0; i < x->rank; i++)
         if (!rlx_dim_compatible(idx->dims[i], u->dims[i])) FAIL(INVALID_ARGUMENT, "indices %s and updates %s differ", TSTR(idx), TSTR(u));
       NORM_AXIS(a, AI("axis"), x->rank, "axis");
-      (void)a;
+      RLX_TRY(within_data(x, idx, a, "indices"));
       return NULL;
     }
     case RLX_OP_SCATTER_ND: {

@@ -130,17 +130,8 @@ rlx_status *rlx_infer_matmul(rlx_infer_ctx *c) {
       RLX_TRY(project(c, IN(0), IN(1), 1, OUT(0)));
       if (NIN == 3 && (IN(2)->rank != 1 || !rlx_dim_compatible(IN(2)->dims[0], IN(1)->dims[1])))
         FAIL(INVALID_ARGUMENT, "input 2 (bias) must be [%lld], got %s", (long long)IN(1)->dims[1], TSTR(IN(2)));
-      const char *act = AS("activation");
       rlx_op aop;
-      if (strcmp(act, "none") != 0) {
-        rlx_status *e = rlx_op_from_name(act, &aop);
-        if (e || rlx_infer_fn_of(aop) != rlx_infer_unary || *rlx_op_info_get(aop)->schema || aop == RLX_OP_NOT ||
-            aop == RLX_OP_IS_NAN || aop == RLX_OP_BITWISE_NOT) {
-          rlx_status_free(e);
-          FAIL(INVALID_ARGUMENT, "activation '%s' is not a float unary op (e.g. Relu, Gelu, Silu) or 'none'", act);
-        }
-      }
-      return NULL;
+      return rlx_infer_activation(AS("activation"), &aop);
     }
     case RLX_OP_LORA_MATMUL: {
       for (int i = 1; i < 4; i++) RLX_TRY(infer_same_dtype(c, 0, i));

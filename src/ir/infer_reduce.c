@@ -17,7 +17,10 @@ rlx_status *rlx_infer_reduce(rlx_infer_ctx *c) {
   switch (OP) {
     case RLX_OP_REDUCE: {
       if (rlx_reduce_kind(AS("kind")) < 0) FAIL(INVALID_ARGUMENT, "kind '%s' (expected sum, mean, max, min or prod)", AS("kind"));
-      if (x->dtype == RLX_DTYPE_BOOL || x->dtype == RLX_DTYPE_C64) FAIL(INVALID_ARGUMENT, "input must be numeric, got %s", rlx_dtype_name(x->dtype));
+      int kind = rlx_reduce_kind(AS("kind"));
+      if (x->dtype == RLX_DTYPE_C64 || (x->dtype == RLX_DTYPE_BOOL && kind != 2 && kind != 3))
+        FAIL(INVALID_ARGUMENT, "%s needs a real numeric input%s, got %s", AS("kind"), kind == 2 || kind == 3 ? " or bool" : "",
+             rlx_dtype_name(x->dtype));
       size_t n;
       const int64_t *axes = rlx_node_is(c->n, "axes", &n);
       bool red[RLX_MAX_RANK] = {0};
@@ -30,8 +33,6 @@ rlx_status *rlx_infer_reduce(rlx_infer_ctx *c) {
       y->rank = 0;
       for (int i = 0; i < x->rank; i++) {
         bool r = n == 0 || red[i];
-        if (r && x->dims[i] == 0 && (strcmp(AS("kind"), "max") == 0 || strcmp(AS("kind"), "min") == 0))
-          FAIL(INVALID_ARGUMENT, "%s over the empty axis %d", AS("kind"), i);
         if (!r) y->dims[y->rank++] = x->dims[i];
         else if (keep) y->dims[y->rank++] = 1;
       }

@@ -113,9 +113,9 @@ rlx_status *rlx_infer_shape(rlx_infer_ctx *c) {
       const int64_t *p = rlx_node_is(c->n, "pads", &n);
       if (n != 2 * (size_t)x->rank) FAIL(INVALID_ARGUMENT, "pads has %zu entries; rank %d needs %d", n, x->rank, 2 * x->rank);
       const char *mode = AS("mode");
-      bool reflect = strcmp(mode, "reflect") == 0;
-      if (!reflect && strcmp(mode, "constant") && strcmp(mode, "edge"))
-        FAIL(UNIMPLEMENTED, "pad mode '%s' (supported: constant, edge, reflect)", mode);
+      bool reflect = strcmp(mode, "reflect") == 0, constant = strcmp(mode, "constant") == 0;
+      if (!reflect && !constant && strcmp(mode, "edge") && strcmp(mode, "wrap"))
+        FAIL(UNIMPLEMENTED, "pad mode '%s' (supported: constant, edge, reflect, wrap)", mode);
       for (int i = 0; i < x->rank; i++) {
         int64_t d = x->dims[i];
         if (d < 0) {
@@ -124,9 +124,8 @@ rlx_status *rlx_infer_shape(rlx_infer_ctx *c) {
         }
         int64_t o = d + p[i] + p[i + x->rank];
         if (o < 0) FAIL(INVALID_ARGUMENT, "pads crop axis %d of size %lld below 0", i, (long long)d);
-        if ((reflect || strcmp(mode, "edge") == 0) && d == 0 && o > 0) FAIL(INVALID_ARGUMENT, "cannot %s-pad an empty axis %d", mode, i);
-        if (reflect && (p[i] >= d || p[i + x->rank] >= d) && (p[i] > 0 || p[i + x->rank] > 0))
-          FAIL(INVALID_ARGUMENT, "reflect pads on axis %d must be smaller than its size %lld", i, (long long)d);
+        int64_t kept = d + (p[i] < 0 ? p[i] : 0) + (p[i + x->rank] < 0 ? p[i + x->rank] : 0); /* after cropping */
+        if (!constant && kept <= 0 && o > 0) FAIL(INVALID_ARGUMENT, "cannot %s-pad axis %d: nothing is left of it to repeat", mode, i);
         y->dims[i] = o;
       }
       return NULL;

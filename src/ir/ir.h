@@ -106,6 +106,9 @@ RLX_OP_TABLE(RLX_X)
 
 rlx_infer_fn rlx_infer_fn_of(rlx_op op);
 
+/* Validates an activation attribute: "none" (*out = RLX_OP_COUNT) or the name of an
+ * attribute-free float unary op (*out = that op); INVALID_ARGUMENT otherwise. */
+rlx_status *rlx_infer_activation(const char *act, rlx_op *out);
 /* true for the compare ops (bool output). */
 bool rlx_op_is_compare(rlx_op op);
 
@@ -126,19 +129,47 @@ rlx_status *rlx_graph_bind(const rlx_graph *g, const int64_t *sym, int64_t n_sym
  * other leaf shapes than the declared ones (an active extent) fill the leaves themselves. */
 rlx_status *rlx_graph_infer_nodes(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types);
 
+/* Types every value of sub-graph `sub` (If/While/Scan body) when its inputs bind positionally to
+ * operands of types in[0..n): dtypes and ranks must match, static dims must agree and each
+ * sub-graph symbol takes one size. With concrete operand types the sub-graph is bound
+ * (rlx_graph_bind); otherwise (building with symbolic dims) its own types are returned with the
+ * symbols that the operands resolve substituted and the rest RLX_DIM_DYNAMIC. types holds
+ * sub->n_vals entries. INVALID_ARGUMENT on an operand count or type mismatch (the input is named),
+ * errors of binding the sub-graph otherwise. */
+rlx_status *rlx_subgraph_bind(const rlx_graph *sub, const rlx_type *in, size_t n, rlx_type *types);
+
 /* Shared by inference and lowering (src/ir). */
 /* Reads a per-spatial-dim int list attribute (nsp entries; pads: 2 nsp), `dflt` when empty. */
 rlx_status *rlx_conv_list(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out);
 /* Output size of one pooled dim (ONNX pooling, ceil_mode included); -1 when the window does not fit. */
 int64_t rlx_pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, bool ceil_mode);
-/* Validates an attention mask kind; *with_input when it takes a mask tensor. */
-rlx_status *rlx_infer_attention_mask(const char *mask, int64_t window, bool *with_input);
-/* Checks Rope operands (inputs 0..2 of c). */
-rlx_status *rlx_infer_rope_shapes(const rlx_infer_ctx *c, int64_t head_dim, int64_t n_rot);
+/* Validates an attention mask kind (*kind: 0 none, 1 causal, 2 sliding_window, 3 custom, 4 bias)
+ * and window; *with_input when it takes a mask tensor. */
+rlx_status *rlx_infer_attention_mask(const char *mask, int64_t window, int *kind, bool *with_input);
+/* Checks a custom / bias mask tensor against [B,H,Sq,Sk] = full. */
+rlx_status *rlx_infer_attention_mask_input(const rlx_type *m, int kind, const int64_t *full);
+/* Checks the operands and attributes of an Attention-shaped node (q, k, v at inputs 0..2, the mask
+ * at input mask_in when its kind takes one); *y receives Attention's output type. */
+rlx_status *rlx_infer_attention_operands(const rlx_infer_ctx *c, int mask_in, rlx_type *y);
+/* Checks Rope-shaped operands (x, cos, sin at inputs 0..2; attributes head_dim, n_rot, interleaved). */
+rlx_status *rlx_infer_rope_shapes(const rlx_infer_ctx *c);
+/* Operand positions of the fused blocks (-1 = absent; rlx/op_table.h lists them): x is the input
+ * (h of the attention ops), gamma/beta the (last) norm's parameters. count = inputs expected. */
+typedef struct rlx_fused_io {
+  int x, r, bias, gamma, beta;
+  int qkv_w, qkv_b, out_w, out_b, mask, cos, sin;
+  int ln1_g, ln1_b, ff1_w, ff1_b, ff2_w, ff2_b;
+  int count;
+} rlx_fused_io;
+void rlx_fused_io_of(const rlx_node *n, rlx_fused_io *io);
 /* Index of a reduction kind (sum 0, mean 1, max 2, min 3, prod 4); -1 when unknown. */
 int rlx_reduce_kind(const char *k);
 /* ONNX Slice clamping of one axis: output length; *out_start the effective start. */
 int64_t rlx_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *out_start);
+
+/* fftsample: the FFT norm names backward, ortho, forward -> 0, 1, 2 (mx::fft::FFTNorm order); -1
+ * when unknown. */
+int rlx_fft_norm(const char *name);
 
 /* Node of value v and the output index within it. */
 static inline const rlx_node *rlx_value_node(const rlx_graph *g, rlx_value v) {

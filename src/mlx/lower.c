@@ -1,6 +1,7 @@
 /* lower.c: the lowering driver (topological walk, eager evaluation) and shared helpers. */
 #include "mlx/lower.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +47,28 @@ void rlx_lower_leaf(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_
 
 rlx_mx_arr *rlx_l_scalar_like(rlx_lower *L, double v, rlx_dtype dt) { return rlx_mx_scalar(L->mx, v, dt); }
 
+rlx_mx_arr *rlx_l_extreme(rlx_lower *L, rlx_dtype dt, bool lowest) {
+  if (rlx_dtype_is_float(dt)) return rlx_mx_scalar(L->mx, lowest ? -INFINITY : INFINITY, dt);
+  if (dt == RLX_DTYPE_BOOL) return rlx_mx_scalar(L->mx, lowest ? 0 : 1, dt);
+  /* integers: the lowest value is exact in a double; the highest is its bitwise complement */
+  double lo = rlx_dtype_is_signed(dt) ? -ldexp(1, 8 * (int)rlx_dtype_size(dt) - 1) : 0;
+  rlx_mx_arr *a = rlx_mx_scalar(L->mx, lo, dt);
+  return lowest ? a : rlx_mx_unary(L->mx, RLX_MXU_BITWISE_INVERT, a);
+}
+
 rlx_mx_arr *rlx_l_reshape(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t) {
   return rlx_mx_reshape(L->mx, a, t->rank, t->dims);
+}
+
+rlx_mx_arr *rlx_l_activation(rlx_lower *L, const char *act, rlx_mx_arr *x, rlx_dtype dt) {
+  rlx_op op;
+  if (strcmp(act, "none") == 0) return x;
+  rlx_status *st = rlx_op_from_name(act, &op);
+  if (st) {
+    rlx_mx_fail(L->mx, st);
+    return NULL;
+  }
+  return rlx_l_unary(L, op, x, dt);
 }
 
 rlx_mx_arr *rlx_l_swap(rlx_lower *L, rlx_mx_arr *a, int rank, int i, int j) {
@@ -66,44 +87,42 @@ rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axi
   return rlx_mx_slice(L->mx, a, t->rank, lo, hi, st);
 }
 
-rlx_status *rlx_lower_subgraph(rlx_lower *L, const rlx_graph *sub, rlx_mx_arr *const *captures, size_t n, rlx_mx_arr **outs) {
-  if (n != sub->n_inputs)
-    return RLX_ERR(INVALID_ARGUMENT, "sub-graph takes %zu inputs, got %zu captures", sub->n_inputs, n);
-  /* Bind the sub-graph's symbols (if any) from the shapes of the captures, then infer. */
-  int64_t syms[64];
-  int64_t ns = sub->n_symbols < 64 ? sub->n_symbols : 64;
-  for (int64_t s = 0; s < ns; s++) syms[s] = -1;
-  for (size_t i = 0; i < n; i++) {
-    const rlx_type *want = &sub->types[sub->nodes[sub->inputs[i]].out0];
-    rlx_type got;
-    if (!rlx_mx_type(captures[i], &got)) return RLX_ERR(INTERNAL, "capture %zu has no type", i);
-    bool ok = got.rank == want->rank && got.dtype == want->dtype;
-    for (int d = 0; ok && d < want->rank; d++) {
-      int64_t w = want->dims[d];
-      if (w <= -2 && RLX_DIM_SYMBOL_ID(w) < ns) syms[RLX_DIM_SYMBOL_ID(w)] = got.dims[d];
-      else ok = w < 0 || w == got.dims[d];
-    }
-    if (!ok) return RLX_ERR(INVALID_ARGUMENT, "sub-graph input %zu is %s but the capture is %s", i, RLX_TYPE_STR(want), RLX_TYPE_STR(&got));
-  }
-  rlx_type *types = malloc(sizeof(rlx_type) * (sub->n_vals ? sub->n_vals : 1));
-  rlx_mx_arr **vals = calloc(sub->n_vals ? sub->n_vals : 1, sizeof *vals);
-  rlx_status *st = types && vals ? rlx_graph_bind(sub, syms, ns, types) : RLX_OOM();
-  for (size_t i = 0; !st && i < n; i++) vals[sub->nodes[sub->inputs[i]].out0] = captures[i];
+rlx_status *rlx_sub_prepare(rlx_lower *L, const rlx_graph *sub, const rlx_type *in, size_t n, rlx_sub *out) {
+  size_t nv = sub->n_vals ? sub->n_vals : 1;
+  rlx_sub s = {.g = sub, .types = malloc(sizeof(rlx_type) * nv), .leaves = calloc(nv, sizeof(rlx_mx_arr *))};
+  rlx_status *st = s.types && s.leaves ? rlx_subgraph_bind(sub, in, n, s.types) : RLX_OOM();
   for (size_t k = 0; !st && k < sub->n_nodes; k++) {
     const rlx_node *nd = &sub->nodes[k];
     if (nd->op == RLX_OP_CONSTANT) {
-      vals[nd->out0] = rlx_mx_from_bytes(L->mx, nd->data, &types[nd->out0]);
+      s.leaves[nd->out0] = rlx_mx_from_bytes(L->mx, nd->data, &s.types[nd->out0]);
     } else if (nd->op == RLX_OP_PARAM) {
-      vals[nd->out0] = L->param ? L->param(L->param_ud, nd->name) : NULL;
-      if (!vals[nd->out0]) st = RLX_ERR(NOT_FOUND, "sub-graph param '%s' has no value", nd->name);
+      s.leaves[nd->out0] = L->param ? L->param(L->param_ud, nd->name) : NULL;
+      if (!s.leaves[nd->out0]) st = RLX_ERR(NOT_FOUND, "sub-graph param '%s' has no value", nd->name);
     }
   }
-  if (!st) {
-    rlx_lower S = {.mx = L->mx, .g = sub, .types = types, .vals = vals, .eager = L->eager, .param = L->param, .param_ud = L->param_ud};
-    st = rlx_lower_graph(&S);
+  if (!st && rlx_mx_failed(L->mx)) st = rlx_mx_take_error(L->mx);
+  if (st) {
+    rlx_sub_free(&s);
+    return st;
   }
+  *out = s;
+  return NULL;
+}
+
+rlx_status *rlx_sub_run(rlx_lower *L, const rlx_sub *s, rlx_mx_arr *const *captures, rlx_mx_arr **outs) {
+  const rlx_graph *sub = s->g;
+  rlx_mx_arr **vals = malloc(sizeof *vals * (sub->n_vals ? sub->n_vals : 1));
+  if (!vals) return RLX_OOM();
+  memcpy(vals, s->leaves, sizeof *vals * sub->n_vals);
+  for (size_t i = 0; i < sub->n_inputs; i++) vals[sub->nodes[sub->inputs[i]].out0] = captures[i];
+  rlx_lower S = {.mx = L->mx, .g = sub, .types = s->types, .vals = vals, .eager = L->eager, .param = L->param, .param_ud = L->param_ud};
+  rlx_status *st = rlx_lower_graph(&S);
   for (size_t i = 0; !st && i < sub->n_outputs; i++) outs[i] = vals[sub->outputs[i]];
-  free(types);
   free(vals);
   return rlx_status_annotate(st, "sub-graph");
+}
+
+void rlx_sub_free(rlx_sub *s) {
+  free(s->types);
+  free(s->leaves);
 }

@@ -25,10 +25,23 @@ struct rlx_lower {
  * Errors are annotated with the node label ("node 12 (Conv 'conv1'): ..."). */
 rlx_status *rlx_lower_graph(rlx_lower *L);
 
-/* Lowers a sub-graph (If/While/Scan body): its inputs bind positionally to captures[0..n) (whose
- * shapes also bind its symbols), its params resolve by name through L->param, its constants are
- * made inline; writes its outputs (sub->n_outputs arrays) to outs. */
-rlx_status *rlx_lower_subgraph(rlx_lower *L, const rlx_graph *sub, rlx_mx_arr *const *captures, size_t n, rlx_mx_arr **outs);
+/* A sub-graph (If/While/Scan body) prepared for lowering: typed once against its operand types
+ * (rlx_subgraph_bind), its constants made and its params resolved by name through L->param once;
+ * then run on any number of capture lists (one per loop step). */
+typedef struct rlx_sub {
+  const rlx_graph *g;
+  rlx_type *types;     /* concrete type of every value of g */
+  rlx_mx_arr **leaves; /* per value: the array of each Constant and Param, NULL elsewhere */
+} rlx_sub;
+
+/* Prepares `sub` for operands of (concrete) types in[0..n). Errors: INVALID_ARGUMENT (operand
+ * count or types), NOT_FOUND (a param with no value), binding errors. *out untouched on failure;
+ * free with rlx_sub_free. */
+rlx_status *rlx_sub_prepare(rlx_lower *L, const rlx_graph *sub, const rlx_type *in, size_t n, rlx_sub *out);
+/* Lowers the prepared sub-graph with its inputs bound positionally to captures[0..n) and writes
+ * its outputs (s->g->n_outputs arrays) to outs. Errors name the sub-graph node that failed. */
+rlx_status *rlx_sub_run(rlx_lower *L, const rlx_sub *s, rlx_mx_arr *const *captures, rlx_mx_arr **outs);
+void rlx_sub_free(rlx_sub *s);
 
 /* One lowering function per op family: reads inputs in[0..n->n_in), writes out[0..n->n_out).
  * Errors go to the context (rlx_mx_fail or a failing shim op). */
@@ -51,21 +64,56 @@ void rlx_lower_fail(rlx_lower *L, rlx_status_code code, const char *fmt, ...) __
 
 /* Common compositions. */
 rlx_mx_arr *rlx_l_scalar_like(rlx_lower *L, double v, rlx_dtype dt);
+/* The lowest (or highest) value of dt as a scalar: -inf/+inf for floats, false/true, integer limits. */
+rlx_mx_arr *rlx_l_extreme(rlx_lower *L, rlx_dtype dt, bool lowest);
 rlx_mx_arr *rlx_l_reshape(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t);  /* to t's dims */
 rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt); /* an IR unary op */
 rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt); /* IR binary/compare */
 rlx_mx_arr *rlx_l_swap(rlx_lower *L, rlx_mx_arr *a, int rank, int i, int j); /* transpose two axes */
 rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axis, int64_t start, int64_t len);
 
-/* Attention on [B,H,S,D] operands (q dims qd, k dims kd, value head dim dv); mask_kind 0 none,
- * 1 causal, 2 sliding window, 3 custom (mask nonzero = attend), 4 bias (added). */
-rlx_mx_arr *rlx_l_attention(rlx_lower *L, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, const int64_t *qd,
-                            const int64_t *kd, int64_t dv, rlx_dtype dt, float scale, float softcap, int mask_kind,
-                            int64_t window, rlx_mx_arr *mask, rlx_dtype mask_dt);
-/* The bool "may attend" mask [Sq,Sk] of causal (window 0) or sliding-window attention. */
-rlx_mx_arr *rlx_l_causal_mask(rlx_lower *L, int64_t sq, int64_t sk, int64_t window);
-/* NeoX rotary embedding of x (type t) with cos/sin tables; sign -1 rotates backwards. */
+/* LayerNorm (rms false) or RmsNorm of x (rank `rank`) over `axis` with gamma g and optional beta b. */
+rlx_mx_arr *rlx_l_norm(rlx_lower *L, bool rms, rlx_mx_arr *x, int rank, int axis, rlx_mx_arr *g, rlx_mx_arr *b, float eps);
+/* act(x) for an activation attribute: "none" or a float unary op name (validated by inference). */
+rlx_mx_arr *rlx_l_activation(rlx_lower *L, const char *act, rlx_mx_arr *x, rlx_dtype dt);
+
+/* An attention problem on [B,H,S,D] operands (Attention in rlx/op_table.h): q [B,hq,sq,d],
+ * k [B,hkv,sk,d], v [B,hkv,sk,dv]; query head h uses kv head h / (hq / hkv). */
+typedef struct rlx_l_attn {
+  int64_t B, hq, hkv, sq, sk, d, dv;
+  rlx_dtype dt;      /* q, k, v dtype */
+  float scale;       /* resolved score scale (never 0) */
+  float softcap;     /* 0: none */
+  int mask_kind;     /* 0 none, 1 causal, 2 sliding window, 3 custom (nonzero = attend), 4 bias (added) */
+  int64_t window;
+  rlx_mx_arr *mask;  /* custom / bias mask broadcastable to [B,hq,sq,sk]; NULL otherwise */
+  rlx_dtype mask_dt;
+  bool packed;       /* the node's operands are [B,S,H*D] */
+} rlx_l_attn;
+
+/* Reads an Attention-shaped node (Attention, AttentionBackward: q, k, v at inputs 0..2, the mask
+ * at input mask_in when present) into *a and returns q, k, v as [B,H,S,D] in qkv[0..2]. */
+void rlx_l_attn_from_node(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, uint32_t mask_in, rlx_l_attn *a,
+                          rlx_mx_arr **qkv);
+/* Sets a's mask kind, window and mask tensor from node n's `mask` / `window` attributes and input
+ * mask_in (-1 or past the inputs: none). */
+void rlx_l_attn_set_mask(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, int mask_in, rlx_l_attn *a);
+/* Attention output [B,hq,sq,dv]; when scores is not NULL, *scores receives the scores [B,hq,sq,sk]
+ * of `stage` (see rlx_l_attention_probs; 3 = the probabilities). */
+rlx_mx_arr *rlx_l_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr **scores,
+                            int stage);
+/* The attention probabilities [B,hq,sq,sk] (0 where masked; a row with no visible key is all 0);
+ * stages (NULL or 3 slots) receives the scaled scores, the soft-capped ones and the masked ones. */
+rlx_mx_arr *rlx_l_attention_probs(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr **stages);
+/* [B,hq,..] <-> [B,hkv,hq/hkv,..] (query heads grouped by the kv head they use); rank = 4 / 5. */
+rlx_mx_arr *rlx_l_attn_group(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *x, int64_t s, int64_t d);
+rlx_mx_arr *rlx_l_attn_ungroup(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *x, int64_t s, int64_t d);
+/* [B,S,H*D] -> [B,H,S,D] and back. */
+rlx_mx_arr *rlx_l_split_heads(rlx_lower *L, rlx_mx_arr *x, int64_t B, int64_t S, int64_t H, int64_t D);
+rlx_mx_arr *rlx_l_merge_heads(rlx_lower *L, rlx_mx_arr *x, int64_t B, int64_t S, int64_t H, int64_t D);
+/* Rotary embedding of x (type t) with cos/sin tables (types tc: [S',>=R/2] or [B|1,S',>=R/2]);
+ * interleaved pairs (x[2i], x[2i+1]) instead of halves; sign -1 rotates backwards. */
 rlx_mx_arr *rlx_l_rope(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t, rlx_mx_arr *cs, rlx_mx_arr *sn,
-                       const rlx_type *tcs, int64_t head_dim, int64_t n_rot, double sign);
+                       const rlx_type *tc, int64_t head_dim, int64_t n_rot, bool interleaved, double sign);
 
 #endif

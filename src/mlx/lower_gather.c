@@ -16,6 +16,22 @@ static rlx_mx_arr *wrap_axis(rlx_lower *L, rlx_mx_arr *idx, rlx_dtype dt, int64_
   return wrap_index(L, idx, dt, rlx_mx_scalar(L->mx, (double)dim, RLX_DTYPE_I64));
 }
 
+/* ONNX GatherElements/ScatterElements indices may be smaller than the data off the axis: the
+ * window data[:idx.dims] (the whole axis kept) that they address; *whole when it is all of x. */
+static void index_window(const rlx_type *td, const rlx_type *ti, int axis, int64_t *hi, bool *whole) {
+  *whole = true;
+  for (int i = 0; i < td->rank; i++) {
+    hi[i] = i == axis ? td->dims[i] : ti->dims[i];
+    *whole &= hi[i] == td->dims[i];
+  }
+}
+
+static rlx_mx_arr *window_slice(rlx_lower *L, rlx_mx_arr *x, int rank, const int64_t *hi) {
+  int64_t lo[RLX_MAX_RANK] = {0}, st[RLX_MAX_RANK];
+  for (int i = 0; i < rank; i++) st[i] = 1;
+  return rlx_mx_slice(L->mx, x, rank, lo, hi, st);
+}
+
 static int reduction_code(const char *r) {
   static const char *names[] = {"none", "add", "mul", "max", "min"};
   for (int i = 0; i < 5; i++)
@@ -80,10 +96,15 @@ void rlx_lower_gather(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       rlx_norm_axis(rlx_node_i(n, "axis"), t0->rank, &a);
       out[0] = rlx_mx_take(c, in[0], wrap_axis(L, in[1], t1->dtype, t0->dims[a]), (int)a);
       return;
-    case RLX_OP_GATHER_ELEMENTS:
+    case RLX_OP_GATHER_ELEMENTS: {
       rlx_norm_axis(rlx_node_i(n, "axis"), t0->rank, &a);
-      out[0] = rlx_mx_take_along_axis(c, in[0], wrap_axis(L, in[1], t1->dtype, t0->dims[a]), (int)a);
+      int64_t hi[RLX_MAX_RANK];
+      bool whole;
+      index_window(t0, t1, (int)a, hi, &whole);
+      rlx_mx_arr *x = whole ? in[0] : window_slice(L, in[0], t0->rank, hi);
+      out[0] = rlx_mx_take_along_axis(c, x, wrap_axis(L, in[1], t1->dtype, t0->dims[a]), (int)a);
       return;
+    }
     case RLX_OP_GATHER_ND:
       gather_nd(L, n, in, out);
       return;
@@ -111,11 +132,18 @@ void rlx_lower_gather(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       out[0] = rlx_mx_scatter(c, zero, &idx, 1, u, &ax, 1);
       return;
     }
-    case RLX_OP_SCATTER_ELEMENTS:
+    case RLX_OP_SCATTER_ELEMENTS: {
       rlx_norm_axis(rlx_node_i(n, "axis"), t0->rank, &a);
-      out[0] = rlx_mx_put_along_axis(c, in[0], wrap_axis(L, in[1], t1->dtype, t0->dims[a]), in[2], (int)a,
-                                     reduction_code(rlx_node_s(n, "reduction")));
+      int64_t hi[RLX_MAX_RANK], lo[RLX_MAX_RANK] = {0}, st[RLX_MAX_RANK];
+      bool whole;
+      index_window(t0, t1, (int)a, hi, &whole);
+      rlx_mx_arr *x = whole ? in[0] : window_slice(L, in[0], t0->rank, hi);
+      rlx_mx_arr *y = rlx_mx_put_along_axis(c, x, wrap_axis(L, in[1], t1->dtype, t0->dims[a]), in[2], (int)a,
+                                            reduction_code(rlx_node_s(n, "reduction")));
+      for (int i = 0; i < t0->rank; i++) st[i] = 1;
+      out[0] = whole ? y : rlx_mx_slice_update(c, in[0], y, t0->rank, lo, hi, st);
       return;
+    }
     case RLX_OP_SCATTER_ND:
       scatter_nd(L, n, in, out);
       return;

@@ -1,7 +1,26 @@
-/* lower_linalg.c: MLX lowering of the linalg family (see rlx/op_table.h). */
+/* lower_linalg.c: DenseSolve and BatchedDenseSolve through mx::linalg::solve (LU with partial
+ * pivoting, LAPACK getrf/getrs family) on the CPU stream, whatever the executable's device: MLX's
+ * factorizations have no GPU implementation. float16/bfloat16 solve in float32. A singular A
+ * (an exactly zero pivot) fails at evaluation with INVALID_ARGUMENT "singular matrix".
+ * 1x1 systems are solved as inv(A) b (the same x = b / a, and the same singular error): in MLX
+ * 0.32.4 a compiled float64 LU (mx::linalg::lu, used by solve) of 1x1 matrices corrupts the heap. */
 #include "mlx/lower.h"
 
 void rlx_lower_linalg(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
-  (void)in, (void)out;
-  rlx_lower_fail(L, RLX_STATUS_UNIMPLEMENTED, "op %s is not implemented yet", rlx_op_name(n->op));
+  rlx_mx *c = L->mx;
+  const rlx_type *ta = rlx_in_type(L, n, 0), *tb = rlx_in_type(L, n, 1);
+  rlx_dtype dt = tb->dtype, work = dt == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32;
+  rlx_mx_arr *a = in[0], *b = in[1];
+  if (work != dt) a = rlx_mx_astype(c, a, work), b = rlx_mx_astype(c, b, work);
+  if (n->op == RLX_OP_BATCHED_DENSE_SOLVE) /* [B,n] -> [B,n,1]: MLX reads a rank-2 b as a matrix */
+    b = rlx_mx_reshape(c, b, 3, (int64_t[]){tb->dims[0], tb->dims[1], 1});
+  rlx_mx_arr *x;
+  if (ta->dims[ta->rank - 1] == 1) {
+    if (n->op == RLX_OP_DENSE_SOLVE) b = rlx_mx_reshape(c, b, 2, (int64_t[]){1, tb->rank == 2 ? tb->dims[1] : 1});
+    x = rlx_mx_matmul(c, rlx_mx_inv_cpu(c, a), b);
+  } else {
+    x = rlx_mx_solve_cpu(c, a, b);
+  }
+  x = rlx_l_reshape(L, x, tb);
+  out[0] = work != dt ? rlx_mx_astype(c, x, dt) : x;
 }

@@ -3,11 +3,16 @@
 
 #include "mlx/lower.h"
 
-/* matmul of equal-dtype operands; integer operands go through float32 (exact below 2^24). */
+/* matmul of equal-dtype operands. MLX multiplies floating types only: integer operands go
+ * through float64 on the CPU (exact while every partial sum stays below 2^53 in magnitude) and
+ * float32 on a GPU (no float64 there; exact below 2^24); the result wraps to the integer dtype
+ * through int64 like NumPy's integer matmul. */
 static rlx_mx_arr *matmul(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt) {
-  if (rlx_dtype_is_float(dt)) return rlx_mx_matmul(L->mx, a, b);
-  rlx_mx_arr *y = rlx_mx_matmul(L->mx, rlx_mx_astype(L->mx, a, RLX_DTYPE_F32), rlx_mx_astype(L->mx, b, RLX_DTYPE_F32));
-  return rlx_mx_astype(L->mx, rlx_mx_unary(L->mx, RLX_MXU_ROUND, y), dt);
+  rlx_mx *c = L->mx;
+  if (rlx_dtype_is_float(dt)) return rlx_mx_matmul(c, a, b);
+  rlx_dtype acc = rlx_mx_get_device(c) == RLX_MX_GPU ? RLX_DTYPE_F32 : RLX_DTYPE_F64;
+  rlx_mx_arr *y = rlx_mx_matmul(c, rlx_mx_astype(c, a, acc), rlx_mx_astype(c, b, acc));
+  return rlx_mx_astype(c, rlx_mx_astype(c, y, RLX_DTYPE_I64), dt);
 }
 
 /* numpy.matmul: promote 1-D operands to matrices, then reshape to the inferred result. */
@@ -60,7 +65,10 @@ static void lower_dot_general(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const
 }
 
 /* MLX affine quantized_matmul wants w as unsigned `bits`-bit values packed little-end-first into
- * uint32 words, with w = scale * u + bias per group. */
+ * uint32 words (element j of a word in bits [j*bits, (j+1)*bits)), with w = scale * u + bias per
+ * group. Symmetric schemes shift q by 2^(bits-1) into the unsigned range (bias = -2^(bits-1)
+ * scale); asymmetric ones keep q and use bias = -zero_point * scale. Values outside the scheme's
+ * range wrap modulo 2^bits (masked) instead of spilling into their neighbours. */
 static void lower_dequant(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   const char *scheme = rlx_node_s(n, "scheme");
@@ -79,7 +87,15 @@ static void lower_dequant(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in
     u = rlx_mx_binary(c, RLX_MXB_ADD, u, rlx_mx_scalar(c, off, RLX_DTYPE_I32));
     bias = rlx_mx_binary(c, RLX_MXB_MULTIPLY, scale, rlx_mx_scalar(c, -off, xdt));
   }
-  u = rlx_mx_reshape(c, rlx_mx_astype(c, u, RLX_DTYPE_U32), 3, (int64_t[]){N, K / epw, epw});
+  u = rlx_mx_binary(c, RLX_MXB_BITWISE_AND, rlx_mx_astype(c, u, RLX_DTYPE_U32), rlx_mx_scalar(c, (double)((1 << bits) - 1), RLX_DTYPE_U32));
+  if (xdt == RLX_DTYPE_F64) { /* quantized_matmul has no float64: dequantize, then matmul */
+    int64_t blk[3] = {N, K / bs, 1};
+    rlx_mx_arr *wd = rlx_mx_reshape(c, rlx_mx_astype(c, u, xdt), 3, (int64_t[]){N, K / bs, bs});
+    wd = rlx_mx_binary(c, RLX_MXB_ADD, rlx_mx_binary(c, RLX_MXB_MULTIPLY, wd, rlx_mx_reshape(c, scale, 3, blk)), rlx_mx_reshape(c, bias, 3, blk));
+    out[0] = rlx_mx_matmul(c, in[0], rlx_mx_transpose(c, rlx_mx_reshape(c, wd, 2, (int64_t[]){N, K}), 2, (int64_t[]){1, 0}));
+    return;
+  }
+  u = rlx_mx_reshape(c, u, 3, (int64_t[]){N, K / epw, epw});
   rlx_type tu = {.dtype = RLX_DTYPE_U32, .rank = 3, .dims = {N, K / epw, epw}};
   rlx_mx_arr *packed = NULL;
   for (int64_t j = 0; j < epw; j++) {
@@ -104,10 +120,7 @@ void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
       rlx_mx_arr *y = rlx_mx_matmul(c, in[0], in[1]);
       if (n->n_in == 3) y = rlx_mx_binary(c, RLX_MXB_ADD, y, in[2]);
-      const char *act = rlx_node_s(n, "activation");
-      rlx_op aop;
-      if (strcmp(act, "none") != 0 && !rlx_op_from_name(act, &aop)) y = rlx_l_unary(L, aop, y, dt);
-      out[0] = y;
+      out[0] = rlx_l_activation(L, rlx_node_s(n, "activation"), y, dt);
       return;
     }
     case RLX_OP_LORA_MATMUL: {
@@ -118,10 +131,16 @@ void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       return;
     }
     case RLX_OP_GROUPED_MATMUL: {
-      /* gather_mm: x[M,1,K] @ w[idx[m]] -> [M,1,N] */
+      /* gather_mm: x[M,1,K] @ w[idx[m]] -> [M,1,N]; negative indices count from the end and
+       * the rest are clamped into [0, E) (gather_mm does not check its indices). */
       const rlx_type *tx = rlx_in_type(L, n, 0);
+      int64_t E = rlx_in_type(L, n, 1)->dims[0];
       rlx_mx_arr *x = rlx_mx_reshape(c, in[0], 3, (int64_t[]){tx->dims[0], 1, tx->dims[1]});
-      rlx_mx_arr *idx = rlx_mx_astype(c, in[2], RLX_DTYPE_U32);
+      rlx_mx_arr *idx = rlx_mx_astype(c, in[2], RLX_DTYPE_I64);
+      rlx_mx_arr *neg = rlx_mx_binary(c, RLX_MXB_LESS, idx, rlx_mx_scalar(c, 0, RLX_DTYPE_I64));
+      idx = rlx_mx_where(c, neg, rlx_mx_binary(c, RLX_MXB_ADD, idx, rlx_mx_scalar(c, (double)E, RLX_DTYPE_I64)), idx);
+      idx = rlx_mx_clip(c, idx, rlx_mx_scalar(c, 0, RLX_DTYPE_I64), rlx_mx_scalar(c, (double)(E - 1), RLX_DTYPE_I64));
+      idx = rlx_mx_astype(c, idx, RLX_DTYPE_U32);
       out[0] = rlx_l_reshape(L, rlx_mx_gather_mm(c, x, in[1], NULL, idx), rlx_out_type(L, n, 0));
       return;
     }

@@ -1,8 +1,8 @@
 /* lower_norm.c: LayerNorm, LayerNorm2d, RmsNorm, GroupNorm, Softmax, LogSoftmax. */
 #include "mlx/lower.h"
 
-/* Applies fast::layer_norm / rms_norm over `axis` by moving it last and back. */
-static rlx_mx_arr *norm_axis(rlx_lower *L, bool rms, rlx_mx_arr *x, int rank, int axis, rlx_mx_arr *g, rlx_mx_arr *b, float eps) {
+/* fast::layer_norm / rms_norm over `axis`, moved last and back. */
+rlx_mx_arr *rlx_l_norm(rlx_lower *L, bool rms, rlx_mx_arr *x, int rank, int axis, rlx_mx_arr *g, rlx_mx_arr *b, float eps) {
   rlx_mx *c = L->mx;
   bool move = axis != rank - 1;
   if (move) x = rlx_l_swap(L, x, rank, axis, rank - 1);
@@ -46,10 +46,10 @@ void rlx_lower_norm(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_
     case RLX_OP_LAYER_NORM:
     case RLX_OP_RMS_NORM:
       rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &axis);
-      out[0] = norm_axis(L, n->op == RLX_OP_RMS_NORM, in[0], t->rank, (int)axis, in[1], beta, eps);
+      out[0] = rlx_l_norm(L, n->op == RLX_OP_RMS_NORM, in[0], t->rank, (int)axis, in[1], beta, eps);
       return;
     case RLX_OP_LAYER_NORM_2D:
-      out[0] = norm_axis(L, false, in[0], 4, 1, in[1], beta, eps);
+      out[0] = rlx_l_norm(L, false, in[0], 4, 1, in[1], beta, eps);
       return;
     case RLX_OP_GROUP_NORM:
       out[0] = group_norm(L, n, in);

@@ -1,4 +1,6 @@
 /* lower_reduce.c: Reduce, Cumsum, ArgMax/ArgMin, TopK. */
+#include <math.h>
+
 #include "mlx/lower.h"
 
 
@@ -31,11 +33,12 @@ static void topk(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
   const rlx_type *t = rlx_in_type(L, n, 0);
   int64_t a;
   rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
-  /* Stable ascending argsort of the key; ties keep the lower index. */
+  /* Stable ascending argsort of the key; ties keep the lower index. Largest first sorts an
+   * order-reversing key: -x for floats, ~x for integers (no overflow at the extremes). */
   rlx_mx_arr *key = x;
   if (rlx_node_i(n, "largest")) {
-    if (!rlx_dtype_is_signed(t->dtype)) key = rlx_mx_astype(c, key, t->dtype == RLX_DTYPE_U64 ? RLX_DTYPE_F64 : RLX_DTYPE_I64);
-    key = rlx_mx_unary(c, RLX_MXU_NEGATIVE, key);
+    if (t->dtype == RLX_DTYPE_BOOL) key = rlx_mx_astype(c, key, RLX_DTYPE_U8);
+    key = rlx_mx_unary(c, rlx_dtype_is_float(t->dtype) ? RLX_MXU_NEGATIVE : RLX_MXU_BITWISE_INVERT, key);
   }
   rlx_mx_arr *idx = rlx_mx_argsort(c, key, (int)a);
   idx = rlx_l_narrow(L, idx, t, (int)a, 0, rlx_node_i(n, "k"));
@@ -43,33 +46,44 @@ static void topk(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
   out[1] = rlx_mx_astype(c, idx, RLX_DTYPE_I64);
 }
 
+/* Reduce: MLX reductions; integer mean is sum / count truncated; an empty reduction gives the
+ * kind's identity (max: lowest value, min: highest, mean: NaN, or 0 for integers). */
+static rlx_mx_arr *reduce(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x) {
+  rlx_mx *c = L->mx;
+  const rlx_type *t = rlx_in_type(L, n, 0), *to = rlx_out_type(L, n, 0);
+  size_t na;
+  const int64_t *axes = rlx_node_is(n, "axes", &na);
+  int ax[RLX_MAX_RANK];
+  for (size_t i = 0; i < na; i++) ax[i] = (int)(axes[i] < 0 ? axes[i] + t->rank : axes[i]);
+  int kind = rlx_reduce_kind(rlx_node_s(n, "kind"));
+  bool keep = rlx_node_i(n, "keepdims") != 0;
+  if (t->rank == 0) return x;
+  int64_t cnt = 1;
+  for (int i = 0; i < t->rank; i++) {
+    bool r = na == 0;
+    for (size_t j = 0; j < na; j++) r |= ax[j] == i;
+    if (r) cnt *= t->dims[i];
+  }
+  if (cnt == 0) {
+    rlx_mx_arr *v = kind == 2 || kind == 3 ? rlx_l_extreme(L, t->dtype, kind == 2)
+                    : rlx_mx_scalar(c, kind == 4 ? 1 : kind == 1 && rlx_dtype_is_float(t->dtype) ? NAN : 0, t->dtype);
+    return rlx_mx_broadcast_to(c, v, to->rank, to->dims);
+  }
+  if (kind == 1 && rlx_dtype_is_int(t->dtype)) { /* integer mean: sum / count, truncated */
+    rlx_mx_arr *s = rlx_mx_reduce(c, rlx_mx_astype(c, x, RLX_DTYPE_I64), 0, (int)na, ax, keep);
+    s = rlx_l_binary(L, RLX_OP_DIV, s, rlx_mx_scalar(c, (double)cnt, RLX_DTYPE_I64), RLX_DTYPE_I64);
+    return rlx_mx_astype(c, s, to->dtype);
+  }
+  return as_dtype(L, rlx_mx_reduce(c, x, kind, (int)na, ax, keep), to->dtype);
+}
+
 void rlx_lower_reduce(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   const rlx_type *t = rlx_in_type(L, n, 0), *to = rlx_out_type(L, n, 0);
   switch (n->op) {
-    case RLX_OP_REDUCE: {
-      size_t na;
-      const int64_t *axes = rlx_node_is(n, "axes", &na);
-      int ax[RLX_MAX_RANK];
-      for (size_t i = 0; i < na; i++) ax[i] = (int)(axes[i] < 0 ? axes[i] + t->rank : axes[i]);
-      int kind = rlx_reduce_kind(rlx_node_s(n, "kind"));
-      rlx_mx_arr *x = in[0];
-      if (kind == 1 && rlx_dtype_is_int(t->dtype)) { /* integer mean: sum / count, truncated */
-        int64_t cnt = 1;
-        for (int i = 0; i < t->rank; i++) {
-          bool r = na == 0;
-          for (size_t j = 0; j < na; j++) r |= ax[j] == i;
-          if (r) cnt *= t->dims[i];
-        }
-        rlx_mx_arr *s = rlx_mx_reduce(c, rlx_mx_astype(c, x, RLX_DTYPE_I64), 0, (int)na, ax, rlx_node_i(n, "keepdims") != 0);
-        s = rlx_l_binary(L, RLX_OP_DIV, s, rlx_mx_scalar(c, (double)cnt, RLX_DTYPE_I64), RLX_DTYPE_I64);
-        out[0] = rlx_mx_astype(c, s, to->dtype);
-        return;
-      }
-      out[0] = as_dtype(L, rlx_mx_reduce(c, x, kind, (int)na, ax, rlx_node_i(n, "keepdims") != 0), to->dtype);
-      if (na == 0 && t->rank == 0) out[0] = x;
+    case RLX_OP_REDUCE:
+      out[0] = reduce(L, n, in[0]);
       return;
-    }
     case RLX_OP_CUMSUM: {
       int64_t a;
       rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);

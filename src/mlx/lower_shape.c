@@ -55,6 +55,17 @@ static void lower_pad(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr
   }
   if (crop) x = rlx_mx_slice(c, x, r, lo, hi, st);
   const char *mode = rlx_node_s(n, "mode");
+  if (!strcmp(mode, "wrap")) { /* per axis: take indices (j - lo) mod d of the cropped axis */
+    for (int i = 0; i < r; i++) {
+      int64_t d = hi[i] - lo[i];
+      if (!plo[i] && !phi[i]) continue;
+      rlx_mx_arr *j = rlx_mx_arange(c, (double)-plo[i], (double)(d + phi[i]), 1, RLX_DTYPE_I64);
+      j = rlx_mx_binary(c, RLX_MXB_REMAINDER, j, rlx_mx_scalar(c, (double)d, RLX_DTYPE_I64));
+      x = rlx_mx_take(c, x, j, i);
+    }
+    out[0] = x;
+    return;
+  }
   rlx_mx_arr *v = rlx_mx_scalar(c, rlx_node_f(n, "value"), t->dtype);
   bool any = false;
   for (int i = 0; i < r; i++) any |= plo[i] || phi[i];

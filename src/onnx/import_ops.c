@@ -1,5 +1,6 @@
 /* import_ops.c: the ONNX op-mapping table and the elementwise mappings. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,11 +48,34 @@ UNARY(map_not, RLX_OP_NOT)
 UNARY(map_isnan, RLX_OP_IS_NAN)
 UNARY(map_bitwise_not, RLX_OP_BITWISE_NOT)
 
+/* Before opset 7, B aligns with A starting at `axis` (attribute axis with broadcast = 1; PRelu:
+ * a [C] slope is per channel, axis 1): B gets trailing unit dims so NumPy rules apply. */
+static rlx_status *legacy_align(rlx_imp *I, const Onnx__NodeProto *n, rlx_value a, rlx_value *b, bool prelu) {
+  const rlx_type *ta = imp_type(I, a), *tb = imp_type(I, *b);
+  if (I->opset >= 7 || tb->rank == 0 || tb->rank >= ta->rank) return NULL;
+  int64_t axis;
+  if (prelu) {
+    if (tb->rank != 1 || ta->rank < 2 || tb->dims[0] != ta->dims[1]) return NULL;
+    axis = 1;
+  } else {
+    if (!imp_attr_i(n, "broadcast", 0) || !imp_attr(n, "axis")) return NULL;
+    axis = imp_attr_i(n, "axis", 0);
+    if (axis < 0) axis += ta->rank;
+    if (axis < 0 || axis + tb->rank > ta->rank) IMP_FAIL(INVALID_ARGUMENT, "broadcast axis %lld does not fit %s and %s",
+                                                         (long long)imp_attr_i(n, "axis", 0), RLX_TYPE_STR(ta), RLX_TYPE_STR(tb));
+  }
+  int64_t d[RLX_MAX_RANK];
+  int r = (int)(ta->rank - axis);
+  for (int i = 0; i < r; i++) d[i] = i < tb->rank ? tb->dims[i] : 1;
+  return imp_reshape(I, n, *b, r, d, b);
+}
+
 /* Two-input ops; for compares and arithmetic both inputs must share a dtype (ONNX requires it). */
 static rlx_status *binary(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t na, const rlx_attr *a) {
   rlx_value in[2], y;
   RLX_TRY(imp_in(I, n, 0, &in[0]));
   RLX_TRY(imp_in(I, n, 1, &in[1]));
+  RLX_TRY(legacy_align(I, n, in[0], &in[1], false));
   RLX_TRY(imp_add(I, n, op, 2, in, na, a, &y));
   return imp_out(I, n, 0, y);
 }
@@ -149,10 +173,13 @@ static rlx_status *map_identity(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, x);
 }
 
-/* Dropout in inference: identity; the optional mask output is all true. */
+/* Dropout in inference (or training with ratio 0): identity; the optional mask output is all
+ * true. Training with a non-zero ratio draws random masks: UNIMPLEMENTED. */
 static rlx_status *map_dropout(rlx_imp *I, const Onnx__NodeProto *n) {
-  const rlx_tensor *train = imp_const(I, n, 2);
-  if (imp_has(n, 2) && (!train || rlx_tensor_get_f64(train, 0) != 0)) IMP_FAIL(UNIMPLEMENTED, "Dropout in training mode");
+  const rlx_tensor *train = imp_const(I, n, 2), *ratio = imp_const(I, n, 1);
+  bool training = imp_has(n, 2) && (!train || rlx_tensor_get_f64(train, 0) != 0);
+  bool no_drop = imp_has(n, 1) ? ratio && rlx_tensor_get_f64(ratio, 0) == 0 : imp_attr_f(n, "ratio", 0.5) == 0;
+  if (training && !no_drop) IMP_FAIL(UNIMPLEMENTED, "Dropout in training mode with a non-zero (or run-time) ratio draws random masks");
   rlx_value x;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_out(I, n, 0, x));
@@ -221,6 +248,7 @@ static rlx_status *map_prelu(rlx_imp *I, const Onnx__NodeProto *n) { /* x >= 0 ?
   rlx_value x, s, sx, pos, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_in(I, n, 1, &s));
+  RLX_TRY(legacy_align(I, n, x, &s, true));
   RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, s, &sx));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER_EQUAL, x, 0, &pos));
   RLX_TRY(imp_select(I, n, pos, x, sx, &y));
@@ -337,15 +365,30 @@ static const rlx_onnx_op table[] = {
     {"Softsign", 0, map_softsign, false}, {"Mish", 0, map_mish, false}, {"ThresholdedRelu", 0, map_thresholded_relu, false},
     {"Gelu", 0, map_gelu, false},
 };
+static const size_t table_len = RLX_ARRAY_LEN(table);
 
+/* Ops of other domains are listed as "domain.op_type" (e.g. "ai.onnx.ml.Binarizer"). */
 const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int64_t opset) {
-  if (domain && *domain && strcmp(domain, "ai.onnx")) return NULL;
+  char key[256];
+  if (domain && *domain && strcmp(domain, "ai.onnx")) {
+    snprintf(key, sizeof key, "%s.%s", domain, op_type);
+    op_type = key;
+  }
   const rlx_onnx_op *best = NULL;
-  const rlx_onnx_op *const tables[] = {table, rlx_onnx_tensor_ops, rlx_onnx_nn_ops};
-  const size_t sizes[] = {RLX_ARRAY_LEN(table), rlx_onnx_tensor_ops_len, rlx_onnx_nn_ops_len};
-  for (size_t t = 0; t < 3; t++)
-    for (size_t i = 0; i < sizes[t]; i++) {
-      const rlx_onnx_op *o = &tables[t][i];
+  static const struct {
+    const rlx_onnx_op *ops;
+    const size_t *len;
+  } tables[] = {{table, &table_len},
+                {rlx_onnx_tensor_ops, &rlx_onnx_tensor_ops_len},
+                {rlx_onnx_nn_ops, &rlx_onnx_nn_ops_len},
+                {rlx_onnx_fftsample_ops, &rlx_onnx_fftsample_ops_len},
+                {rlx_onnx_attention_ops, &rlx_onnx_attention_ops_len},
+                {rlx_onnx_control_ops, &rlx_onnx_control_ops_len},
+                {rlx_onnx_importer_ops, &rlx_onnx_importer_ops_len},
+                {rlx_onnx_convquant_ops, &rlx_onnx_convquant_ops_len}};
+  for (size_t t = 0; t < RLX_ARRAY_LEN(tables); t++)
+    for (size_t i = 0; i < *tables[t].len; i++) {
+      const rlx_onnx_op *o = &tables[t].ops[i];
       if (strcmp(o->op_type, op_type) == 0 && o->since <= opset && (!best || o->since > best->since)) best = o;
     }
   return best;

@@ -1,5 +1,5 @@
 /* import_ops_nn.c: ONNX neural-network ops: matmul, conv, pooling, normalization, softmax,
- * resize, quantization. Formulas follow the ONNX operator documentation. */
+ * resize (quantization: import_ops_convquant.c). Formulas follow the ONNX operator documentation. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,10 +83,8 @@ static void list_or(const Onnx__NodeProto *n, const char *name, int nsp, int64_t
   for (int i = 0; i < nsp; i++) out[i] = c == (size_t)nsp ? v[i] : dflt;
 }
 
-static rlx_status *conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose) {
-  rlx_type tx, tw;
-  RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  RLX_TRY(imp_in_type(I, n, 1, false, &tw));
+rlx_status *imp_conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose, size_t nin, const rlx_value *in, rlx_value *y) {
+  rlx_type tx = *imp_type(I, in[0]), tw = *imp_type(I, in[1]);
   int nsp = tx.rank - 2;
   if (nsp < 1 || nsp > 3) IMP_FAIL(UNIMPLEMENTED, "%dD convolution", nsp);
   int64_t k[3], s[3], d[3], op[3], pads[6];
@@ -109,14 +107,17 @@ static rlx_status *conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose) {
       pads[i + nsp] = total - pads[i];
     }
   }
-  rlx_value in[3];
-  size_t nin = imp_has(n, 2) ? 3 : 2;
-  for (size_t i = 0; i < nin; i++) RLX_TRY(imp_in(I, n, i, &in[i]));
   rlx_attr a[5] = {RLX_ATTR_IS("strides", (size_t)nsp, s), RLX_ATTR_IS("pads", (size_t)(2 * nsp), pads),
                    RLX_ATTR_IS("dilations", (size_t)nsp, d), RLX_ATTR_I("group", imp_attr_i(n, "group", 1)),
                    RLX_ATTR_IS("output_padding", (size_t)nsp, op)};
-  rlx_value y;
-  RLX_TRY(imp_add(I, n, transpose ? RLX_OP_CONV_TRANSPOSE : RLX_OP_CONV, nin, in, transpose ? 5 : 4, a, &y));
+  return imp_add(I, n, transpose ? RLX_OP_CONV_TRANSPOSE : RLX_OP_CONV, nin, in, transpose ? 5 : 4, a, y);
+}
+
+static rlx_status *conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose) {
+  rlx_value in[3], y;
+  size_t nin = imp_has(n, 2) ? 3 : 2;
+  for (size_t i = 0; i < nin; i++) RLX_TRY(imp_in(I, n, i, &in[i]));
+  RLX_TRY(imp_conv(I, n, transpose, nin, in, &y));
   return imp_out(I, n, 0, y);
 }
 static rlx_status *map_conv(rlx_imp *I, const Onnx__NodeProto *n) { return conv(I, n, false); }
@@ -127,8 +128,6 @@ static rlx_status *pool(rlx_imp *I, const Onnx__NodeProto *n, const char *kind) 
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
   int nsp = tx.rank - 2;
   if (nsp < 1 || nsp > 3) IMP_FAIL(UNIMPLEMENTED, "%dD pooling", nsp);
-  if (n->n_output > 1 && n->output[1][0]) IMP_FAIL(UNIMPLEMENTED, "MaxPool's Indices output");
-  if (imp_attr_i(n, "storage_order", 0)) IMP_FAIL(UNIMPLEMENTED, "storage_order 1");
   int64_t k[3], s[3], d[3], pads[6];
   list_or(n, "kernel_shape", nsp, 1, k);
   list_or(n, "strides", nsp, 1, s);
@@ -141,7 +140,11 @@ static rlx_status *pool(rlx_imp *I, const Onnx__NodeProto *n, const char *kind) 
                    RLX_ATTR_I("count_include_pad", imp_attr_i(n, "count_include_pad", 0)),
                    RLX_ATTR_I("ceil_mode", imp_attr_i(n, "ceil_mode", 0))};
   RLX_TRY(imp_add(I, n, RLX_OP_POOL, 1, &x, 7, a, &y));
-  return imp_out(I, n, 0, y);
+  RLX_TRY(imp_out(I, n, 0, y));
+  if (n->n_output < 2 || !n->output[1][0]) return NULL;
+  rlx_value idx;
+  RLX_TRY(imp_pool_argmax(I, n, x, imp_type(I, y), k, s, d, pads, imp_attr_i(n, "storage_order", 0) != 0, &idx));
+  return imp_out(I, n, 1, idx);
 }
 static rlx_status *map_max_pool(rlx_imp *I, const Onnx__NodeProto *n) { return pool(I, n, "max"); }
 static rlx_status *map_average_pool(rlx_imp *I, const Onnx__NodeProto *n) { return pool(I, n, "mean"); }
@@ -190,30 +193,75 @@ static rlx_status *global_pool(rlx_imp *I, const Onnx__NodeProto *n, const char 
 static rlx_status *map_global_average_pool(rlx_imp *I, const Onnx__NodeProto *n) { return global_pool(I, n, "mean"); }
 static rlx_status *map_global_max_pool(rlx_imp *I, const Onnx__NodeProto *n) { return global_pool(I, n, "max"); }
 
+/* BatchNormalization-14/15 in training mode: batch statistics over every axis but 1 (biased
+ * variance) normalize x; the outputs running_mean/var = stat * momentum + batch stat * (1 - momentum). */
+static rlx_status *batch_norm_training(rlx_imp *I, const Onnx__NodeProto *n, const rlx_type *tx) {
+  int64_t axes[RLX_MAX_RANK];
+  size_t na = 0;
+  for (int i = 0; i < tx->rank; i++)
+    if (i != 1) axes[na++] = i;
+  double eps = imp_attr_f(n, "epsilon", 1e-5), mom = imp_attr_f(n, "momentum", 0.9);
+  rlx_value x, s, b, m, v, bm, bv, d, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_reduce(I, n, "mean", x, na, axes, true, &bm));
+  RLX_TRY(imp_bin(I, n, RLX_OP_SUB, x, bm, &d));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, d, d, &bv));
+  RLX_TRY(imp_reduce(I, n, "mean", bv, na, axes, true, &bv));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, bv, eps, &y));
+  RLX_TRY(imp_un(I, n, RLX_OP_RSQRT, y, &y));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, d, y, &y));
+  RLX_TRY(imp_in(I, n, 1, &s));
+  RLX_TRY(imp_in(I, n, 2, &b));
+  RLX_TRY(per_channel(I, n, s, tx->rank, &s));
+  RLX_TRY(per_channel(I, n, b, tx->rank, &b));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, y, s, &y));
+  RLX_TRY(imp_bin(I, n, RLX_OP_ADD, y, b, &y));
+  RLX_TRY(imp_out(I, n, 0, y));
+  int64_t C = tx->dims[1];
+  for (size_t k = 0; k < 2; k++) { /* running mean, running var */
+    rlx_value stat = k ? bv : bm;
+    RLX_TRY(imp_reshape(I, n, stat, 1, &C, &stat));
+    RLX_TRY(imp_in(I, n, 3 + k, k ? &v : &m));
+    rlx_value run;
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, k ? v : m, mom, &run));
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, stat, 1 - mom, &stat));
+    RLX_TRY(imp_bin(I, n, RLX_OP_ADD, run, stat, &run));
+    RLX_TRY(imp_out(I, n, 1 + k, run));
+  }
+  return NULL;
+}
+
 /* BatchNormalization (inference): (x - mean) / sqrt(var + eps) * scale + B, per channel. With
  * known statistics the affine factors are computed once: x * a + b. */
 static rlx_status *map_batch_norm(rlx_imp *I, const Onnx__NodeProto *n) {
+  if (I->opset >= 14 && imp_attr_i(n, "training_mode", 0)) {
+    rlx_type t;
+    RLX_TRY(imp_in_type(I, n, 0, true, &t));
+    if (t.rank < 2) IMP_FAIL(INVALID_ARGUMENT, "x must be [N,C,..], got %s", RLX_TYPE_STR(&t));
+    return batch_norm_training(I, n, &t);
+  }
   if (imp_attr_i(n, "training_mode", 0) || (n->n_output > 1 && n->output[1][0]))
-    IMP_FAIL(UNIMPLEMENTED, "BatchNormalization in training mode");
+    IMP_FAIL(UNIMPLEMENTED, "BatchNormalization in training mode before opset 14");
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
   double eps = imp_attr_f(n, "epsilon", 1e-5);
   const rlx_tensor *sc = imp_const(I, n, 1), *bi = imp_const(I, n, 2), *mu = imp_const(I, n, 3), *va = imp_const(I, n, 4);
   rlx_value x, a, b, y;
   RLX_TRY(imp_in(I, n, 0, &x));
-  if (sc && bi && mu && va && rlx_dtype_is_float(tx.dtype) && rlx_tensor_rank(sc) == 1) {
+  if (sc && bi && mu && va && rlx_dtype_is_float(tx.dtype) && tx.dtype != RLX_DTYPE_F64 && rlx_tensor_rank(sc) == 1) {
+    /* computed in double, stored as float32 (float64 is not available on GPUs), cast to x's dtype */
     int64_t C = rlx_tensor_numel(sc);
     rlx_tensor *ta, *tb;
-    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F64, 1, &C, NULL, 0, &ta));
-    rlx_status *st = rlx_tensor_create(RLX_DTYPE_F64, 1, &C, NULL, 0, &tb);
+    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, 1, &C, NULL, 0, &ta));
+    rlx_status *st = rlx_tensor_create(RLX_DTYPE_F32, 1, &C, NULL, 0, &tb);
     if (st) {
       rlx_tensor_free(ta);
       return st;
     }
     for (int64_t c = 0; c < C; c++) {
       double f = rlx_tensor_get_f64(sc, c) / sqrt(rlx_tensor_get_f64(va, c) + eps);
-      ((double *)rlx_tensor_data(ta))[c] = f;
-      ((double *)rlx_tensor_data(tb))[c] = rlx_tensor_get_f64(bi, c) - rlx_tensor_get_f64(mu, c) * f;
+      ((float *)rlx_tensor_data(ta))[c] = (float)f;
+      ((float *)rlx_tensor_data(tb))[c] = (float)(rlx_tensor_get_f64(bi, c) - rlx_tensor_get_f64(mu, c) * f);
     }
     st = imp_tensor_const(I, ta, &a);
     if (!st) st = imp_tensor_const(I, tb, &b);
@@ -280,18 +328,15 @@ static rlx_status *map_group_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
-/* LayerNormalization normalizes over dims [axis, r): flattened to one axis for rlx LayerNorm.
- * The optional Mean and InvStdDev outputs are computed too. */
-static rlx_status *map_layer_norm(rlx_imp *I, const Onnx__NodeProto *n) {
+rlx_status *imp_trailing_norm(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value *out) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, true, &tx));
   int64_t axis = norm_ax(imp_attr_i(n, "axis", -1), tx.rank), outer = 1, inner = 1;
   if (axis < 0 || axis >= tx.rank) IMP_FAIL(OUT_OF_RANGE, "axis for rank %d", tx.rank);
   for (int i = 0; i < tx.rank; i++) *(i < axis ? &outer : &inner) *= tx.dims[i];
-  double eps = imp_attr_f(n, "epsilon", 1e-5);
-  rlx_value x, x2, p[2], y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_reshape(I, n, x, 2, (int64_t[]){outer, inner}, &x2));
+  rlx_value x2, p[2], y;
+  RLX_TRY(imp_in(I, n, 0, &x2));
+  RLX_TRY(imp_reshape(I, n, x2, 2, (int64_t[]){outer, inner}, &x2));
   size_t np = imp_has(n, 2) ? 2 : 1;
   for (size_t i = 0; i < np; i++) {
     RLX_TRY(imp_in(I, n, 1 + i, &p[i]));
@@ -301,9 +346,20 @@ static rlx_status *map_layer_norm(rlx_imp *I, const Onnx__NodeProto *n) {
     RLX_TRY(imp_cast(I, n, p[i], tx.dtype, &p[i]));
   }
   rlx_value in[3] = {x2, p[0], p[1]};
-  rlx_attr a[2] = {RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", eps)};
-  RLX_TRY(imp_add(I, n, RLX_OP_LAYER_NORM, 1 + np, in, 2, a, &y));
-  RLX_TRY(imp_reshape(I, n, y, tx.rank, tx.dims, &y));
+  rlx_attr a[2] = {RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", imp_attr_f(n, "epsilon", 1e-5))};
+  RLX_TRY(imp_add(I, n, op, 1 + np, in, 2, a, &y));
+  return imp_reshape(I, n, y, tx.rank, tx.dims, out);
+}
+
+/* LayerNormalization; the optional Mean and InvStdDev outputs are computed too. */
+static rlx_status *map_layer_norm(rlx_imp *I, const Onnx__NodeProto *n) {
+  rlx_type tx;
+  rlx_value x, y;
+  RLX_TRY(imp_trailing_norm(I, n, RLX_OP_LAYER_NORM, &y));
+  RLX_TRY(imp_in_type(I, n, 0, true, &tx));
+  RLX_TRY(imp_in(I, n, 0, &x));
+  int64_t axis = norm_ax(imp_attr_i(n, "axis", -1), tx.rank);
+  double eps = imp_attr_f(n, "epsilon", 1e-5);
   RLX_TRY(imp_out(I, n, 0, y));
   if ((n->n_output > 1 && n->output[1][0]) || (n->n_output > 2 && n->output[2][0])) {
     int64_t axes[RLX_MAX_RANK], na = 0;
@@ -367,70 +423,87 @@ static rlx_status *map_softmax(rlx_imp *I, const Onnx__NodeProto *n) { return so
 static rlx_status *map_log_softmax(rlx_imp *I, const Onnx__NodeProto *n) { return softmax_like(I, n, RLX_OP_LOG_SOFTMAX, false); }
 static rlx_status *map_hardmax(rlx_imp *I, const Onnx__NodeProto *n) { return softmax_like(I, n, RLX_OP_SOFTMAX, true); }
 
-/* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes; 18+: axes) and Upsample. */
+/* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes; 18+: axes) and Upsample. Scales,
+ * sizes and roi must be known at import time; keep_aspect_ratio_policy is resolved here into
+ * sizes and one scale for the listed axes (round half up, as the ONNX operator docs say). */
 static rlx_status *resize(rlx_imp *I, const Onnx__NodeProto *n, bool upsample) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, true, &tx));
-  char mb[32], cb[32], nb[32];
+  int r = tx.rank;
+  char mb[32], cb[32], nb[32], kb[32];
   const char *mode = imp_attr_s(n, "mode", "nearest", mb, sizeof mb);
   if (!strcmp(mode, "bilinear")) mode = "linear";
   bool old = upsample || I->opset < 11;
   const char *ctm = old ? "asymmetric" : imp_attr_s(n, "coordinate_transformation_mode", "half_pixel", cb, sizeof cb);
   const char *nm = old ? "floor" : imp_attr_s(n, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
-  if (imp_attr_i(n, "antialias", 0)) IMP_FAIL(UNIMPLEMENTED, "Resize antialias");
-  char kb[32];
-  if (strcmp(imp_attr_s(n, "keep_aspect_ratio_policy", "stretch", kb, sizeof kb), "stretch"))
-    IMP_FAIL(UNIMPLEMENTED, "keep_aspect_ratio_policy '%s'", kb);
-  int64_t *axes = NULL;
+  const char *policy = imp_attr_s(n, "keep_aspect_ratio_policy", "stretch", kb, sizeof kb);
+  if (strcmp(policy, "stretch") && strcmp(policy, "not_larger") && strcmp(policy, "not_smaller"))
+    IMP_FAIL(INVALID_ARGUMENT, "keep_aspect_ratio_policy '%s'", policy);
+  /* axes the scales/sizes/roi entries refer to (all by default) */
+  int64_t axes[RLX_MAX_RANK];
   size_t na = 0;
-  size_t nsa = 0;
-  const int64_t *axa = imp_attr_ints(n, "axes", &nsa);
-  if (nsa) {
-    axes = malloc(nsa * 8);
-    if (!axes) return RLX_OOM();
-    for (size_t i = 0; i < nsa; i++) axes[i] = norm_ax(axa[i], tx.rank);
-    na = nsa;
+  const int64_t *axa = imp_attr_ints(n, "axes", &na);
+  if (na > (size_t)r) IMP_FAIL(INVALID_ARGUMENT, "axes has %zu entries for rank %d", na, r);
+  for (size_t i = 0; i < na; i++) {
+    axes[i] = norm_ax(axa[i], r);
+    if (axes[i] < 0 || axes[i] >= r) IMP_FAIL(OUT_OF_RANGE, "axis %lld for rank %d", (long long)axa[i], r);
   }
-  double scales[RLX_MAX_RANK];
+  if (!na)
+    for (int i = 0; i < r; i++) axes[na++] = i;
+  double scales[RLX_MAX_RANK], roi[2 * RLX_MAX_RANK];
   int64_t sizes[RLX_MAX_RANK];
-  bool have_scales = false;
-  for (int i = 0; i < tx.rank; i++) scales[i] = 1, sizes[i] = tx.dims[i];
-  double *sc = NULL;
+  for (int i = 0; i < r; i++) scales[i] = 1, sizes[i] = tx.dims[i], roi[i] = 0, roi[i + r] = 1;
+  double *sc = NULL, *ro = NULL;
   int64_t *sz = NULL;
-  size_t nsc = 0, nsz = 0;
+  size_t nsc = 0, nsz = 0, nro = 0;
   rlx_status *st = NULL;
   size_t si = upsample ? 1 : I->opset < 11 ? 1 : 2, zi = 3;
   if (upsample && I->opset < 9) {
     const float *f = imp_attr_floats(n, "scales", &nsc);
     sc = malloc((nsc + 1) * sizeof *sc);
-    for (size_t i = 0; sc && i < nsc; i++) sc[i] = f[i];
+    if (!sc) return RLX_OOM();
+    for (size_t i = 0; i < nsc; i++) sc[i] = f[i];
   } else if (imp_has(n, si)) {
     const rlx_tensor *t = imp_const(I, n, si);
     if (t && rlx_tensor_numel(t) > 0) st = imp_const_floats(I, n, si, "scales", &sc, &nsc);
     else if (!t) st = RLX_ERR(UNIMPLEMENTED, "scales must be known at import time");
   }
-  if (!st && !upsample && I->opset >= 11 && imp_has(n, zi)) st = imp_const_ints(I, n, zi, "sizes", &sz, &nsz);
+  if (!st && !old && imp_has(n, zi)) st = imp_const_ints(I, n, zi, "sizes", &sz, &nsz);
+  if (!st && !old && imp_has(n, 1) && !strcmp(ctm, "tf_crop_and_resize")) st = imp_const_floats(I, n, 1, "roi", &ro, &nro);
+  if (!st && ((nsc && nsc != na) || (nsz && nsz != na) || (nro && nro != 2 * na)))
+    st = RLX_ERR(INVALID_ARGUMENT, "scales/sizes/roi have %zu/%zu/%zu entries for %zu axes", nsc, nsz, nro, na);
+  if (!st && !nsc && !nsz) st = RLX_ERR(INVALID_ARGUMENT, "Resize needs scales or sizes");
+  for (size_t i = 0; !st && nro && i < na; i++) roi[axes[i]] = ro[i], roi[axes[i] + r] = ro[i + na];
   for (size_t i = 0; !st && i < nsc; i++) {
-    int64_t a = na ? axes[i] : (int64_t)i;
-    if (a >= tx.rank) st = RLX_ERR(INVALID_ARGUMENT, "scales has too many entries");
-    else scales[a] = sc[i], sizes[a] = (int64_t)floor((double)tx.dims[a] * sc[i]), have_scales = true;
+    int64_t a = axes[i];
+    scales[a] = sc[i];
+    sizes[a] = (int64_t)floor((double)tx.dims[a] * (roi[a + r] - roi[a]) * sc[i]);
   }
-  for (size_t i = 0; !st && i < nsz; i++) {
-    int64_t a = na ? axes[i] : (int64_t)i;
-    if (a >= tx.rank) st = RLX_ERR(INVALID_ARGUMENT, "sizes has too many entries");
-    else sizes[a] = sz[i];
+  if (!st && nsz) {
+    double keep = !strcmp(policy, "not_larger") ? INFINITY : -INFINITY;
+    for (size_t i = 0; i < nsz; i++) {
+      double f = tx.dims[axes[i]] ? (double)sz[i] / (double)tx.dims[axes[i]] : 1;
+      keep = !strcmp(policy, "not_larger") ? fmin(keep, f) : fmax(keep, f);
+    }
+    for (size_t i = 0; i < nsz; i++) {
+      int64_t a = axes[i];
+      if (!strcmp(policy, "stretch")) sizes[a] = sz[i];
+      else scales[a] = keep, sizes[a] = (int64_t)floor(keep * (double)tx.dims[a] + 0.5);
+    }
   }
-  free(sc), free(sz), free(axes);
+  bool have_scales = nsc || (nsz && strcmp(policy, "stretch"));
+  free(sc), free(sz), free(ro);
   if (st) return st;
-  if (!nsc && !nsz) IMP_FAIL(INVALID_ARGUMENT, "Resize needs scales or sizes");
   rlx_value x, y;
   RLX_TRY(imp_in(I, n, 0, &x));
-  rlx_attr a[8] = {RLX_ATTR_IS("sizes", (size_t)tx.rank, sizes), RLX_ATTR_FS("scales", have_scales ? (size_t)tx.rank : 0, scales),
-                   RLX_ATTR_S("mode", mode), RLX_ATTR_S("coordinate_transformation_mode", ctm), RLX_ATTR_S("nearest_mode", nm),
-                   RLX_ATTR_F("cubic_coeff_a", imp_attr_f(n, "cubic_coeff_a", -0.75)),
-                   RLX_ATTR_I("exclude_outside", imp_attr_i(n, "exclude_outside", 0)),
-                   RLX_ATTR_F("extrapolation_value", imp_attr_f(n, "extrapolation_value", 0))};
-  RLX_TRY(imp_add(I, n, RLX_OP_RESIZE, 1, &x, 8, a, &y));
+  rlx_attr a[10] = {RLX_ATTR_IS("sizes", (size_t)r, sizes), RLX_ATTR_FS("scales", have_scales ? (size_t)r : 0, scales),
+                    RLX_ATTR_FS("roi", nro ? 2 * (size_t)r : 0, roi), RLX_ATTR_S("mode", mode),
+                    RLX_ATTR_S("coordinate_transformation_mode", ctm), RLX_ATTR_S("nearest_mode", nm),
+                    RLX_ATTR_F("cubic_coeff_a", imp_attr_f(n, "cubic_coeff_a", -0.75)),
+                    RLX_ATTR_I("exclude_outside", imp_attr_i(n, "exclude_outside", 0)),
+                    RLX_ATTR_F("extrapolation_value", imp_attr_f(n, "extrapolation_value", 0)),
+                    RLX_ATTR_I("antialias", imp_attr_i(n, "antialias", 0))};
+  RLX_TRY(imp_add(I, n, RLX_OP_RESIZE, 1, &x, 10, a, &y));
   return imp_out(I, n, 0, y);
 }
 static rlx_status *map_resize(rlx_imp *I, const Onnx__NodeProto *n) { return resize(I, n, false); }
@@ -479,102 +552,20 @@ static rlx_status *map_mvn(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
-/* LpNormalization: x / ||x||_p along axis (p = 1 or 2). */
+/* LpNormalization: x / ||x||_p along axis (p = 1 or 2); a zero norm divides by 1 (the result is 0). */
 static rlx_status *map_lp_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   int64_t p = imp_attr_i(n, "p", 2), axis = imp_attr_i(n, "axis", -1);
-  rlx_value x, a, y;
+  rlx_value x, a, y, z, one;
   RLX_TRY(imp_in(I, n, 0, &x));
   if (p == 1) RLX_TRY(imp_un(I, n, RLX_OP_ABS, x, &a));
   else if (p == 2) RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, x, &a));
   else IMP_FAIL(UNIMPLEMENTED, "LpNormalization p = %lld", (long long)p);
   RLX_TRY(imp_reduce(I, n, "sum", a, 1, &axis, true, &a));
   if (p == 2) RLX_TRY(imp_un(I, n, RLX_OP_SQRT, a, &a));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_EQUAL, a, 0, &z));
+  RLX_TRY(imp_scalar(I, 1, imp_type(I, a)->dtype, &one));
+  RLX_TRY(imp_select(I, n, z, one, a, &a));
   RLX_TRY(imp_bin(I, n, RLX_OP_DIV, x, a, &y));
-  return imp_out(I, n, 0, y);
-}
-
-/* Zero points and scales broadcast along `axis` (per-axis) or are scalars (per-tensor). */
-static rlx_status *along_axis(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, const rlx_type *tx, int64_t axis, rlx_value *out) {
-  const rlx_type *t = imp_type(I, v);
-  if (t->rank != 1 || tx->rank == 0) return *out = v, NULL;
-  int64_t a = norm_ax(axis, tx->rank), d[RLX_MAX_RANK];
-  for (int i = 0; i < tx->rank; i++) d[i] = i == a ? t->dims[0] : 1;
-  return imp_reshape(I, n, v, tx->rank, d, out);
-}
-
-/* QuantizeLinear: saturate(round(x / scale) + zero_point) in the zero point's type (uint8 by default). */
-static rlx_status *map_quantize(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_type tx;
-  RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  if (imp_attr_i(n, "block_size", 0)) IMP_FAIL(UNIMPLEMENTED, "blocked quantization");
-  int64_t axis = imp_attr_i(n, "axis", 1);
-  rlx_value x, s, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_in(I, n, 1, &s));
-  RLX_TRY(imp_cast(I, n, s, tx.dtype, &s));
-  RLX_TRY(along_axis(I, n, s, &tx, axis, &s));
-  rlx_dtype qt = RLX_DTYPE_U8;
-  if (imp_attr(n, "output_dtype") && imp_attr_i(n, "output_dtype", 0))
-    RLX_TRY(rlx_onnx_dtype((int32_t)imp_attr_i(n, "output_dtype", 2), &qt));
-  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, x, s, &y));
-  RLX_TRY(imp_un(I, n, RLX_OP_ROUND, y, &y));
-  if (imp_has(n, 2)) {
-    rlx_value z;
-    RLX_TRY(imp_in(I, n, 2, &z));
-    qt = imp_type(I, z)->dtype;
-    RLX_TRY(imp_cast(I, n, z, tx.dtype, &z));
-    RLX_TRY(along_axis(I, n, z, &tx, axis, &z));
-    RLX_TRY(imp_bin(I, n, RLX_OP_ADD, y, z, &y));
-  }
-  if (!rlx_dtype_is_int(qt)) IMP_FAIL(UNIMPLEMENTED, "quantization to %s", rlx_dtype_name(qt));
-  size_t bits = 8 * rlx_dtype_size(qt);
-  double lo = rlx_dtype_is_signed(qt) ? -ldexp(1, (int)bits - 1) : 0, hi = rlx_dtype_is_signed(qt) ? ldexp(1, (int)bits - 1) - 1 : ldexp(1, (int)bits) - 1;
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, y, lo, &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, y, hi, &y));
-  RLX_TRY(imp_cast(I, n, y, qt, &y));
-  return imp_out(I, n, 0, y);
-}
-
-/* DequantizeLinear: (x - zero_point) * scale in the scale's type. */
-static rlx_status *map_dequantize(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_type tx;
-  RLX_TRY(imp_in_type(I, n, 0, false, &tx));
-  if (imp_attr_i(n, "block_size", 0)) IMP_FAIL(UNIMPLEMENTED, "blocked dequantization");
-  int64_t axis = imp_attr_i(n, "axis", 1);
-  rlx_value x, s, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_in(I, n, 1, &s));
-  rlx_dtype ft = imp_type(I, s)->dtype;
-  RLX_TRY(along_axis(I, n, s, &tx, axis, &s));
-  RLX_TRY(imp_cast(I, n, x, rlx_dtype_is_float(tx.dtype) ? ft : RLX_DTYPE_F32, &y));
-  if (imp_has(n, 2)) {
-    rlx_value z;
-    RLX_TRY(imp_in(I, n, 2, &z));
-    RLX_TRY(imp_cast(I, n, z, imp_type(I, y)->dtype, &z));
-    RLX_TRY(along_axis(I, n, z, &tx, axis, &z));
-    RLX_TRY(imp_bin(I, n, RLX_OP_SUB, y, z, &y));
-  }
-  RLX_TRY(imp_cast(I, n, y, ft, &y));
-  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, y, s, &y));
-  return imp_out(I, n, 0, y);
-}
-
-/* MatMulInteger: (A - a_zero_point) @ (B - b_zero_point) in int32. */
-static rlx_status *map_matmul_integer(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_value ab[2], y;
-  for (size_t i = 0; i < 2; i++) {
-    RLX_TRY(imp_in(I, n, i, &ab[i]));
-    RLX_TRY(imp_cast(I, n, ab[i], RLX_DTYPE_I32, &ab[i]));
-    if (imp_has(n, 2 + i)) {
-      rlx_value z;
-      RLX_TRY(imp_in(I, n, 2 + i, &z));
-      RLX_TRY(imp_cast(I, n, z, RLX_DTYPE_I32, &z));
-      const rlx_type *tz = imp_type(I, z);
-      if (tz->rank == 1 && i == 0) RLX_TRY(imp_reshape(I, n, z, 2, (int64_t[]){tz->dims[0], 1}, &z));
-      RLX_TRY(imp_bin(I, n, RLX_OP_SUB, ab[i], z, &ab[i]));
-    }
-  }
-  RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, ab[0], ab[1], &y));
   return imp_out(I, n, 0, y);
 }
 
@@ -601,8 +592,5 @@ const rlx_onnx_op rlx_onnx_nn_ops[] = {
     {"LRN", 0, map_lrn, false},
     {"MeanVarianceNormalization", 0, map_mvn, false},
     {"LpNormalization", 0, map_lp_norm, false},
-    {"QuantizeLinear", 0, map_quantize, false},
-    {"DequantizeLinear", 0, map_dequantize, false},
-    {"MatMulInteger", 0, map_matmul_integer, false},
 };
 const size_t rlx_onnx_nn_ops_len = RLX_ARRAY_LEN(rlx_onnx_nn_ops);

@@ -85,7 +85,8 @@ static rlx_status *map_range(rlx_imp *I, const Onnx__NodeProto *n) {
   if (delta == 0) IMP_FAIL(INVALID_ARGUMENT, "Range delta is 0");
   double cnt = ceil((limit - start) / delta);
   int64_t len = cnt > 0 ? (int64_t)cnt : 0;
-  rlx_dtype dt = rlx_tensor_dtype(s);
+  rlx_dtype dt = rlx_tensor_dtype(s), cast_to = dt;
+  if (dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16) dt = RLX_DTYPE_F64; /* computed in float64, cast in the graph */
   rlx_tensor *out;
   RLX_TRY(rlx_tensor_create(dt, 1, &len, NULL, 0, &out));
   unsigned char *p = rlx_tensor_data(out);
@@ -105,7 +106,13 @@ static rlx_status *map_range(rlx_imp *I, const Onnx__NodeProto *n) {
     }
     memcpy(p + (size_t)i * es, &u, es);
   }
-  return imp_out_data(I, n, 0, out);
+  if (cast_to == dt) return imp_out_data(I, n, 0, out);
+  rlx_value v;
+  rlx_status *st = imp_tensor_const(I, out, &v);
+  rlx_tensor_free(out);
+  RLX_TRY(st);
+  RLX_TRY(imp_cast(I, n, v, cast_to, &v));
+  return imp_out(I, n, 0, v);
 }
 
 /* ---- reshaping ---- */
@@ -269,9 +276,28 @@ static rlx_status *map_concat(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
-static rlx_status *narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y) {
+rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y) {
   rlx_attr a[3] = {RLX_ATTR_I("axis", axis), RLX_ATTR_I("start", start), RLX_ATTR_I("length", len)};
   return imp_add(I, n, RLX_OP_NARROW, 1, &x, 3, a, y);
+}
+
+rlx_status *imp_concat_many(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *v, size_t count, int64_t axis, rlx_value *y) {
+  enum { MAX_IN = 256 }; /* Concat's arity */
+  rlx_attr a = RLX_ATTR_I("axis", axis);
+  while (count > MAX_IN) { /* concatenate groups of MAX_IN in place until one group is left */
+    size_t groups = (count + MAX_IN - 1) / MAX_IN;
+    for (size_t gi = 0; gi < groups; gi++) {
+      size_t lo = gi * MAX_IN, len = count - lo < MAX_IN ? count - lo : MAX_IN;
+      RLX_TRY(imp_add(I, n, RLX_OP_CONCAT, len, v + lo, 1, &a, &v[gi]));
+    }
+    count = groups;
+  }
+  return imp_add(I, n, RLX_OP_CONCAT, count, v, 1, &a, y);
+}
+
+rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y) {
+  rlx_attr a = RLX_ATTR_IS("perm", (size_t)rank, perm);
+  return imp_add(I, n, RLX_OP_TRANSPOSE, 1, &x, 1, &a, y);
 }
 
 static rlx_status *map_split(rlx_imp *I, const Onnx__NodeProto *n) {
@@ -302,7 +328,7 @@ static rlx_status *map_split(rlx_imp *I, const Onnx__NodeProto *n) {
   for (size_t i = 0; !st && i < nout; i++) {
     rlx_value x, y;
     st = imp_in(I, n, 0, &x);
-    if (!st) st = narrow(I, n, x, axis, off, sizes[i], &y);
+    if (!st) st = imp_narrow(I, n, x, axis, off, sizes[i], &y);
     if (!st) st = imp_out(I, n, i, y);
     off += sizes[i];
   }
@@ -388,7 +414,6 @@ static rlx_status *map_pad(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_in_type(I, n, 0, false, &t));
   char buf[16];
   const char *mode = imp_attr_s(n, "mode", "constant", buf, sizeof buf);
-  if (!strcmp(mode, "wrap")) IMP_FAIL(UNIMPLEMENTED, "Pad mode 'wrap'");
   int64_t *pads = NULL, *axes = NULL;
   size_t np = 0, na = 0;
   double value = 0;

@@ -120,13 +120,21 @@ static void vals_free(rlx_strmap *m) {
   rlx_strmap_clear(m);
 }
 
-static imp_val *lookup(rlx_imp *I, const char *name) {
+/* The entry of `name` in the nearest scope defining it (*owner: that scope); NULL when undefined. */
+static imp_val *lookup_in(rlx_imp *I, const char *name, rlx_imp **owner) {
   for (rlx_imp *s = I; s; s = s->parent) {
     imp_val *v = rlx_strmap_get(&s->vals, name);
-    if (v) return v;
+    if (v) {
+      if (owner) *owner = s;
+      return v;
+    }
   }
   return NULL;
 }
+
+static imp_val *lookup(rlx_imp *I, const char *name) { return lookup_in(I, name, NULL); }
+
+const imp_val *imp_lookup(rlx_imp *I, const char *name) { return lookup(I, name); }
 
 static rlx_status *define(rlx_imp *I, const char *name, imp_val val) {
   imp_val *v = rlx_strmap_get(&I->vals, name);
@@ -143,6 +151,27 @@ static rlx_status *define(rlx_imp *I, const char *name, imp_val val) {
   return NULL;
 }
 
+rlx_status *imp_define(rlx_imp *I, const char *name, imp_val v) { return define(I, name, v); }
+
+void imp_scope_init(rlx_imp *S, rlx_imp *P, rlx_graph *g) {
+  *S = (rlx_imp){.g = g, .opset = P->opset, .opts = P->opts, .dir = P->dir, .model = P->model, .parent = P};
+}
+
+void imp_scope_free(rlx_imp *S) {
+  vals_free(&S->vals);
+  rlx_strmap_clear(&S->symbols);
+  for (size_t i = 0; i < S->n_captures; i++) free(S->captures[i]);
+  free(S->captures);
+  S->captures = NULL;
+  S->n_captures = S->cap_captures = 0;
+}
+
+/* The scope that owns I's graph (inline scopes share their parent's graph). */
+static rlx_imp *graph_root(rlx_imp *I) {
+  while (I->parent && I->parent->g == I->g) I = I->parent;
+  return I;
+}
+
 /* ---- helpers for mapping functions ---- */
 
 size_t imp_nin(const Onnx__NodeProto *n) {
@@ -153,31 +182,65 @@ size_t imp_nin(const Onnx__NodeProto *n) {
 
 bool imp_has(const Onnx__NodeProto *n, size_t k) { return k < n->n_input && n->input[k][0]; }
 
-static rlx_status *add_param(rlx_imp *I, const char *name, const rlx_tensor *t, rlx_value *out) {
-  return rlx_graph_add_param(I->g, name, rlx_tensor_type(t), out);
+static rlx_status *model_add_param(rlx_onnx_model *m, const char *name, rlx_tensor *t);
+
+/* Makes initializer `v` a param named `name` of I->g. The first time an initializer becomes a
+ * param the model takes its tensor (unused or folded-away initializers are never params and are
+ * freed with their scope). */
+static rlx_status *add_param(rlx_imp *I, const char *name, imp_val *v, rlx_value *out) {
+  RLX_TRY(rlx_graph_add_param(I->g, name, rlx_tensor_type(v->data), out));
+  if (v->owns_data) {
+    RLX_TRY(model_add_param(I->model, name, v->data));
+    v->owns_data = false;
+  }
+  return NULL;
 }
 
 rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out) {
   return rlx_graph_add_constant(I->g, rlx_tensor_type(t), rlx_tensor_cdata(t), rlx_tensor_nbytes(t), out);
 }
 
+/* Makes the outer graph value `name` an Input of the sub-graph rooted at R (its operand comes
+ * from R's parent scope, capturing there in turn when needed). */
+static rlx_status *capture(rlx_imp *R, const char *name, const imp_val *outer, rlx_value *out) {
+  if (!R->parent) return RLX_ERR(INTERNAL, "value '%s' belongs to another graph", name);
+  rlx_value pv, iv;
+  RLX_TRY(imp_value(R->parent, name, &pv));
+  RLX_TRY(rlx_graph_add_input(R->g, name, rlx_graph_value_type(R->parent->g, pv), &iv));
+  if (!rlx_grow((void **)&R->captures, &R->cap_captures, R->n_captures + 1, sizeof(char *))) return RLX_OOM();
+  if (!(R->captures[R->n_captures] = rlx_strdup(name))) return RLX_OOM();
+  R->n_captures++;
+  /* known data of a provided input stays visible to imp_const, as in the outer scope */
+  RLX_TRY(define(R, name, (imp_val){.v = iv, .has_v = true, .data = outer->data, .is_input = outer->is_input}));
+  *out = iv;
+  return NULL;
+}
+
 static rlx_status *materialize(rlx_imp *I, const char *name, rlx_value *out) {
-  imp_val *v = lookup(I, name);
+  rlx_imp *owner;
+  imp_val *v = lookup_in(I, name, &owner);
   if (!v) return RLX_ERR(INVALID_ARGUMENT, "value '%s' is not defined (not an input, initializer or earlier output)", name);
+  if (owner->g != I->g) {
+    /* An outer value used in a sub-graph: a param (initializer), a constant copy (known data) or a
+     * capture, defined in the sub-graph's root scope so that later uses share it. */
+    rlx_imp *R = graph_root(I);
+    if (!(v->data && !v->is_input)) return capture(R, name, v, out);
+    rlx_value lv;
+    RLX_TRY(v->is_init && I->model ? add_param(R, name, v, &lv) : imp_tensor_const(R, v->data, &lv));
+    RLX_TRY(define(R, name, (imp_val){.v = lv, .has_v = true, .data = v->data, .is_init = v->is_init}));
+    *out = lv;
+    return NULL;
+  }
   if (!v->has_v) {
     if (!v->data) return RLX_ERR(INTERNAL, "value '%s' has neither a graph value nor data", name);
-    rlx_imp *owner = I;
-    while (owner && rlx_strmap_get(&owner->vals, name) != v) owner = owner->parent;
-    if (owner != I) {
-      /* An outer-scope constant used inside a sub-graph: a local constant copy. */
-      return imp_tensor_const(I, v->data, out);
-    }
-    RLX_TRY(v->is_init && I->model ? add_param(I, name, v->data, &v->v) : imp_tensor_const(I, v->data, &v->v));
+    RLX_TRY(v->is_init && I->model ? add_param(I, name, v, &v->v) : imp_tensor_const(I, v->data, &v->v));
     v->has_v = true;
   }
   *out = v->v;
   return NULL;
 }
+
+rlx_status *imp_value(rlx_imp *I, const char *name, rlx_value *out) { return materialize(I, name, out); }
 
 rlx_status *imp_in(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value *out) {
   if (!imp_has(n, k)) return RLX_ERR(INVALID_ARGUMENT, "input %zu is missing", k);
@@ -243,9 +306,10 @@ rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_ten
 
 rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need_static, rlx_type *out) {
   if (!imp_has(n, k)) return RLX_ERR(INVALID_ARGUMENT, "input %zu is missing", k);
-  imp_val *v = lookup(I, n->input[k]);
+  rlx_imp *owner;
+  imp_val *v = lookup_in(I, n->input[k], &owner);
   if (!v) return RLX_ERR(INVALID_ARGUMENT, "value '%s' is not defined", n->input[k]);
-  const rlx_type *t = v->has_v ? rlx_graph_value_type(I->g, v->v) : v->data ? rlx_tensor_type(v->data) : NULL;
+  const rlx_type *t = v->has_v ? rlx_graph_value_type(owner->g, v->v) : v->data ? rlx_tensor_type(v->data) : NULL;
   if (!t) return RLX_ERR(INTERNAL, "value '%s' has no type", n->input[k]);
   if (need_static && !rlx_type_is_static(t))
     return RLX_ERR(UNIMPLEMENTED, "input %zu ('%s') has symbolic dims %s; fix the model's input dims with --dim/--shape", k,
@@ -340,19 +404,24 @@ const float *imp_attr_floats(const Onnx__NodeProto *n, const char *name, size_t 
   return a ? a->floats : NULL;
 }
 
-/* ---- folding: run a node whose inputs are all known on MLX, keep its outputs as data ---- */
+/* ---- folding: run a node whose inputs are all known on MLX, keep its outputs as data ----
+ * A node whose inputs are known but derive from a provided input value (is_input) is mapped as
+ * usual and folded as well ("known"): its outputs stay run-time values that also carry their
+ * import-time value, for consumers that need one (a Pad's pads computed from a provided shape). */
 
-static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
+static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op, bool *provided) {
+  *provided = false;
   if (op->no_fold) return false;
   for (size_t k = 0; k < n->n_input; k++) {
     if (!n->input[k][0]) continue;
     imp_val *v = lookup(I, n->input[k]);
-    if (!v || !v->data || v->is_input) return false;
+    if (!v || !v->data) return false;
+    *provided |= v->is_input;
   }
   return true;
 }
 
-static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
+static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op, bool known) {
   rlx_imp T = {.opset = I->opset, .opts = I->opts, .dir = I->dir};
   rlx_status *st = rlx_graph_create(&T.g);
   for (size_t k = 0; !st && k < n->n_input; k++) {
@@ -371,7 +440,7 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
     } else if (v->has_v) {
       outs[nrun] = v->v;
       idx[nrun++] = k;
-    } else {
+    } else if (!known) {
       st = define(I, n->output[k], (imp_val){.data = v->data, .owns_data = v->owns_data});
       v->owns_data = false;
     }
@@ -383,8 +452,14 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
     if (!st) st = rlx_executable_create(T.g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex);
     if (!st) st = rlx_executable_run(ex, 0, NULL, NULL, nrun, res);
     for (size_t i = 0; i < nrun; i++) {
-      if (!st) st = define(I, n->output[idx[i]], (imp_val){.data = res[i], .owns_data = true});
-      else rlx_tensor_free(res[i]);
+      imp_val *o = known ? rlx_strmap_get(&I->vals, n->output[idx[i]]) : NULL;
+      if (st || (known && (!o || o->data))) {
+        rlx_tensor_free(res[i]);
+      } else if (known) { /* the run-time value also knows its import-time value */
+        o->data = res[i], o->owns_data = true, o->is_input = true;
+      } else {
+        st = define(I, n->output[idx[i]], (imp_val){.data = res[i], .owns_data = true});
+      }
     }
     rlx_executable_free(ex);
     if (st) st = rlx_status_annotate(st, "folding");
@@ -456,10 +531,121 @@ static rlx_status *map_node(rlx_imp *I, const Onnx__NodeProto *n) {
     st = RLX_ERR(UNIMPLEMENTED, "op %s%s%s is not supported by rlx at opset %lld", n->domain && *n->domain ? n->domain : "",
                  n->domain && *n->domain ? "." : "", n->op_type, (long long)I->opset);
   } else {
-    st = foldable(I, n, op) ? fold(I, n, op) : op->fn(I, n);
+    bool provided;
+    bool all_known = foldable(I, n, op, &provided);
+    st = all_known && !provided ? fold(I, n, op, false) : op->fn(I, n);
+    if (!st && all_known && provided) rlx_status_free(fold(I, n, op, true)); /* optional knowledge */
   }
   if (st) st = rlx_status_annotate(st, "ONNX node '%s' (%s, opset %lld)", node_label(n), n->op_type, (long long)I->opset);
   return st;
+}
+
+/* ---- sub-graph bodies ---- */
+
+typedef struct name_list {
+  const char **names; /* borrowed from the model proto */
+  size_t n, cap;
+  rlx_strmap seen;
+} name_list;
+
+static rlx_status *list_add(name_list *l, const char *name) {
+  if (rlx_strmap_get(&l->seen, name)) return NULL;
+  if (!rlx_strmap_put(&l->seen, name, (void *)1) || !rlx_grow((void **)&l->names, &l->cap, l->n + 1, sizeof(char *))) return RLX_OOM();
+  l->names[l->n++] = name;
+  return NULL;
+}
+
+static void list_free(name_list *l) {
+  free(l->names);
+  rlx_strmap_clear(&l->seen);
+}
+
+/* Appends to `out` the names gp reads without defining them (nested graphs included), in
+ * first-use order. */
+static rlx_status *free_names(const Onnx__GraphProto *gp, name_list *out) {
+  rlx_strmap def = {0};
+  rlx_status *st = NULL;
+  for (size_t i = 0; !st && i < gp->n_input; i++)
+    if (!rlx_strmap_put(&def, gp->input[i]->name ? gp->input[i]->name : "", (void *)1)) st = RLX_OOM();
+  for (size_t i = 0; !st && i < gp->n_initializer; i++)
+    if (!rlx_strmap_put(&def, gp->initializer[i]->name ? gp->initializer[i]->name : "", (void *)1)) st = RLX_OOM();
+  for (size_t k = 0; !st && k < gp->n_node; k++) {
+    const Onnx__NodeProto *n = gp->node[k];
+    name_list inner = {0};
+    for (size_t i = 0; !st && i < n->n_input; i++)
+      if (n->input[i][0]) st = list_add(&inner, n->input[i]);
+    for (size_t a = 0; !st && a < n->n_attribute; a++) {
+      if (n->attribute[a]->g) st = free_names(n->attribute[a]->g, &inner);
+      for (size_t j = 0; !st && j < n->attribute[a]->n_graphs; j++) st = free_names(n->attribute[a]->graphs[j], &inner);
+    }
+    for (size_t i = 0; !st && i < inner.n; i++)
+      if (!rlx_strmap_get(&def, inner.names[i])) st = list_add(out, inner.names[i]);
+    list_free(&inner);
+    for (size_t i = 0; !st && i < n->n_output; i++)
+      if (n->output[i][0] && !rlx_strmap_put(&def, n->output[i], (void *)1)) st = RLX_OOM();
+  }
+  rlx_strmap_clear(&def);
+  return st;
+}
+
+rlx_status *imp_capture_free(rlx_imp *I, const Onnx__GraphProto *gp) {
+  name_list l = {0};
+  rlx_status *st = free_names(gp, &l);
+  for (size_t i = 0; !st && i < l.n; i++) {
+    rlx_imp *owner;
+    imp_val *v = lookup_in(I, l.names[i], &owner);
+    rlx_value x;
+    if (v && owner->g != I->g && !(v->data && !v->is_input)) st = capture(graph_root(I), l.names[i], v, &x);
+  }
+  list_free(&l);
+  return st;
+}
+
+rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp) {
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    rlx_tensor *t;
+    RLX_TRY(rlx_onnx_tensor_from_proto(gp->initializer[i], I->dir, &t));
+    rlx_status *st = define(I, gp->initializer[i]->name ? gp->initializer[i]->name : "", (imp_val){.data = t, .owns_data = true});
+    if (st) {
+      rlx_tensor_free(t);
+      return st;
+    }
+  }
+  if (gp->n_sparse_initializer) return RLX_ERR(UNIMPLEMENTED, "sparse initializers are not supported");
+  for (size_t i = 0; i < gp->n_node; i++) RLX_TRY(map_node(I, gp->node[i]));
+  return NULL;
+}
+
+rlx_status *imp_eval(rlx_imp *I, const char *name, rlx_tensor **out) {
+  if (I->parent || !I->model)
+    return RLX_ERR(UNIMPLEMENTED, "'%s' is computed at run time inside a sub-graph; it must be known at import time", name);
+  rlx_value v;
+  RLX_TRY(materialize(I, name, &v));
+  size_t ni = rlx_graph_num_inputs(I->g);
+  const char **names = calloc(ni ? ni : 1, sizeof *names);
+  const rlx_tensor **vals = calloc(ni ? ni : 1, sizeof *vals);
+  rlx_executable *ex = NULL;
+  rlx_status *st = names && vals ? rlx_graph_set_outputs(I->g, 1, &v) : RLX_OOM();
+  for (size_t i = 0; !st && i < ni; i++) {
+    names[i] = rlx_graph_input_name(I->g, i);
+    const imp_val *x = lookup(I, names[i]);
+    if (!x || !x->data)
+      st = RLX_ERR(UNIMPLEMENTED, "'%s' must be known at import time but depends on graph inputs; give input '%s' a value "
+                                  "(rlx_onnx_options_set_input_value)", name, names[i]);
+    else vals[i] = x->data;
+  }
+  if (!st) st = rlx_executable_create(I->g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex);
+  for (size_t p = 0; !st && p < rlx_executable_num_params(ex); p++) {
+    const char *pn = rlx_executable_param_name(ex, p);
+    size_t k = 0;
+    while (k < I->model->np && strcmp(I->model->pnames[k], pn)) k++;
+    st = k < I->model->np ? rlx_executable_set_param(ex, pn, I->model->pvals[k]) : RLX_ERR(INTERNAL, "param '%s' has no value", pn);
+  }
+  if (!st) st = rlx_executable_run(ex, ni, names, (const rlx_tensor *const *)vals, 1, out);
+  rlx_executable_free(ex);
+  free(names);
+  free(vals);
+  return rlx_status_annotate(st, "evaluating '%s' at import time", name);
 }
 
 static rlx_status *model_add_param(rlx_onnx_model *m, const char *name, rlx_tensor *t) {
@@ -476,12 +662,11 @@ static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
     const Onnx__TensorProto *tp = gp->initializer[i];
     rlx_tensor *t;
     RLX_TRY(rlx_onnx_tensor_from_proto(tp, I->dir, &t));
-    rlx_status *st = model_add_param(I->model, tp->name ? tp->name : "", t);
+    rlx_status *st = define(I, tp->name ? tp->name : "", (imp_val){.data = t, .owns_data = true, .is_init = true});
     if (st) {
       rlx_tensor_free(t);
       return st;
     }
-    RLX_TRY(define(I, tp->name ? tp->name : "", (imp_val){.data = t, .is_init = true}));
   }
   if (gp->n_sparse_initializer) return RLX_ERR(UNIMPLEMENTED, "sparse initializers are not supported");
   for (size_t i = 0; i < gp->n_input; i++) {
@@ -537,7 +722,7 @@ rlx_status *rlx_onnx_import(const char *path, const rlx_onnx_options *opts, rlx_
   if (!path || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_import: NULL argument");
   unsigned char *buf;
   size_t len;
-  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
+  RLX_TRY(rlx_read_file(path, &buf, &len));
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
@@ -597,16 +782,24 @@ static void count_ops(const Onnx__GraphProto *g, op_count *counts, size_t *n, si
   }
 }
 
-rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
+/* Reads and parses the ModelProto at `path` (free with onnx__model_proto__free_unpacked). */
+static rlx_status *load_model_proto(const char *path, Onnx__ModelProto **out) {
   unsigned char *buf;
   size_t len;
-  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
+  RLX_TRY(rlx_read_file(path, &buf, &len));
   Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
   free(buf);
   if (!mp || !mp->graph) {
     if (mp) onnx__model_proto__free_unpacked(mp, NULL);
     return RLX_ERR(DATA_LOSS, "%s: not a serialized ONNX ModelProto", path);
   }
+  *out = mp;
+  return NULL;
+}
+
+rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
+  Onnx__ModelProto *mp;
+  RLX_TRY(load_model_proto(path, &mp));
   const Onnx__GraphProto *g = mp->graph;
   int64_t opset = default_opset(mp);
   fprintf(f, "model: %s\nproducer: %s %s\nir_version: %lld\nopsets:", path, mp->producer_name ? mp->producer_name : "",
@@ -636,10 +829,11 @@ rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
       snprintf(domain, sizeof domain, "%.*s", (int)(dot - counts[i].key), counts[i].key);
       type = dot + 1;
     }
-    bool ok = rlx_onnx_op_supported(domain, type, opset);
+    const rlx_onnx_op *op = rlx_onnx_find_op(domain, type, opset);
     total += counts[i].count;
-    if (!ok) unsupported++;
-    fprintf(f, "  %-28s %5zu%s\n", counts[i].key, counts[i].count, ok ? "" : "  UNSUPPORTED");
+    if (!op) unsupported++;
+    const char *note = op ? rlx_onnx_op_note(domain, type) : NULL;
+    fprintf(f, "  %-28s %5zu%s%s%s\n", counts[i].key, counts[i].count, op ? "" : "  UNSUPPORTED", note ? "  " : "", note ? note : "");
   }
   fprintf(f, "nodes: %zu, op types: %zu, unsupported op types: %zu\n", total, n, unsupported);
   if (unsupported) {
@@ -658,15 +852,8 @@ rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
 
 rlx_status *rlx_onnx_input_names(const char *path, char ***out_names, size_t *out_n) {
   if (!path || !out_names || !out_n) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_input_names: NULL argument");
-  unsigned char *buf;
-  size_t len;
-  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
-  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-  free(buf);
-  if (!mp || !mp->graph) {
-    if (mp) onnx__model_proto__free_unpacked(mp, NULL);
-    return RLX_ERR(DATA_LOSS, "%s: not a serialized ONNX ModelProto", path);
-  }
+  Onnx__ModelProto *mp;
+  RLX_TRY(load_model_proto(path, &mp));
   const Onnx__GraphProto *g = mp->graph;
   char **names = calloc(g->n_input ? g->n_input : 1, sizeof *names);
   size_t n = 0;

@@ -14,7 +14,8 @@ typedef struct imp_val {
   rlx_tensor *data;  /* its value when known at import time (initializer, constant, folded) */
   bool owns_data;
   bool is_init;      /* an initializer: materialized as a param */
-  bool is_input;     /* a graph input whose value was provided (never a folding source) */
+  bool is_input;     /* the value provided for a graph input, or derived from one: known (see
+                        rlx_onnx_options_set_input_value) but never folded into a constant */
 } imp_val;
 
 typedef struct rlx_imp rlx_imp;
@@ -28,6 +29,10 @@ struct rlx_imp {
   rlx_imp *parent;           /* enclosing scope (sub-graphs): outer names resolve there */
   int64_t next_symbol;       /* for unnamed unknown dims */
   rlx_strmap symbols;        /* dim_param -> symbol id + 1 (as pointer) */
+  /* The outer values this scope's sub-graph reads, in the order of the Input nodes they became
+   * (after the inputs the caller declared); set on the root scope of a sub-graph. */
+  char **captures;
+  size_t n_captures, cap_captures;
 };
 
 /* Maps one ONNX node into I->g (the node's inputs are looked up in I). */
@@ -47,7 +52,36 @@ const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int
 rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out);
 int32_t rlx_onnx_type_of(rlx_dtype dt);
 rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *dir, rlx_tensor **out);
-rlx_status *rlx_onnx_read_file(const char *path, unsigned char **out, size_t *len);
+
+/* ---- scopes (ONNX sub-graphs: If branches, Loop and Scan bodies) ----
+ * A scope maps ONNX names to values of one rlx graph. A sub-graph scope has its own graph (a
+ * new rlx graph that becomes an If/Scan attribute); an inline scope adds to its parent's graph
+ * (a Loop iteration unrolled at import). Names resolve through the parent chain. An outer value
+ * used in a sub-graph becomes: a Param of the same name when it is an initializer (sub-graph
+ * params resolve by name), an inline constant when it is known at import time, and otherwise a
+ * capture: an Input of the sub-graph, recorded in the sub-graph's root scope (captures), whose
+ * operand the op mapping passes from the parent scope. */
+/* Opens scope S under parent P adding to graph g (P->g: inline). Free with imp_scope_free. */
+void imp_scope_init(rlx_imp *S, rlx_imp *P, rlx_graph *g);
+void imp_scope_free(rlx_imp *S);
+/* The scope's view of `name`; NULL when undefined. */
+const imp_val *imp_lookup(rlx_imp *I, const char *name);
+/* Defines `name` in scope I (data, when set, is borrowed unless owns_data). */
+rlx_status *imp_define(rlx_imp *I, const char *name, imp_val v);
+/* The graph value of `name` in I's graph (materializing constants/initializers, capturing outer
+ * values). */
+rlx_status *imp_value(rlx_imp *I, const char *name, rlx_value *out);
+/* Captures, in first-use order, every outer value that ONNX graph gp (nested graphs included)
+ * reads and does not define, unless it is known at import time (those need no Input). */
+rlx_status *imp_capture_free(rlx_imp *I, const Onnx__GraphProto *gp);
+/* Imports gp's initializers (as known data) and nodes into scope I; the caller defines gp's
+ * inputs first and reads its outputs after. */
+rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp);
+/* The value of `name` computed at import time from the graph inputs' provided values
+ * (rlx_onnx_options_set_input_value) by running the graph built so far; for what an op needs
+ * to know while importing (a Loop's trip count). Top-level scope only; UNIMPLEMENTED when an
+ * input it needs has no provided value. *out is a new tensor. */
+rlx_status *imp_eval(rlx_imp *I, const char *name, rlx_tensor **out);
 
 /* ---- helpers for mapping functions ---- */
 /* Number of inputs present (trailing empty names do not count). */

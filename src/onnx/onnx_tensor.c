@@ -136,36 +136,10 @@ rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *d
   return NULL;
 }
 
-rlx_status *rlx_onnx_read_file(const char *path, unsigned char **out, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return RLX_ERR(NOT_FOUND, "cannot open '%s': %s", path, strerror(errno));
-  unsigned char *buf = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (!rlx_grow((void **)&buf, &cap, n + (1 << 20), 1)) {
-      free(buf);
-      fclose(f);
-      return RLX_OOM();
-    }
-    size_t r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (r == 0) break;
-  }
-  bool err = ferror(f);
-  fclose(f);
-  if (err) {
-    free(buf);
-    return RLX_ERR(DATA_LOSS, "error reading '%s'", path);
-  }
-  *out = buf;
-  *len = n;
-  return NULL;
-}
-
 rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_name) {
   unsigned char *buf;
   size_t len;
-  RLX_TRY(rlx_onnx_read_file(path, &buf, &len));
+  RLX_TRY(rlx_read_file(path, &buf, &len));
   Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
   free(buf);
   if (!t) return RLX_ERR(DATA_LOSS, "'%s' is not a serialized ONNX TensorProto", path);

@@ -10,6 +10,7 @@
  * backend's defaults rtol 1e-3, atol 1e-7 (NaN matches NaN; integers and bools exact).
  * --expect FILE lists cases that must pass (regression guard): any of them not passing makes the
  * exit status 1. Prints "SUITE: P/T passed, F failed, U unsupported, C crashed, H timed out".
+ * RLX_TEST_DEVICE=gpu runs the cases on MLX's GPU backend.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -113,7 +114,8 @@ static int run_case(const char *dir, char *why, size_t cap) {
         outcome = FAIL;
       }
     }
-    if (!st && outcome == PASS) st = rlx_executable_create(g, RLX_DEVICE_CPU, RLX_MODE_DEFAULT, &ex);
+    const char *dev = getenv("RLX_TEST_DEVICE"); /* "gpu": MLX's GPU backend */
+    if (!st && outcome == PASS) st = rlx_executable_create(g, dev && !strcmp(dev, "gpu") ? RLX_DEVICE_GPU : RLX_DEVICE_CPU, RLX_MODE_DEFAULT, &ex);
     if (!st && outcome == PASS) st = rlx_onnx_model_set_params(m, ex);
     const char *names[64];
     for (size_t i = 0; i < ni; i++) names[i] = in_names[i];

@@ -12,8 +12,10 @@
  *    "expect_error": "INVALID_ARGUMENT" (optional: building or running must fail with this code)}
  * Attribute values: {"i": int}, {"f": float}, {"is": [ints]}, {"fs": [floats]}, {"s": "text"},
  * {"dtype": "float32"} (an int attribute holding an rlx_dtype), {"g": {graph}} (a sub-graph with
- * the same inputs/nodes/outputs layout, inputs typed by {"dtype", "dims"}).
- * Prints one line per case and mode; exits 1 when any case fails.
+ * the same inputs/params/constants/nodes/outputs layout, inputs typed by {"dtype", "dims"}; the
+ * values of its params are set on the executable like the graph's own).
+ * Prints one line per case and mode; exits 1 when any case fails. RLX_TEST_DEVICE=gpu runs the cases
+ * on MLX's GPU backend instead of the CPU (exit status 77, "skipped", when there is no GPU).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -52,11 +54,37 @@ static rlx_status *load(const char *dir, const char *file, rlx_tensor **out) {
   return rlx_npy_load(path, out);
 }
 
-static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out, rlx_tensor **params, const char **pnames,
-                               size_t *np);
+/* Param values of a case (of the graph and its sub-graphs, one per name), set on the executable. */
+typedef struct plist {
+  rlx_tensor *t[64];
+  const char *name[64];
+  size_t n;
+} plist;
+
+static void plist_free(plist *p) {
+  for (size_t i = 0; i < p->n; i++) rlx_tensor_free(p->t[i]);
+  p->n = 0;
+}
+
+/* Takes x as the value of param `name` unless one is listed already (sub-graphs may share params). */
+static void plist_add(plist *p, const char *name, rlx_tensor *x) {
+  for (size_t i = 0; i < p->n; i++)
+    if (!strcmp(p->name[i], name)) {
+      rlx_tensor_free(x);
+      return;
+    }
+  if (p->n == 64) {
+    rlx_tensor_free(x);
+    return;
+  }
+  p->t[p->n] = x;
+  p->name[p->n++] = name;
+}
+
+static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out, plist *ps);
 
 /* Converts one JSON attribute; sub-graphs are built into *sub (caller frees on failure). */
-static rlx_status *make_attr(const cJSON *a, const char *dir, rlx_attr *out, int64_t *ibuf, double *fbuf, rlx_graph **sub) {
+static rlx_status *make_attr(const cJSON *a, const char *dir, rlx_attr *out, int64_t *ibuf, double *fbuf, rlx_graph **sub, plist *ps) {
   const cJSON *v = a->child;
   if (!v) return err("case: attribute '%s' has no value", a->string);
   out->name = a->string;
@@ -76,10 +104,7 @@ static rlx_status *make_attr(const cJSON *a, const char *dir, rlx_attr *out, int
     }
     *out = v->string[0] == 'i' ? RLX_ATTR_IS(a->string, n, ibuf) : RLX_ATTR_FS(a->string, n, fbuf);
   } else if (!strcmp(v->string, "g")) {
-    rlx_tensor *ps[64];
-    const char *pn[64];
-    size_t np = 0;
-    rlx_status *st = build_graph(v, dir, sub, ps, pn, &np);
+    rlx_status *st = build_graph(v, dir, sub, ps);
     if (st) return st;
     *out = RLX_ATTR_G(a->string, *sub);
   } else {
@@ -88,14 +113,13 @@ static rlx_status *make_attr(const cJSON *a, const char *dir, rlx_attr *out, int
   return NULL;
 }
 
-/* Builds a graph from {"inputs", "params", "nodes", "outputs"}; params' values are loaded. */
-static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out, rlx_tensor **params, const char **pnames,
-                               size_t *np) {
+/* Builds a graph from {"inputs", "params", "constants", "nodes", "outputs"}; the values of its
+ * params and its sub-graphs' params go to ps (the caller frees them, also on failure). */
+static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out, plist *ps) {
   rlx_graph *g;
   rlx_status *st = rlx_graph_create(&g);
   if (st) return st;
   scope *s = calloc(1, sizeof *s);
-  *np = 0;
   const cJSON *e;
   cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "inputs")) {
     if (st) break;
@@ -126,12 +150,8 @@ static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out
     st = load(dir, cJSON_GetObjectItem(e, "file")->valuestring, &x);
     if (!st) st = rlx_graph_add_param(g, name, rlx_tensor_type(x), &v);
     if (!st) st = bind(s, name, v);
-    if (!st && params && *np < 64) {
-      params[*np] = x;
-      pnames[(*np)++] = name;
-    } else {
-      rlx_tensor_free(x);
-    }
+    if (!st) plist_add(ps, name, x);
+    else rlx_tensor_free(x);
   }
   cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "constants")) {
     if (st) break;
@@ -156,7 +176,7 @@ static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out
     rlx_graph *subs[32] = {0};
     cJSON_ArrayForEach(x, cJSON_GetObjectItem(e, "attrs")) {
       if (st || na == 32) break;
-      st = make_attr(x, dir, &attrs[na], ibuf[na], fbuf[na], &subs[na]);
+      st = make_attr(x, dir, &attrs[na], ibuf[na], fbuf[na], &subs[na], ps);
       na++;
     }
     if (!st) st = rlx_graph_add(g, op, NULL, nin, in, na, attrs, 64, outs, &nout);
@@ -171,13 +191,18 @@ static rlx_status *build_graph(const cJSON *js, const char *dir, rlx_graph **out
   if (!st) st = rlx_graph_set_outputs(g, no, outs);
   free(s);
   if (st) {
-    for (size_t i = 0; i < *np; i++) rlx_tensor_free(params[i]);
-    *np = 0;
     rlx_graph_free(g);
     return st;
   }
   *out = g;
   return NULL;
+}
+
+/* Scalar i of a tensor as a double: element i, or for complex64 the i-th float of the
+ * interleaved (re, im) pairs, so that both parts are compared. */
+static double scalar_at(const rlx_tensor *t, int64_t i) {
+  if (rlx_tensor_dtype(t) == RLX_DTYPE_C64) return ((const float *)rlx_tensor_cdata(t))[i];
+  return rlx_tensor_get_f64(t, i);
 }
 
 /* |got - want| <= atol + rtol |want| elementwise (NaN matches NaN); exact for ints and bools. */
@@ -191,10 +216,10 @@ static bool compare(const rlx_tensor *got, const rlx_tensor *want, double atol, 
     return false;
   }
   bool exact = !rlx_dtype_is_float(a->dtype) && a->dtype != RLX_DTYPE_C64;
-  int64_t n = rlx_tensor_numel(got), bad = 0, first = -1;
+  int64_t n = rlx_tensor_numel(got) * (a->dtype == RLX_DTYPE_C64 ? 2 : 1), bad = 0, first = -1;
   double worst = 0;
   for (int64_t i = 0; i < n; i++) {
-    double x = rlx_tensor_get_f64(got, i), y = rlx_tensor_get_f64(want, i);
+    double x = scalar_at(got, i), y = scalar_at(want, i);
     bool ok = exact ? x == y : (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= atol + rtol * fabs(y);
     if (!ok) {
       bad++;
@@ -204,7 +229,7 @@ static bool compare(const rlx_tensor *got, const rlx_tensor *want, double atol, 
   }
   if (bad) {
     snprintf(why, cap, "%lld of %lld elements differ; first at %lld: got %.9g expected %.9g; max abs diff %.3g", (long long)bad, (long long)n,
-             (long long)first, rlx_tensor_get_f64(got, first), rlx_tensor_get_f64(want, first), worst);
+             (long long)first, scalar_at(got, first), scalar_at(want, first), worst);
     return false;
   }
   return true;
@@ -231,12 +256,14 @@ static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why,
   const cJSON *expect = cJSON_GetObjectItem(js, "expect_error");
   rlx_graph *g = NULL;
   rlx_executable *ex = NULL;
-  rlx_tensor *params[64], *inputs[64] = {0}, *outs[64] = {0};
-  const char *pnames[64], *inames[64];
-  size_t np = 0, ni = 0, no = 0;
-  rlx_status *st = build_graph(js, dir, &g, params, pnames, &np);
-  if (!st) st = rlx_executable_create(g, RLX_DEVICE_CPU, mode, &ex);
-  for (size_t i = 0; !st && i < np; i++) st = rlx_executable_set_param(ex, pnames[i], params[i]);
+  rlx_tensor *inputs[64] = {0}, *outs[64] = {0};
+  const char *inames[64];
+  plist ps = {.n = 0};
+  size_t ni = 0, no = 0;
+  rlx_status *st = build_graph(js, dir, &g, &ps);
+  const char *dev = getenv("RLX_TEST_DEVICE"); /* "gpu" runs the cases on MLX's GPU backend */
+  if (!st) st = rlx_executable_create(g, dev && !strcmp(dev, "gpu") ? RLX_DEVICE_GPU : RLX_DEVICE_CPU, mode, &ex);
+  for (size_t i = 0; !st && i < ps.n; i++) st = rlx_executable_set_param(ex, ps.name[i], ps.t[i]);
   const cJSON *e;
   cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "inputs")) {
     if (st || ni == 64) break;
@@ -285,7 +312,7 @@ static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why,
   rlx_status_free(st);
   for (size_t i = 0; i < no; i++) rlx_tensor_free(outs[i]);
   for (size_t i = 0; i < ni; i++) rlx_tensor_free(inputs[i]);
-  for (size_t i = 0; i < np; i++) rlx_tensor_free(params[i]);
+  plist_free(&ps);
   rlx_executable_free(ex);
   rlx_graph_free(g);
   return ok;
@@ -293,6 +320,11 @@ static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why,
 
 int main(int argc, char **argv) {
   int failed = 0, total = 0;
+  const char *dev = getenv("RLX_TEST_DEVICE");
+  if (dev && !strcmp(dev, "gpu") && !rlx_gpu_available()) {
+    printf("RLX_TEST_DEVICE=gpu but MLX has no GPU here: skipped\n");
+    return 77; /* CTest's skip code (SKIP_RETURN_CODE) */
+  }
   for (int a = 1; a < argc; a++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/case.json", argv[a]);

@@ -38,6 +38,16 @@ def G(graph):
     return {"g": graph}
 
 
+def P(name):
+    """A sub-graph param entry; its value is Case(params=...) or Case(sub_params=...)[name]."""
+    return {"name": name, "file": f"params_{name}.npy"}
+
+
+def C(name):
+    """A sub-graph constant entry; its value is Case(sub_constants=...)[name]."""
+    return {"name": name, "file": f"constants_{name}.npy"}
+
+
 def node(op, inputs, outputs, **attrs):
     return {"op": op, "inputs": list(inputs), "outputs": list(outputs), "attrs": attrs}
 
@@ -49,12 +59,15 @@ def sym(k):
 
 class Case:
     def __init__(self, name, nodes, inputs, outputs, atol=1e-6, rtol=1e-5, modes=MODES, params=None,
-                 constants=None, dims=None, expect_error=None):
+                 constants=None, dims=None, expect_error=None, sub_params=None, sub_constants=None):
         self.name, self.nodes, self.inputs, self.outputs = name, nodes, inputs, outputs
         self.atol, self.rtol, self.modes = atol, rtol, modes
         self.params, self.constants = params or {}, constants or {}
         self.dims = dims or {}
         self.expect_error = expect_error
+        # values of params/constants that only sub-graphs declare (see P and C)
+        self.sub_files = {f"params_{k}.npy": v for k, v in (sub_params or {}).items()}
+        self.sub_files.update({f"constants_{k}.npy": v for k, v in (sub_constants or {}).items()})
 
     def write(self, root):
         d = os.path.join(root, self.name.replace("/", "_"))
@@ -68,6 +81,8 @@ class Case:
                 if group == "inputs" and k in self.dims:
                     e["dims"] = self.dims[k]
                 js[group].append(e)
+        for f, v in self.sub_files.items():
+            np.save(os.path.join(d, f), np.asarray(v))
         for k, v in self.outputs.items():
             f = f"out_{k}.npy"
             np.save(os.path.join(d, f), np.asarray(v))

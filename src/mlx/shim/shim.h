@@ -184,6 +184,29 @@ rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx
  * default stream of its device: a context reused across runs and threads. */
 void rlx_mx_reset(rlx_mx *c);
 
+/* ---- fftsample: FFT, sampling, dense solve, transform state ---- */
+/* mx::fft along `axis`: kind 0 fft, 1 ifft (complex64 in and out), 2 rfft (real in, complex64
+ * out), 3 irfft (complex64 in, float32 out; n = output length, -1 = 2 (m - 1)). norm: 0
+ * backward, 1 ortho, 2 forward (mx::fft::FFTNorm). */
+rlx_mx_arr *rlx_mx_fft(rlx_mx *c, rlx_mx_arr *a, int kind, int64_t n, int axis, int norm);
+/* mx::linalg::solve(a, b) on the CPU stream whatever the context's device: MLX's factorizations
+ * (LAPACK) have no GPU implementation. */
+rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b);
+/* mx::linalg::inv(a) on the CPU stream (see rlx_mx_solve_cpu). */
+rlx_mx_arr *rlx_mx_inv_cpu(rlx_mx *c, rlx_mx_arr *a);
+/* mx::random::categorical(logits, axis) with mx::random::key(seed), or MLX's global key sequence
+ * when use_global_key. The result is uint32 indices (the axis removed). */
+rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, bool use_global_key, uint64_t seed);
+/* true when `a` is a tracer of an mlx::compile trace being built (mx::array::is_tracer): it has
+ * no value to evaluate yet. */
+bool rlx_mx_is_tracer(const rlx_mx_arr *a);
+/* ---- branch control ---- */
+/* mx::fast::gated_delta_update(q, k, v, g, beta, state): the gated delta rule with g the decay
+ * factor itself; state (may be NULL = zeros) is [B,H,Dv,Dk]. Returns y and writes the final
+ * state to *state_out (NULL on failure). */
+rlx_mx_arr *rlx_mx_gated_delta_update(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr *g, rlx_mx_arr *beta,
+                                      rlx_mx_arr *state, rlx_mx_arr **state_out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,6 @@
 // shim_core.cpp: contexts, host transfer, evaluation and compile.
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -8,9 +9,21 @@
 #include "mlx/compile_impl.h"
 #include "mlx/shim/shim_impl.h"
 
+// LAPACK reports a singular matrix (an exactly zero pivot) as a positive info code, which MLX
+// raises as "[LUF::eval_cpu] LU factorization failed with error code k" or "[Inverse::eval_cpu]
+// (triangular) inversion failed with error code k", k > 0.
+static bool singular_matrix_error(const char *what) {
+  const char *code = strstr(what, "failed with error code ");
+  bool lapack = strstr(what, "factorization failed") || strstr(what, "inversion failed");
+  return lapack && code && atoi(code + strlen("failed with error code ")) > 0;
+}
+
 void rlx_mx::fail_current() noexcept {
   try {
     throw;
+  } catch (const std::runtime_error &e) {
+    if (singular_matrix_error(e.what())) fail(RLX_STATUS_INVALID_ARGUMENT, std::string("singular matrix (a zero pivot in its LU factorization): ") + e.what());
+    else fail(RLX_STATUS_INTERNAL, e.what());
   } catch (const std::invalid_argument &e) {
     fail(RLX_STATUS_INVALID_ARGUMENT, e.what());
   } catch (const std::out_of_range &e) {

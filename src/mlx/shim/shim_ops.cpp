@@ -350,4 +350,54 @@ rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx
                                group_size, bits, "affine", c->stream));
 }
 
+// ---- fftsample ----
+
+rlx_mx_arr *rlx_mx_fft(rlx_mx *c, rlx_mx_arr *a, int kind, int64_t n, int axis, int norm) {
+  SHIM_OP(c, a, ([&] {
+            static const mx::fft::FFTNorm norms[] = {mx::fft::FFTNorm::Backward, mx::fft::FFTNorm::Ortho,
+                                                     mx::fft::FFTNorm::Forward};
+            if (norm < 0 || norm > 2) throw std::invalid_argument("unknown FFT norm");
+            auto nm = norms[norm];
+            const mx::array &x = A(a);
+            int len = static_cast<int>(n);
+            switch (kind) {
+              case 0: return mx::fft::fftn(x, {axis}, nm, c->stream);
+              case 1: return mx::fft::ifftn(x, {axis}, nm, c->stream);
+              case 2: return mx::fft::rfftn(x, {axis}, nm, c->stream);
+              case 3:
+                if (len < 0) return mx::fft::irfftn(x, {axis}, nm, c->stream);
+                return mx::fft::irfftn(x, {len}, {axis}, nm, c->stream);
+            }
+            throw std::invalid_argument("unknown FFT kind");
+          }()));
+}
+
+rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b) {
+  SHIM_OP(c, a && b, mx::linalg::solve(A(a), A(b), mx::Device(mx::Device::cpu)));
+}
+
+rlx_mx_arr *rlx_mx_inv_cpu(rlx_mx *c, rlx_mx_arr *a) { SHIM_OP(c, a, mx::linalg::inv(A(a), mx::Device(mx::Device::cpu))); }
+
+rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, bool use_global_key, uint64_t seed) {
+  SHIM_OP(c, logits, ([&] {
+            std::optional<mx::array> key;
+            if (!use_global_key) key = mx::random::key(seed);
+            return mx::random::categorical(A(logits), axis, key, c->stream);
+          }()));
+}
+
+bool rlx_mx_is_tracer(const rlx_mx_arr *a) { return a && reinterpret_cast<const mx::array *>(a)->is_tracer(); }
+
+// ---- branch control ----
+rlx_mx_arr *rlx_mx_gated_delta_update(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr *g, rlx_mx_arr *beta,
+                                      rlx_mx_arr *state, rlx_mx_arr **state_out) {
+  *state_out = nullptr;
+  SHIM_OP(c, q && k && v && g && beta, ([&] {
+            auto r = mx::fast::gated_delta_update(A(q), A(k), A(v), A(g), A(beta),
+                                                  state ? std::optional<mx::array>(A(state)) : std::nullopt, std::nullopt, c->stream);
+            *state_out = c->put(r[1]);
+            return r[0];
+          })());
+}
+
 }  // extern "C"

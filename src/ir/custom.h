@@ -1,0 +1,23 @@
+/* custom.h: the custom-op registry's internal side (src/ir/registry.c), shared by the Custom op's
+ * inference (src/ir/infer_custom.c) and lowering (src/mlx/lower_custom.c). */
+#ifndef RLX_IR_CUSTOM_H
+#define RLX_IR_CUSTOM_H
+
+#include "ir/ir.h"
+#include "rlx/registry.h"
+
+/* One registration; lives until its last reference is released. */
+typedef struct rlx_custom_entry rlx_custom_entry;
+
+/* The registration of `name` with a reference taken (release it with rlx_custom_release), or
+ * NULL when none is registered. */
+const rlx_custom_entry *rlx_custom_acquire(const char *name);
+void rlx_custom_release(const rlx_custom_entry *e);
+/* The definition of a registration (valid while the reference is held). */
+const rlx_custom_op_def *rlx_custom_def(const rlx_custom_entry *e);
+
+/* The attributes of Custom node n other than `name`, as borrowed rlx_attr values in a malloc'ed
+ * array (*out, *n; free it). RESOURCE_EXHAUSTED on allocation failure. */
+rlx_status *rlx_custom_attrs(const rlx_node *n, rlx_attr **out, size_t *count);
+
+#endif

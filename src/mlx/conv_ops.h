@@ -1,0 +1,47 @@
+/* conv_ops.h: channels-first (NC d1..dn, n = 1..3) convolution building blocks shared by the
+ * conv and conv_grad lowerings (src/mlx/lower_conv.c, lower_conv_grad.c). Internal. */
+#ifndef RLX_MLX_CONV_OPS_H
+#define RLX_MLX_CONV_OPS_H
+
+#include "mlx/lower.h"
+
+/* Window geometry of one convolution or pooling: nsp spatial dims, strides, pads
+ * (begin d1..dn, end d1..dn), dilations, groups and ConvTranspose's output_padding. */
+typedef struct rlx_conv_geom {
+  int nsp;
+  int64_t s[3], p[6], d[3], op[3];
+  int64_t group;
+} rlx_conv_geom;
+
+/* Reads strides / pads / dilations / group / output_padding of node n (absent ones take their
+ * defaults); inference has validated them. */
+void rlx_conv_geom_read(const rlx_node *n, int nsp, rlx_conv_geom *out);
+
+/* Conv of x[N,Ci,d..] (type tx) with w[Co,Ci/group,k..] (type tw) under geometry gm (pads >= 0),
+ * output type ty: MLX's conv_general where its CPU backend has a GEMM path (group 1, no
+ * dilation), else grouped im2col + one batched matmul (see conv_ops.c). No bias. */
+rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
+                       const rlx_conv_geom *gm, const rlx_type *ty);
+
+/* ConvTranspose of x[N,Ci,d..] with w[Ci,Co/group,k..] under gm (output_padding included),
+ * output type ty: zero insertion (stride), full-correlation padding, then rlx_l_conv with the
+ * flipped, regrouped weight. No bias. */
+rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
+                                 const rlx_conv_geom *gm, const rlx_type *ty);
+
+/* Grouped im2col: the patches of x[N,C,d..] for kernel k[..] under gm (pads >= 0) with output
+ * spatial dims o[..], as [N, group, C/group * prod(k), prod(o)] (patch rows ordered c, k1..kn;
+ * columns ordered o1..on). */
+rlx_mx_arr *rlx_l_conv_patches(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, const int64_t *k, const rlx_conv_geom *gm,
+                               const int64_t *o);
+
+/* Pads x[N,C,d..] (type t) with `value` by lo/hi on the spatial dims (nothing when all are 0). */
+rlx_mx_arr *rlx_l_pad_spatial(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t, int nsp, const int64_t *lo, const int64_t *hi,
+                              rlx_mx_arr *value);
+
+/* The pooling windows of an already padded xp[N,C,D..] (dims tp) as a strided view
+ * [N, C, o1..on, k1..kn]: window (o) element (k) is xp[.., o*s + k*d]. */
+rlx_mx_arr *rlx_l_pool_windows(rlx_lower *L, rlx_mx_arr *xp, const rlx_type *tp, const int64_t *k, const rlx_conv_geom *gm,
+                               const int64_t *o);
+
+#endif

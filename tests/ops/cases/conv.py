@@ -1,0 +1,247 @@
+"""Conv and ConvTranspose against numpy loop references written here (float64), cross-checked with
+onnx.reference on the ONNX-defined cases (pool_ref serves cases/pool.py and cases/conv_grad.py).
+Coverage: 1D/2D/3D, strides, asymmetric pads, dilation, groups (grouped, depthwise, depthwise with
+a channel multiplier), bias, output_padding, crops, shapes large enough for the chunked im2col
+lowering, integer and float16/float64 convolution, empty batches, inputs made non-contiguous by a
+Transpose, and bad attributes."""
+import itertools
+
+import numpy as np
+import onnx
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+
+from opcase import IS, Case, I, node, simple
+
+rng = np.random.default_rng(7)
+
+
+def uni(shape, lo=-1.0, hi=1.0, dtype=np.float32):
+    return rng.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def spatial(nsp, strides, pads, dilations):
+    return (list(strides or [1] * nsp), list(pads or [0] * (2 * nsp)), list(dilations or [1] * nsp))
+
+
+def conv_ref(x, w, b=None, strides=None, pads=None, dilations=None, group=1):
+    """y[n, o, p] = sum_{c in o's group, j} x_pad[n, c, p*s + j*d] * w[o, c, j] (+ b[o])."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    nsp = x.ndim - 2
+    s, p, d = spatial(nsp, strides, pads, dilations)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p[i], p[i + nsp]) for i in range(nsp)])
+    n, c, co, k = x.shape[0], x.shape[1], w.shape[0], w.shape[2:]
+    o = [(xp.shape[2 + i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(nsp)]
+    cg, og = c // group, co // group
+    y = np.zeros((n, co, *o))
+    for off in itertools.product(*[range(kk) for kk in k]):
+        win = tuple(slice(off[i] * d[i], off[i] * d[i] + s[i] * (o[i] - 1) + 1, s[i]) for i in range(nsp))
+        patch = xp[(slice(None), slice(None)) + win]
+        for g in range(group):
+            wk = w[(slice(g * og, (g + 1) * og), slice(None)) + off]
+            y[:, g * og:(g + 1) * og] += np.einsum("oc,nc...->no...", wk, patch[:, g * cg:(g + 1) * cg])
+    if b is not None:
+        y += b.astype(np.float64).reshape((1, co) + (1,) * nsp)
+    return y
+
+
+def conv_transpose_ref(x, w, b=None, strides=None, pads=None, dilations=None, output_padding=None, group=1):
+    """Scatter form: every x[n, c, i] adds x * w[c, o, j] at y[n, o, i*s + j*d - pad_begin]."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    nsp = x.ndim - 2
+    s, p, d = spatial(nsp, strides, pads, dilations)
+    op = list(output_padding or [0] * nsp)
+    n, ci, og, k, ins = x.shape[0], x.shape[1], w.shape[1], w.shape[2:], x.shape[2:]
+    full = [s[i] * (ins[i] - 1) + d[i] * (k[i] - 1) + 1 + op[i] for i in range(nsp)]
+    y = np.zeros((n, og * group, *full))
+    cg = ci // group
+    for pos in itertools.product(*[range(v) for v in ins]):
+        for off in itertools.product(*[range(kk) for kk in k]):
+            t = tuple(pos[i] * s[i] + off[i] * d[i] for i in range(nsp))
+            for g in range(group):
+                xs = x[(slice(None), slice(g * cg, (g + 1) * cg)) + pos]
+                y[(slice(None), slice(g * og, (g + 1) * og)) + t] += xs @ w[(slice(g * cg, (g + 1) * cg), slice(None)) + off]
+    y = y[(slice(None), slice(None)) + tuple(slice(p[i], full[i] - p[i + nsp]) for i in range(nsp))]
+    if b is not None:
+        y = y + b.astype(np.float64).reshape((1, -1) + (1,) * nsp)
+    return y
+
+
+def pool_out(n, k, s, pb, pe, d, ceil_mode):
+    span = n + pb + pe - d * (k - 1) - 1
+    o = -(-span // s) + 1 if ceil_mode else span // s + 1
+    if ceil_mode and (o - 1) * s >= n + pb:  # the last window starts inside the input or the begin pad
+        o -= 1
+    return o
+
+
+def pool_ref(x, kind, kernel, strides=None, pads=None, dilations=None, count_include_pad=0, ceil_mode=0):
+    """Window o covers positions o*s - pad_begin + j*d; positions outside the input are skipped;
+    mean divides by the real elements, or by the positions inside [-pad_begin, n + pad_end)
+    when count_include_pad."""
+    nsp = x.ndim - 2
+    s, p, d = spatial(nsp, strides, pads, dilations)
+    o = [pool_out(x.shape[2 + i], kernel[i], s[i], p[i], p[i + nsp], d[i], ceil_mode) for i in range(nsp)]
+    acc_dtype = np.float64 if x.dtype.kind == "f" else x.dtype
+    y = np.zeros(x.shape[:2] + tuple(o), acc_dtype)
+    for out in itertools.product(*[range(v) for v in o]):
+        vals, padded = [], 0
+        for off in itertools.product(*[range(kk) for kk in kernel]):
+            pos = [out[i] * s[i] - p[i] + off[i] * d[i] for i in range(nsp)]
+            if all(0 <= pos[i] < x.shape[2 + i] for i in range(nsp)):
+                vals.append(x[(slice(None), slice(None)) + tuple(pos)].astype(acc_dtype))
+            elif all(-p[i] <= pos[i] < x.shape[2 + i] + p[i + nsp] for i in range(nsp)):
+                padded += 1
+        v = np.stack(vals)
+        r = {"max": v.max(0), "min": v.min(0), "sum": v.sum(0), "prod": v.prod(0)}.get(kind)
+        if kind == "mean":
+            r = v.sum(0) / (len(vals) + (padded if count_include_pad else 0))
+        y[(slice(None), slice(None)) + out] = r
+    return y
+
+
+def onnx_ref(op, inputs, **attrs):
+    """One ONNX node through onnx.reference.ReferenceEvaluator."""
+    names = list(inputs)
+    g = helper.make_graph([helper.make_node(op, names, ["y"], **attrs)], "g",
+                          [helper.make_tensor_value_info(k, onnx.TensorProto.FLOAT, None) for k in names],
+                          [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    return ReferenceEvaluator(helper.make_model(g)).run(None, inputs)[0]
+
+
+def conv_case(name, x, w, b=None, ref_check=True, atol=2e-5, rtol=1e-4, **a):
+    ins = {"x": x, "w": w}
+    if b is not None:
+        ins["b"] = b
+    ref = conv_ref(x, w, b, a.get("strides"), a.get("pads"), a.get("dilations"), a.get("group", 1))
+    if ref_check and x.dtype == np.float32:
+        onnx_attrs = {k: v for k, v in a.items()}
+        np.testing.assert_allclose(onnx_ref("Conv", ins, **onnx_attrs), ref, rtol=1e-4, atol=1e-5)
+    attrs = {k: (I(v) if k == "group" else IS(v)) for k, v in a.items()}
+    return simple(name, "Conv", ins, ref.astype(x.dtype), atol=atol, rtol=rtol, **attrs)
+
+
+def convt_case(name, x, w, b=None, atol=2e-5, rtol=1e-4, **a):
+    ins = {"x": x, "w": w}
+    if b is not None:
+        ins["b"] = b
+    ref = conv_transpose_ref(x, w, b, a.get("strides"), a.get("pads"), a.get("dilations"), a.get("output_padding"),
+                             a.get("group", 1))
+    if x.dtype == np.float32 and a.get("group", 1) == 1:  # onnx.reference fails on grouped ConvTranspose
+        np.testing.assert_allclose(onnx_ref("ConvTranspose", ins, **a), ref, rtol=1e-4, atol=1e-5)
+    attrs = {k: (I(v) if k == "group" else IS(v)) for k, v in a.items()}
+    return simple(name, "ConvTranspose", ins, ref.astype(x.dtype), atol=atol, rtol=rtol, **attrs)
+
+
+def err(name, op, inputs, code="INVALID_ARGUMENT", **attrs):
+    return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, modes=["lazy"])
+
+
+def conv_cases():
+    # 1D / 2D / 3D dense
+    yield conv_case("Conv1d", uni((2, 3, 11)), uni((4, 3, 3)))
+    yield conv_case("Conv1d_stride_pad_dil_bias", uni((1, 4, 17)), uni((6, 4, 3)), uni((6,)), strides=[2], pads=[2, 1],
+                    dilations=[2])
+    yield conv_case("Conv2d", uni((2, 3, 7, 8)), uni((5, 3, 3, 3)), uni((5,)))
+    yield conv_case("Conv2d_stride_asym_pads", uni((1, 3, 9, 10)), uni((4, 3, 3, 2)), strides=[2, 3], pads=[1, 0, 2, 1])
+    yield conv_case("Conv2d_dilation", uni((1, 2, 10, 9)), uni((3, 2, 3, 3)), dilations=[2, 3], pads=[2, 1, 2, 3])
+    yield conv_case("Conv3d", uni((1, 2, 5, 6, 7)), uni((3, 2, 2, 3, 2)), uni((3,)), strides=[1, 2, 1],
+                    pads=[1, 0, 1, 0, 1, 1])
+    yield conv_case("Conv3d_dilation_group", uni((1, 4, 6, 6, 5)), uni((4, 2, 2, 2, 2)), dilations=[2, 1, 2], group=2)
+    # grouped, depthwise, depthwise with channel multiplier 2, in 1D/2D
+    yield conv_case("Conv2d_group2", uni((2, 6, 8, 7)), uni((4, 3, 3, 3)), uni((4,)), pads=[1, 1, 1, 1], group=2)
+    yield conv_case("Conv2d_group3_stride", uni((1, 9, 11, 10)), uni((6, 3, 3, 3)), strides=[2, 2], pads=[1, 0, 0, 1],
+                    group=3)
+    yield conv_case("Conv2d_depthwise", uni((1, 8, 12, 13)), uni((8, 1, 3, 3)), uni((8,)), pads=[1, 1, 1, 1], group=8)
+    yield conv_case("Conv2d_depthwise_k5_stride21", uni((2, 6, 12, 9)), uni((6, 1, 5, 5)), strides=[2, 1],
+                    pads=[2, 2, 2, 2], group=6)
+    yield conv_case("Conv2d_depthwise_mult2_dil", uni((1, 4, 9, 9)), uni((8, 1, 3, 3)), dilations=[2, 2], pads=[2, 2, 2, 2],
+                    group=4)
+    yield conv_case("Conv1d_depthwise", uni((2, 5, 20)), uni((5, 1, 4)), strides=[3], pads=[1, 2], group=5)
+    yield conv_case("Conv1d_group2", uni((1, 4, 15)), uni((6, 2, 3)), group=2)
+    # kernel 1x1, kernel covering the whole padded input, size-1 spatial dims
+    yield conv_case("Conv2d_1x1", uni((1, 16, 5, 6)), uni((8, 16, 1, 1)), uni((8,)))
+    yield conv_case("Conv2d_full_window", uni((1, 2, 3, 4)), uni((2, 2, 5, 4)), pads=[1, 0, 1, 0])
+    yield conv_case("Conv2d_empty_batch", uni((0, 4, 5, 5)), uni((4, 2, 3, 3)), group=2, ref_check=False)
+    yield conv_case("Conv2d_1xW", uni((1, 4, 1, 9)), uni((4, 1, 1, 3)), pads=[0, 1, 0, 1], group=4)
+    # large enough for the im2col lowering to work in chunks (4 MB of patches each): several group
+    # chunks with a partial last one; row chunks of one group; rows and groups together
+    yield conv_case("Conv2d_depthwise_chunked", uni((1, 32, 96, 96)), uni((32, 1, 3, 3)), uni((32,)), pads=[1, 1, 1, 1],
+                    group=32, ref_check=False)
+    yield conv_case("Conv2d_dilated_row_chunks", uni((1, 32, 80, 80)), uni((8, 32, 3, 3)), dilations=[2, 2],
+                    ref_check=False, atol=1e-4)
+    yield conv_case("Conv2d_group2_row_chunks", uni((1, 64, 80, 80)), uni((4, 32, 3, 3)), pads=[1, 1, 1, 1], group=2,
+                    ref_check=False, atol=1e-4)
+    # dtypes
+    x16, w16 = uni((1, 4, 6, 6), dtype=np.float16), uni((4, 2, 3, 3), dtype=np.float16)
+    yield conv_case("Conv2d_f16_group2", x16, w16, pads=[1, 1, 1, 1], group=2, atol=5e-3, rtol=5e-3)
+    yield conv_case("Conv2d_f16", x16, uni((3, 4, 3, 3), dtype=np.float16), atol=5e-3, rtol=5e-3)
+    x64 = uni((1, 6, 7, 7), dtype=np.float64)
+    yield conv_case("Conv2d_f64_depthwise", x64, uni((6, 1, 3, 3), dtype=np.float64), group=6, atol=1e-12, rtol=1e-12)
+    yield conv_case("Conv2d_f64_dense", x64, uni((3, 6, 3, 3), dtype=np.float64), pads=[1, 1, 1, 1], atol=1e-12,
+                    rtol=1e-12)
+    # integer convolution: exact where float32 accumulation is not (sums beyond 2^24)
+    xi = rng.integers(-3000, 3000, size=(1, 4, 6, 6)).astype(np.int32)
+    wi = rng.integers(-3000, 3000, size=(3, 4, 3, 3)).astype(np.int32)
+    bi = rng.integers(-10, 10, size=(3,)).astype(np.int32)
+    yield simple("Conv2d_i32_exact", "Conv", {"x": xi, "w": wi, "b": bi},
+                 (conv_ref(xi, wi, bi, pads=[1, 0, 0, 1]).round()).astype(np.int32), pads=IS([1, 0, 0, 1]))
+    xi8, wi8 = rng.integers(-128, 128, size=(2, 4, 5, 5)).astype(np.int64), rng.integers(-128, 128, size=(4, 2, 2, 2)).astype(np.int64)
+    yield simple("Conv2d_i64_group", "Conv", {"x": xi8, "w": wi8}, conv_ref(xi8, wi8, group=2).round().astype(np.int64),
+                 group=I(2))
+    # non-contiguous input: a Transpose feeding the conv
+    xt, w = uni((1, 9, 8, 4)), uni((4, 1, 3, 3))
+    ref = conv_ref(xt.transpose(0, 3, 1, 2), w, pads=[1, 1, 1, 1], group=4)
+    yield Case("Conv2d_depthwise_of_transpose",
+               [node("Transpose", ["x"], ["t"], perm=IS([0, 3, 1, 2])),
+                node("Conv", ["t", "w"], ["y"], pads=IS([1, 1, 1, 1]), group=I(4))],
+               {"x": xt, "w": w}, {"y": ref.astype(np.float32)}, atol=2e-5, rtol=1e-4)
+    # errors
+    yield err("Conv_bad_group", "Conv", {"x": uni((1, 6, 5, 5)), "w": uni((4, 3, 3, 3))}, group=I(4))
+    yield err("Conv_weight_channels", "Conv", {"x": uni((1, 6, 5, 5)), "w": uni((4, 2, 3, 3))}, group=I(2))
+    yield err("Conv_kernel_too_big", "Conv", {"x": uni((1, 2, 3, 3)), "w": uni((2, 2, 4, 4))})
+    yield err("Conv_pads_length", "Conv", {"x": uni((1, 2, 5, 5)), "w": uni((2, 2, 3, 3))}, pads=IS([1, 1]))
+    yield err("Conv_zero_stride", "Conv", {"x": uni((1, 2, 5, 5)), "w": uni((2, 2, 3, 3))}, strides=IS([0, 1]))
+    yield err("Conv_bias_shape", "Conv", {"x": uni((1, 2, 5, 5)), "w": uni((2, 2, 3, 3)), "b": uni((3,))})
+    yield err("Conv_4d_spatial", "Conv", {"x": uni((1, 1, 2, 2, 2, 2)), "w": uni((1, 1, 1, 1, 1, 1))}, "UNIMPLEMENTED")
+
+
+def conv_transpose_cases():
+    yield convt_case("ConvT1d", uni((2, 3, 6)), uni((3, 2, 3)), uni((2,)))
+    yield convt_case("ConvT1d_stride_pads_op", uni((1, 2, 7)), uni((2, 3, 4)), strides=[3], pads=[1, 2], output_padding=[2])
+    yield convt_case("ConvT2d", uni((1, 3, 4, 5)), uni((3, 2, 3, 3)), uni((2,)))
+    yield convt_case("ConvT2d_stride_pad", uni((2, 2, 4, 3)), uni((2, 3, 3, 3)), strides=[2, 2], pads=[1, 1, 1, 1])
+    yield convt_case("ConvT2d_asym_op", uni((1, 2, 3, 4)), uni((2, 2, 3, 2)), strides=[2, 3], pads=[0, 1, 1, 0],
+                     output_padding=[1, 2])
+    yield convt_case("ConvT2d_dilation", uni((1, 2, 4, 4)), uni((2, 3, 3, 2)), dilations=[2, 3], pads=[1, 2, 0, 1])
+    yield convt_case("ConvT2d_dil_stride", uni((1, 2, 3, 4)), uni((2, 2, 2, 3)), strides=[2, 2], dilations=[2, 2],
+                     output_padding=[1, 1])
+    # groups, with strides (input dilation) and dilation: the cases MLX's conv_general mishandles
+    yield convt_case("ConvT2d_group2_stride2", uni((1, 4, 3, 4)), uni((4, 3, 3, 3)), uni((6,)), strides=[2, 2],
+                     pads=[1, 1, 1, 1], output_padding=[1, 1], group=2)
+    yield convt_case("ConvT2d_depthwise_stride", uni((2, 3, 4, 4)), uni((3, 1, 4, 4)), strides=[2, 2], pads=[1, 1, 1, 1],
+                     group=3)
+    yield convt_case("ConvT1d_group2_dil_stride", uni((1, 4, 5)), uni((4, 2, 3)), strides=[2], dilations=[2], group=2)
+    yield convt_case("ConvT3d", uni((1, 2, 3, 3, 2)), uni((2, 2, 2, 2, 2)), uni((2,)), strides=[2, 1, 2], pads=[0, 1, 0, 1, 0, 0])
+    yield convt_case("ConvT3d_group", uni((1, 4, 2, 3, 2)), uni((4, 1, 2, 3, 2)), strides=[1, 2, 2], group=2)
+    # pads larger than the full-correlation padding crop the dilated input
+    yield convt_case("ConvT2d_big_pads", uni((1, 1, 5, 5)), uni((1, 1, 2, 2)), strides=[2, 2], pads=[2, 3, 3, 2])
+    # depthwise (one input and one output channel per group) in 1D/2D with crops and output_padding
+    yield convt_case("ConvT2d_depthwise_big_pads_op", uni((1, 2, 5, 4)), uni((2, 1, 2, 3)), uni((2,)), strides=[2, 3],
+                     pads=[2, 3, 3, 1], output_padding=[1, 2], group=2)
+    yield convt_case("ConvT1d_depthwise_dil", uni((2, 3, 6)), uni((3, 1, 3)), strides=[2], dilations=[2], pads=[0, 5],
+                     group=3)
+    x16 = uni((1, 2, 3, 3), dtype=np.float16)
+    yield convt_case("ConvT2d_f16_group", x16, uni((2, 2, 3, 3), dtype=np.float16), strides=[2, 2], group=2, atol=5e-3,
+                     rtol=5e-3)
+    yield err("ConvT_output_padding", "ConvTranspose", {"x": uni((1, 2, 3, 3)), "w": uni((2, 2, 3, 3))},
+              strides=IS([2, 2]), output_padding=IS([2, 0]))
+    yield err("ConvT_int_input", "ConvTranspose", {"x": np.ones((1, 2, 3, 3), np.int32), "w": np.ones((2, 2, 3, 3), np.int32)})
+    yield err("Conv_bool_input", "Conv", {"x": np.ones((1, 2, 3, 3), bool), "w": np.ones((2, 2, 3, 3), bool)})
+    yield err("ConvT_weight_channels", "ConvTranspose", {"x": uni((1, 2, 3, 3)), "w": uni((3, 2, 3, 3))})
+    yield err("ConvT_pads_exceed", "ConvTranspose", {"x": uni((1, 1, 2, 2)), "w": uni((1, 1, 2, 2))}, pads=IS([2, 2, 2, 2]))
+
+
+def cases():
+    yield from conv_cases()
+    yield from conv_transpose_cases()

@@ -1,0 +1,80 @@
+"""DenseSolve and BatchedDenseSolve against numpy.linalg.solve (float64 oracle), with the
+residual A x - b as a second check where it matters. Well-conditioned random systems (diagonal
+shifted), systems that need pivoting (zero leading pivot), float32/float64/float16, b as a vector
+or a matrix, n = 1, a Transpose feeding A (non-contiguous), singular A (an error), bad shapes."""
+import numpy as np
+
+from opcase import IS, Case, node, simple
+
+rng = np.random.default_rng(5)
+
+
+def system(n, batch=None, k=None):
+    shape = (n, n) if batch is None else (batch, n, n)
+    a = rng.standard_normal(shape) + n * np.eye(n)
+    bshape = ((n,) if k is None else (n, k)) if batch is None else (batch, n)
+    return a, rng.standard_normal(bshape)
+
+
+def cases():
+    for dt, atol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        name = dt.__name__
+        for n in (1, 3, 8, 33):
+            a, b = system(n)
+            yield simple(f"DenseSolve_{name}_n{n}_vec", "DenseSolve", {"a": a.astype(dt), "b": b.astype(dt)},
+                         np.linalg.solve(a.astype(dt).astype(np.float64), b.astype(dt).astype(np.float64)).astype(dt), atol=atol, rtol=atol)
+        a, b = system(6, k=4)
+        yield simple(f"DenseSolve_{name}_matrix_rhs", "DenseSolve", {"a": a.astype(dt), "b": b.astype(dt)},
+                     np.linalg.solve(a.astype(dt).astype(np.float64), b.astype(dt).astype(np.float64)).astype(dt), atol=atol, rtol=atol)
+        a, b = system(5, batch=4)
+        want = np.linalg.solve(a.astype(dt).astype(np.float64), b.astype(dt).astype(np.float64)[..., None])[..., 0]
+        yield simple(f"BatchedDenseSolve_{name}", "BatchedDenseSolve", {"a": a.astype(dt), "b": b.astype(dt)}, want.astype(dt),
+                     atol=atol, rtol=atol)
+    # 1x1 systems, scalar and matrix right-hand sides, batched (a separate path, see lower_linalg.c)
+    a, b = system(1, k=3)
+    yield simple("DenseSolve_n1_matrix_rhs", "DenseSolve", {"a": a, "b": b}, np.linalg.solve(a, b), atol=1e-14, rtol=1e-14)
+    a, b = system(1, batch=3)
+    yield simple("BatchedDenseSolve_n1", "BatchedDenseSolve", {"a": a, "b": b}, b / a[:, :, 0], atol=1e-14, rtol=1e-14)
+    yield simple("BatchedDenseSolve_empty_batch", "BatchedDenseSolve", {"a": np.zeros((0, 2, 2)), "b": np.zeros((0, 2))}, np.zeros((0, 2)))
+    # pivoting needed: A[0,0] = 0 (no LU without row exchanges)
+    a = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]])
+    b = np.array([1.0, 2.0, 3.0])
+    yield simple("DenseSolve_zero_pivot_needs_pivoting", "DenseSolve", {"a": a, "b": b}, np.linalg.solve(a, b), atol=1e-13, rtol=1e-13)
+    ab = np.stack([a, a[::-1].copy()])
+    bb = np.stack([b, b * 2])
+    yield simple("BatchedDenseSolve_pivoting", "BatchedDenseSolve", {"a": ab, "b": bb},
+                 np.linalg.solve(ab, bb[..., None])[..., 0], atol=1e-13, rtol=1e-13)
+    # residual: A x reproduces b (a second, oracle-free check through MatMul)
+    a, b = system(7, k=2)
+    yield Case("DenseSolve_residual", [node("DenseSolve", ["a", "b"], ["x"]), node("MatMul", ["a", "x"], ["ax"])],
+               {"a": a, "b": b}, {"ax": b}, atol=1e-12, rtol=1e-12)
+    # float16 solves in float32
+    a, b = system(4)
+    a16, b16 = a.astype(np.float16), b.astype(np.float16)
+    yield simple("DenseSolve_f16", "DenseSolve", {"a": a16, "b": b16},
+                 np.linalg.solve(a16.astype(np.float64), b16.astype(np.float64)).astype(np.float16), atol=2e-3, rtol=2e-3)
+    # non-contiguous A: the transpose of the given matrix
+    a, b = system(5)
+    yield Case("DenseSolve_of_transpose", [node("Transpose", ["a"], ["at"], perm=IS([1, 0])), node("DenseSolve", ["at", "b"], ["x"])],
+               {"a": a, "b": b}, {"x": np.linalg.solve(a.T, b)}, atol=1e-12, rtol=1e-12)
+    # singular matrices fail with a clear error in every mode
+    sing = np.array([[1.0, 2.0], [2.0, 4.0]])
+    yield Case("DenseSolve_singular", [node("DenseSolve", ["a", "b"], ["x"])], {"a": sing, "b": np.ones(2)}, {},
+               expect_error="INVALID_ARGUMENT")
+    yield Case("DenseSolve_zero_matrix_f32", [node("DenseSolve", ["a", "b"], ["x"])],
+               {"a": np.zeros((3, 3), np.float32), "b": np.ones(3, np.float32)}, {}, expect_error="INVALID_ARGUMENT")
+    yield Case("DenseSolve_zero_1x1", [node("DenseSolve", ["a", "b"], ["x"])], {"a": np.zeros((1, 1)), "b": np.ones(1)}, {},
+               expect_error="INVALID_ARGUMENT")
+    yield Case("BatchedDenseSolve_one_singular", [node("BatchedDenseSolve", ["a", "b"], ["x"])],
+               {"a": np.stack([np.eye(2), sing]), "b": np.ones((2, 2))}, {}, expect_error="INVALID_ARGUMENT")
+    # shape and dtype errors
+    f = np.float32
+    bad = [("not_square", "DenseSolve", np.zeros((2, 3), f), np.zeros(2, f)),
+           ("b_mismatch", "DenseSolve", np.eye(3, dtype=f), np.zeros(2, f)),
+           ("b_rank3", "DenseSolve", np.eye(2, dtype=f), np.zeros((2, 1, 1), f)),
+           ("dtype_mismatch", "DenseSolve", np.eye(2, dtype=f), np.zeros(2)),
+           ("int", "DenseSolve", np.eye(2, dtype=np.int32), np.zeros(2, np.int32)),
+           ("batched_rank", "BatchedDenseSolve", np.eye(2, dtype=f), np.zeros(2, f)),
+           ("batched_b_batch", "BatchedDenseSolve", np.zeros((3, 2, 2), f), np.zeros((2, 2), f))]
+    for name, op, a, b in bad:
+        yield Case(f"{op}_{name}", [node(op, ["a", "b"], ["x"])], {"a": a, "b": b}, {}, expect_error="INVALID_ARGUMENT", modes=["lazy"])

@@ -1,0 +1,216 @@
+"""MatMul, DotGeneral and the matmul variants against numpy (float64 references): numpy.matmul
+broadcasting and 1-D operands, integer operands (exact past 2^24, wrapping like numpy), any batch
+and contracting dims (numpy.einsum), bias + activation, LoRA, grouped (per-row expert) matmul,
+and the int8/int4 block-quantized DequantMatMul schemes against a dequantize-then-matmul oracle
+for block sizes 32/64/128. Errors: mismatched dims and dtypes, bad dims lists, unknown and
+unsupported (GGUF, NVFP4, FP8) quantization schemes."""
+import math
+import string
+
+import numpy as np
+
+from opcase import IS, Case, F, I, S, node, simple
+
+rng = np.random.default_rng(11)
+erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def uni(shape, lo=-1.0, hi=1.0, dtype=np.float32):
+    return rng.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+ACTS = {
+    "none": lambda x: x, "Relu": lambda x: np.maximum(x, 0), "Gelu": lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))),
+    "GeluApprox": lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
+    "Silu": lambda x: x * sigmoid(x), "Sigmoid": sigmoid, "Tanh": np.tanh, "Exp": np.exp,
+}
+
+
+def f64(*a):
+    return [np.asarray(v, np.float64) for v in a]
+
+
+def err(name, op, inputs, code="INVALID_ARGUMENT", **attrs):
+    return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, modes=["lazy"])
+
+
+def dot_general_ref(a, b, lc, rc, lb, rb):
+    """numpy.einsum with letters: batch dims shared, contracting dims summed, free dims kept in order."""
+    letters = iter(string.ascii_letters)
+    la, ra = [None] * a.ndim, [None] * b.ndim
+    for x, z in zip(lb, rb):
+        la[x] = ra[z] = next(letters)
+    for x, z in zip(lc, rc):
+        la[x] = ra[z] = next(letters)
+    for i in range(a.ndim):
+        la[i] = la[i] or next(letters)
+    for i in range(b.ndim):
+        ra[i] = ra[i] or next(letters)
+    out = [la[x] for x in lb] + [la[i] for i in range(a.ndim) if i not in lb and i not in lc] + \
+          [ra[i] for i in range(b.ndim) if i not in rb and i not in rc]
+    return np.einsum(f"{''.join(la)},{''.join(ra)}->{''.join(out)}", *f64(a, b))
+
+
+def matmul_cases():
+    shapes = [((3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 6)), ((4,), (4, 5)), ((3, 4), (4,)),
+              ((4,), (4,)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,)), ((1, 1), (1, 1)), ((3, 0), (0, 2))]
+    for sa, sb in shapes:
+        a, b = uni(sa), uni(sb)
+        name = "MatMul_" + "x".join(map(str, sa)) + "_" + "x".join(map(str, sb))
+        yield simple(name, "MatMul", {"a": a, "b": b}, np.matmul(*f64(a, b)).astype(np.float32), atol=1e-5)
+    a16, b16 = uni((3, 8), dtype=np.float16), uni((8, 2), dtype=np.float16)
+    yield simple("MatMul_f16", "MatMul", {"a": a16, "b": b16}, np.matmul(*f64(a16, b16)).astype(np.float16), atol=5e-3,
+                 rtol=5e-3)
+    a64, b64 = uni((2, 3, 5), dtype=np.float64), uni((5, 4), dtype=np.float64)
+    yield simple("MatMul_f64", "MatMul", {"a": a64, "b": b64}, a64 @ b64, atol=1e-12, rtol=1e-12)
+    # integers: exact beyond float32's 2^24, and wrapping like numpy for narrow types
+    ai = rng.integers(-3_000_000, 3_000_000, size=(3, 4)).astype(np.int64)
+    bi = rng.integers(-3_000_000, 3_000_000, size=(4, 2)).astype(np.int64)
+    yield simple("MatMul_i64_large", "MatMul", {"a": ai, "b": bi}, ai @ bi)
+    a32, b32 = rng.integers(-1000, 1000, size=(2, 3, 5)).astype(np.int32), rng.integers(-1000, 1000, size=(5, 2)).astype(np.int32)
+    yield simple("MatMul_i32_batched", "MatMul", {"a": a32, "b": b32}, a32 @ b32)
+    au, bu = rng.integers(0, 256, size=(3, 6)).astype(np.uint8), rng.integers(0, 256, size=(6, 4)).astype(np.uint8)
+    yield simple("MatMul_u8_wraps", "MatMul", {"a": au, "b": bu}, au @ bu)
+    # non-contiguous operand
+    a, b = uni((5, 3)), uni((5, 4))
+    yield Case("MatMul_of_transpose", [node("Transpose", ["a"], ["t"], perm=IS([1, 0])), node("MatMul", ["t", "b"], ["y"])],
+               {"a": a, "b": b}, {"y": (a.T.astype(np.float64) @ b).astype(np.float32)}, atol=1e-5)
+    yield err("MatMul_k_mismatch", "MatMul", {"a": uni((3, 4)), "b": uni((5, 2))})
+    yield err("MatMul_batch_mismatch", "MatMul", {"a": uni((2, 3, 4)), "b": uni((3, 4, 2))})
+    yield err("MatMul_dtype_mismatch", "MatMul", {"a": uni((3, 4)), "b": uni((4, 2), dtype=np.float64)})
+    yield err("MatMul_rank0", "MatMul", {"a": np.float32(2), "b": uni((4, 2))})
+    yield err("MatMul_bool", "MatMul", {"a": np.ones((2, 2), bool), "b": np.ones((2, 2), bool)})
+
+
+def dot_general_cases():
+    specs = [  # (lhs shape, rhs shape, lc, rc, lb, rb)
+        ((3, 4), (4, 5), [1], [0], [], []),
+        ((4, 3), (5, 4), [0], [1], [], []),
+        ((2, 3, 4), (2, 4, 5), [2], [1], [0], [0]),
+        ((3, 2, 4), (4, 5, 2), [2], [0], [1], [2]),
+        ((2, 3, 4, 5), (5, 2, 4, 6), [2, 3], [2, 0], [0], [1]),
+        ((2, 3, 6), (3, 2, 6), [2], [2], [0, 1], [1, 0]),
+        ((3, 4), (5, 6), [], [], [], []),  # outer product
+        ((4,), (4,), [0], [0], [], []),  # inner product, rank-0 result
+    ]
+    for k, (sa, sb, lc, rc, lb, rb) in enumerate(specs):
+        a, b = uni(sa), uni(sb)
+        yield simple(f"DotGeneral_{k}", "DotGeneral", {"a": a, "b": b},
+                     dot_general_ref(a, b, lc, rc, lb, rb).astype(np.float32), atol=1e-5,
+                     lhs_contracting=IS(lc), rhs_contracting=IS(rc), lhs_batch=IS(lb), rhs_batch=IS(rb))
+    a, b = uni((2, 3, 4)), uni((2, 4, 5))
+    yield simple("DotGeneral_negative_dims", "DotGeneral", {"a": a, "b": b},
+                 dot_general_ref(a, b, [2], [1], [0], [0]).astype(np.float32), atol=1e-5,
+                 lhs_contracting=IS([-1]), rhs_contracting=IS([-2]), lhs_batch=IS([-3]), rhs_batch=IS([0]))
+    ai, bi = rng.integers(-50, 50, size=(2, 3, 4)).astype(np.int32), rng.integers(-50, 50, size=(4, 2, 5)).astype(np.int32)
+    yield simple("DotGeneral_i32", "DotGeneral", {"a": ai, "b": bi},
+                 dot_general_ref(ai, bi, [2], [0], [0], [1]).astype(np.int32),
+                 lhs_contracting=IS([2]), rhs_contracting=IS([0]), lhs_batch=IS([0]), rhs_batch=IS([1]))
+    a, b = uni((2, 3, 4)), uni((2, 4, 5))
+    yield err("DotGeneral_size_mismatch", "DotGeneral", {"a": a, "b": b}, lhs_contracting=IS([1]), rhs_contracting=IS([1]))
+    yield err("DotGeneral_count_mismatch", "DotGeneral", {"a": a, "b": b}, lhs_contracting=IS([2]),
+              rhs_contracting=IS([1, 2]))
+    yield err("DotGeneral_dim_twice", "DotGeneral", {"a": a, "b": b}, lhs_contracting=IS([2, 2]),
+              rhs_contracting=IS([1, 1]))
+    yield err("DotGeneral_out_of_range", "DotGeneral", {"a": a, "b": b}, "OUT_OF_RANGE", lhs_contracting=IS([3]),
+              rhs_contracting=IS([1]))
+
+
+def variant_cases():
+    x, w, bias = uni((2, 3, 8)), uni((8, 5)), uni((5,))
+    for act, fn in ACTS.items():
+        ref = fn(np.matmul(*f64(x, w)) + bias)
+        yield simple(f"FusedMatMulBiasAct_{act}", "FusedMatMulBiasAct", {"x": x, "w": w, "b": bias},
+                     ref.astype(np.float32), atol=2e-5, rtol=2e-5, activation=S(act))
+    yield simple("FusedMatMulBiasAct_nobias_1d", "FusedMatMulBiasAct", {"x": x[0, 0], "w": w},
+                 np.tanh(np.matmul(*f64(x[0, 0], w))).astype(np.float32), atol=2e-5, activation=S("Tanh"))
+    yield err("FusedMatMulBiasAct_bad_act", "FusedMatMulBiasAct", {"x": x, "w": w}, activation=S("Median"))
+    yield err("FusedMatMulBiasAct_not_float_act", "FusedMatMulBiasAct", {"x": x, "w": w}, activation=S("IsNaN"))
+    yield err("FusedMatMulBiasAct_bias_shape", "FusedMatMulBiasAct", {"x": x, "w": w, "b": uni((4,))})
+    # LoRA
+    A, B = uni((8, 2)), uni((2, 5))
+    for scale in [1.0, 0.25]:
+        ref = np.matmul(*f64(x, w)) + scale * (np.matmul(*f64(x, A)) @ B)
+        yield simple(f"LoraMatMul_{scale}", "LoraMatMul", {"x": x, "w": w, "a": A, "b": B}, ref.astype(np.float32),
+                     atol=2e-5, scale=F(scale))
+    yield err("LoraMatMul_rank_mismatch", "LoraMatMul", {"x": x, "w": w, "a": A, "b": uni((3, 5))})
+    # grouped (MoE-style) matmul: row m uses expert idx[m]; negative indices count from the end
+    xg, wg = uni((6, 8)), uni((3, 8, 4))
+    for dt in [np.int32, np.int64, np.uint32]:
+        idx = np.array([0, 2, 1, 1, 0, 2], dt)
+        ref = np.stack([xg[m].astype(np.float64) @ wg[int(idx[m])] for m in range(6)])
+        yield simple(f"GroupedMatMul_{np.dtype(dt).name}", "GroupedMatMul", {"x": xg, "w": wg, "idx": idx},
+                     ref.astype(np.float32), atol=1e-5)
+    idx = np.array([-1, 0, -3, 2, -2, 1], np.int64)
+    ref = np.stack([xg[m].astype(np.float64) @ wg[idx[m]] for m in range(6)])
+    yield simple("GroupedMatMul_negative_idx", "GroupedMatMul", {"x": xg, "w": wg, "idx": idx}, ref.astype(np.float32),
+                 atol=1e-5)
+    yield err("GroupedMatMul_float_idx", "GroupedMatMul", {"x": xg, "w": wg, "idx": np.zeros(6, np.float32)})
+    yield err("GroupedMatMul_k_mismatch", "GroupedMatMul", {"x": xg, "w": uni((3, 7, 4)), "idx": np.zeros(6, np.int32)})
+
+
+SCHEMES = {  # scheme: (q dtype, q range, asymmetric)
+    "int8_block": (np.int8, (-128, 127), False), "int8_block_asym": (np.uint8, (0, 255), True),
+    "int4_block": (np.int8, (-8, 7), False), "int4_block_asym": (np.uint8, (0, 15), True),
+}
+
+
+def dequant_ref(x, q, scale, zp, bs):
+    """x @ W^T with W[n, k] = (q[n, k] - zp[n, k // bs]) * scale[n, k // bs]."""
+    s = np.repeat(scale.astype(np.float64), bs, axis=1)
+    z = np.repeat(zp.astype(np.float64), bs, axis=1) if zp is not None else 0
+    return x.astype(np.float64) @ ((q.astype(np.float64) - z) * s).T
+
+
+def dequant_case(name, scheme, bs, xshape, n=6, k=256, xdtype=np.float32, atol=2e-3, rtol=2e-4):
+    qdt, (lo, hi), asym = SCHEMES[scheme]
+    q = rng.integers(lo, hi + 1, size=(n, k)).astype(qdt)
+    scale = uni((n, k // bs), 0.005, 0.02)
+    zp = rng.integers(lo, hi + 1, size=(n, k // bs)).astype(np.float32) if asym else None
+    x = uni(xshape + (k,), dtype=xdtype)
+    ins = {"x": x, "q": q, "scale": scale} | ({"zp": zp} if asym else {})
+    return simple(name, "DequantMatMul", ins, dequant_ref(x, q, scale, zp, bs).astype(xdtype), atol=atol, rtol=rtol,
+                  scheme=S(scheme), block_size=I(bs))
+
+
+def dequant_cases():
+    for scheme in SCHEMES:
+        for bs in [32, 64, 128]:
+            yield dequant_case(f"DequantMatMul_{scheme}_bs{bs}", scheme, bs, (3,))
+        yield dequant_case(f"DequantMatMul_{scheme}_rank3", scheme, 64, (2, 3))
+    yield dequant_case("DequantMatMul_int8_rank1", "int8_block", 32, ())
+    yield dequant_case("DequantMatMul_int8_asym_f64", "int8_block_asym", 64, (2,), xdtype=np.float64, atol=1e-9, rtol=1e-9)
+    yield dequant_case("DequantMatMul_int4_f64_rank3", "int4_block", 32, (2, 2), xdtype=np.float64, atol=1e-9, rtol=1e-9)
+    yield dequant_case("DequantMatMul_int4_f16", "int4_block", 32, (4,), xdtype=np.float16, atol=0.05, rtol=1e-2)
+    # the extremes of each range
+    q = np.tile(np.array([-8, 7, 0, -1], np.int8), (2, 16))
+    scale = np.full((2, 2), 0.5, np.float32)
+    x = uni((1, 64))
+    yield simple("DequantMatMul_int4_extremes", "DequantMatMul", {"x": x, "q": q, "scale": scale},
+                 dequant_ref(x, q, scale, None, 32).astype(np.float32), atol=1e-4, scheme=S("int4_block"))
+    x, q, s = uni((2, 64)), np.zeros((3, 64), np.int8), np.ones((3, 2), np.float32)
+    for scheme in ["gguf_q4k", "gguf_q8k", "nvfp4", "fp8_e4m3", "fp8_e5m2"]:
+        yield err(f"DequantMatMul_{scheme}_unimplemented", "DequantMatMul", {"x": x, "q": q, "scale": s}, "UNIMPLEMENTED",
+                  scheme=S(scheme))
+    yield err("DequantMatMul_unknown_scheme", "DequantMatMul", {"x": x, "q": q, "scale": s}, scheme=S("int3_block"))
+    yield err("DequantMatMul_block_size", "DequantMatMul", {"x": x, "q": q, "scale": s}, "UNIMPLEMENTED",
+              scheme=S("int8_block"), block_size=I(16))
+    yield err("DequantMatMul_q_dtype", "DequantMatMul", {"x": x, "q": q.astype(np.uint8), "scale": s}, scheme=S("int8_block"))
+    yield err("DequantMatMul_missing_zp", "DequantMatMul", {"x": x, "q": q.astype(np.uint8), "scale": s},
+              scheme=S("int8_block_asym"))
+    yield err("DequantMatMul_scale_shape", "DequantMatMul", {"x": x, "q": q, "scale": np.ones((3, 1), np.float32)},
+              scheme=S("int8_block"))
+    yield err("DequantMatMul_k_not_multiple", "DequantMatMul",
+              {"x": uni((2, 48)), "q": np.zeros((3, 48), np.int8), "scale": np.ones((3, 1), np.float32)},
+              scheme=S("int8_block"))
+
+
+def cases():
+    yield from matmul_cases()
+    yield from dot_general_cases()
+    yield from variant_cases()
+    yield from dequant_cases()
