@@ -165,6 +165,57 @@ static void test_trace_error_is_a_status(void **state) {
   rlx_graph_free(g);
 }
 
+/* A custom op whose graph kernel refuses inputs of more than 3 rows: the error is raised inside
+ * the trace, for some input sizes only. Failing sizes fail every time; the others trace, replay
+ * and give results in between. */
+static rlx_status *fussy_infer(void *ud, size_t n_in, const rlx_type *in, size_t na, const rlx_attr *attrs, size_t cap,
+                               rlx_type *out, size_t *n_out) {
+  (void)ud, (void)n_in, (void)na, (void)attrs, (void)cap;
+  out[0] = in[0];
+  *n_out = 1;
+  return NULL;
+}
+
+static rlx_status *fussy_expand(void *ud, rlx_graph *g, size_t n_in, const rlx_value *in, size_t na, const rlx_attr *attrs,
+                                size_t n_out, rlx_value *out) {
+  (void)ud, (void)n_in, (void)na, (void)attrs, (void)n_out;
+  int64_t rows = rlx_graph_value_type(g, in[0])->dims[0];
+  if (rows > 3) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "fussy takes at most 3 rows, got %lld", (long long)rows);
+  return rlx_graph_add1(g, RLX_OP_NEG, NULL, 1, in, 0, NULL, out);
+}
+
+static void test_trace_error_depends_on_input(void **state) {
+  (void)state;
+  rlx_custom_op_def def = {.name = "test.fussy", .min_inputs = 1, .max_inputs = 1, .infer = fussy_infer, .expand = fussy_expand};
+  OK(rlx_custom_op_register(&def, NULL));
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x = g_input(g, "x", RLX_DTYPE_F32, 1, DIMS(RLX_DIM_SYMBOL(0))), y;
+  OK(rlx_graph_add1(g, RLX_OP_CUSTOM, "picky", 1, &x, 1, (rlx_attr[]){RLX_ATTR_S("name", "test.fussy")}, &y));
+  OK(rlx_graph_set_outputs(g, 1, &y));
+  rlx_executable *ex = make_exec(g, RLX_MODE_COMPILED);
+  const float xv[5] = {1, -2, 3, -4, 5}, neg[5] = {-1, 2, -3, 4, -5};
+  /* a failed trace leaves nothing cached (the next try traces again); size 2 replays its trace */
+  const int64_t sizes[] = {2, 5, 2, 3, 5, 1};
+  const size_t traces[] = {1, 2, 2, 3, 4, 5};
+  for (size_t k = 0; k < LEN(sizes); k++) {
+    rlx_tensor *tx = tf32(1, DIMS(sizes[k]), xv), *out = NULL;
+    if (sizes[k] > 3) {
+      FAILS(run1(ex, "x", tx, &out), INVALID_ARGUMENT, "node 1 (Custom 'picky'): custom op 'test.fussy': fussy takes at most 3 rows, got 5");
+      assert_null(out);
+    } else {
+      OK(run1(ex, "x", tx, &out));
+      expect_f32(out, 1, DIMS(sizes[k]), neg, 0);
+      rlx_tensor_free(out);
+    }
+    assert_int_equal(rlx_executable_num_traces(ex), traces[k]);
+    rlx_tensor_free(tx);
+  }
+  rlx_executable_free(ex);
+  rlx_graph_free(g);
+  OK(rlx_custom_op_unregister("test.fussy"));
+}
+
 /* If with a branch that reads a param: the param reaches the sub-graph in every mode, compiled
  * included (as a leaf of the compiled function). */
 static rlx_graph *branch_graph(bool then_branch) {
@@ -316,6 +367,7 @@ int main(void) {
       cmocka_unit_test(test_set_param_replays),
       cmocka_unit_test(test_leaf_order),
       cmocka_unit_test(test_trace_error_is_a_status),
+      cmocka_unit_test(test_trace_error_depends_on_input),
       cmocka_unit_test(test_subgraph_params_compiled),
       cmocka_unit_test(test_mode_from_environment),
       cmocka_unit_test(test_shapeless_one_trace),
