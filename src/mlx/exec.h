@@ -1,5 +1,6 @@
 /* exec.h: the executable's state and run pipeline, shared by executable.c (modes, params, runs,
- * commits), exec_handles.c (handles and feeds) and exec_slots.c (slot arena). Internal.
+ * commits), exec_pipeline.c (the pipeline below), exec_handles.c (handles and feeds) and
+ * exec_slots.c (slot arena). Internal.
  *
  * A run: the caller's entry point fills each input's source (a passed tensor, raw slot bytes or a
  * handle), then rlx_exec_execute binds symbols and types, builds the leaves, lowers the graph or
@@ -95,8 +96,13 @@ struct rlx_executable {
   bool ext_cached_ok;
 };
 
+/* Index of param `name` in ex->params (ex->n_params when absent). */
+size_t rlx_exec_param_index(const rlx_executable *ex, const char *name);
 /* Clears every input's source for a new run. */
 void rlx_exec_clear_sources(rlx_executable *ex);
+/* Makes tensors values[j] the sources of inputs names[j] (NOT_FOUND for an unknown name,
+ * INVALID_ARGUMENT for a repeated or NULL one), then the handles those of the other inputs. */
+rlx_status *rlx_exec_source_named(rlx_executable *ex, size_t n, const char *const *names, const rlx_tensor *const *values);
 /* Gives inputs without a source their device or host handle; INVALID_ARGUMENT naming an input
  * that has neither. */
 rlx_status *rlx_exec_source_handles(rlx_executable *ex);
@@ -111,6 +117,8 @@ rlx_status *rlx_exec_apply_feeds(rlx_executable *ex);
 rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_arr **slot);
 /* Index of input `name`, or NOT_FOUND listing the inputs. */
 rlx_status *rlx_exec_find_input(const rlx_executable *ex, const char *name, size_t *out);
+/* Records why the active extent does not apply (takes `why`; NULL: it applies). */
+void rlx_exec_set_extent_reason(rlx_executable *ex, rlx_status *why);
 /* INVALID_ARGUMENT unless tensor type `got` fits declared type `want` (symbolic dims fit any size). */
 rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got);
 
