@@ -115,5 +115,7 @@ rlx_mx_arr *rlx_l_merge_heads(rlx_lower *L, rlx_mx_arr *x, int64_t B, int64_t S,
  * interleaved pairs (x[2i], x[2i+1]) instead of halves; sign -1 rotates backwards. */
 rlx_mx_arr *rlx_l_rope(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t, rlx_mx_arr *cs, rlx_mx_arr *sn,
                        const rlx_type *tc, int64_t head_dim, int64_t n_rot, bool interleaved, double sign);
+/* rlx_l_rope of a Rope-shaped node (Rope, RopeBackward: x, cos, sin; head_dim, n_rot, interleaved). */
+rlx_mx_arr *rlx_l_rope_node(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, double sign);
 
 #endif
