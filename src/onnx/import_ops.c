@@ -1,4 +1,5 @@
-/* import_ops.c: the ONNX op-mapping table and the elementwise mappings. */
+/* import_ops.c: the elementwise ONNX mappings (math, logic, casts, activations) and the lookup
+ * over every mapping table (rlx_onnx_find_op). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,36 +185,14 @@ static rlx_status *map_dropout(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_out(I, n, 0, x));
   if (n->n_output > 1 && n->output[1][0]) {
-    rlx_value one, m;
-    RLX_TRY(imp_scalar(I, 1, RLX_DTYPE_BOOL, &one));
+    rlx_value m;
     const rlx_type *t = imp_type(I, x);
-    rlx_attr a = RLX_ATTR_IS("shape", (size_t)t->rank, t->dims);
-    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &one, 1, &a, &m));
+    RLX_TRY(imp_filled(I, n, 1, RLX_DTYPE_BOOL, t->rank, t->dims, &m));
     RLX_TRY(imp_out(I, n, 1, m));
   }
   return NULL;
 }
 
-/* y = op(x, c) with a scalar constant c of x's dtype. */
-rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y) {
-  rlx_value in[2] = {x};
-  RLX_TRY(imp_scalar(I, c, imp_type(I, x)->dtype, &in[1]));
-  return imp_add(I, n, op, 2, in, 0, NULL, y);
-}
-
-rlx_status *imp_bin(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value b, rlx_value *y) {
-  rlx_value in[2] = {a, b};
-  return imp_add(I, n, op, 2, in, 0, NULL, y);
-}
-
-rlx_status *imp_un(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value *y) {
-  return imp_add(I, n, op, 1, &a, 0, NULL, y);
-}
-
-rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_value a, rlx_value b, rlx_value *y) {
-  rlx_value in[3] = {c, a, b};
-  return imp_add(I, n, RLX_OP_WHERE, 3, in, 0, NULL, y);
-}
 
 /* Clip(x, min, max): min/max are attributes before opset 11, optional inputs after. */
 static rlx_status *map_clip(rlx_imp *I, const Onnx__NodeProto *n) {
@@ -235,37 +214,41 @@ static rlx_status *map_clip(rlx_imp *I, const Onnx__NodeProto *n) {
 
 /* ---- activations composed from rlx ops (formulas from the ONNX operator docs) ---- */
 
+/* y = (x cmp c) ? x : other: the piecewise activations that pass x through above a threshold. */
+static rlx_status *pass_above(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, rlx_op cmp, double c, rlx_value other, rlx_value *y) {
+  rlx_value keep;
+  RLX_TRY(imp_with_scalar(I, n, cmp, x, c, &keep));
+  return imp_select(I, n, keep, x, other, y);
+}
+
 static rlx_status *map_leaky_relu(rlx_imp *I, const Onnx__NodeProto *n) { /* x >= 0 ? x : alpha x */
-  rlx_value x, ax, pos, y;
+  rlx_value x, ax, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, imp_attr_f(n, "alpha", 0.01), &ax));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER_EQUAL, x, 0, &pos));
-  RLX_TRY(imp_select(I, n, pos, x, ax, &y));
+  RLX_TRY(pass_above(I, n, x, RLX_OP_GREATER_EQUAL, 0, ax, &y));
   return imp_out(I, n, 0, y);
 }
 
 static rlx_status *map_prelu(rlx_imp *I, const Onnx__NodeProto *n) { /* x >= 0 ? x : slope x */
-  rlx_value x, s, sx, pos, y;
+  rlx_value x, s, sx, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_in(I, n, 1, &s));
   RLX_TRY(legacy_align(I, n, x, &s, true));
   RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, s, &sx));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER_EQUAL, x, 0, &pos));
-  RLX_TRY(imp_select(I, n, pos, x, sx, &y));
+  RLX_TRY(pass_above(I, n, x, RLX_OP_GREATER_EQUAL, 0, sx, &y));
   return imp_out(I, n, 0, y);
 }
 
 /* alpha (exp(x) - 1) for x < 0 (Elu); scaled for Selu; Celu uses exp(x/alpha). */
 static rlx_status *elu_like(rlx_imp *I, const Onnx__NodeProto *n, double alpha, double gamma, bool celu) {
-  rlx_value x, e, neg, pos, y;
+  rlx_value x, e, neg, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   rlx_value xe = x;
   if (celu) RLX_TRY(imp_with_scalar(I, n, RLX_OP_DIV, x, alpha, &xe));
   RLX_TRY(imp_un(I, n, RLX_OP_EXP, xe, &e));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_SUB, e, 1, &e));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, e, alpha, &neg));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER, x, 0, &pos));
-  RLX_TRY(imp_select(I, n, pos, x, neg, &y));
+  RLX_TRY(pass_above(I, n, x, RLX_OP_GREATER, 0, neg, &y));
   if (gamma != 1) RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, y, gamma, &y));
   return imp_out(I, n, 0, y);
 }
@@ -315,11 +298,10 @@ static rlx_status *map_mish(rlx_imp *I, const Onnx__NodeProto *n) { /* x tanh(so
 }
 
 static rlx_status *map_thresholded_relu(rlx_imp *I, const Onnx__NodeProto *n) { /* x > alpha ? x : 0 */
-  rlx_value x, m, z, y;
+  rlx_value x, z, y;
   RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER, x, imp_attr_f(n, "alpha", 1.0), &m));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, 0, &z));
-  RLX_TRY(imp_select(I, n, m, x, z, &y));
+  RLX_TRY(pass_above(I, n, x, RLX_OP_GREATER, imp_attr_f(n, "alpha", 1.0), z, &y));
   return imp_out(I, n, 0, y);
 }
 

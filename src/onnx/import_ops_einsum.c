@@ -158,10 +158,7 @@ rlx_status *rlx_onnx_map_einsum(rlx_imp *I, const Onnx__NodeProto *n) {
         if (want[j] == 1 && d != 1) want[j] = d, grow = true;
       }
     }
-    if (grow) {
-      rlx_attr a = RLX_ATTR_IS("shape", (size_t)t[i].rank, want);
-      RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &t[i].v, 1, &a, &t[i].v));
-    }
+    if (grow) RLX_TRY(imp_expand(I, n, t[i].v, t[i].rank, want, &t[i].v));
   }
   /* labels needed after term i: the output's and those of later terms */
   for (size_t i = 0; i < nt; i++) {

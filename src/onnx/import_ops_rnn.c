@@ -124,9 +124,7 @@ static rlx_status *direction(rnn *R, rlx_value X, int64_t d, bool reverse, rlx_v
   int64_t bh[2] = {B, H};
   int64_t hax = imp_attr_i(n, "layout", 0) ? 1 : 0; /* the direction axis of initial_h/c */
   rlx_value zeros;
-  rlx_attr za = RLX_ATTR_IS("shape", 2, bh);
-  RLX_TRY(imp_scalar(I, 0, R->dt, &zeros));
-  RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &zeros, 1, &za, &zeros));
+  RLX_TRY(imp_filled(I, n, 0, R->dt, 2, bh, &zeros));
   Hs = zeros;
   if (imp_has(n, 5)) RLX_TRY(per_dir(R, 5, d, hax, 2, bh, &Hs));
   if (R->kind == 2) {

@@ -136,6 +136,13 @@ rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *d
   return NULL;
 }
 
+void rlx_onnx_dir_of(const char *path, char *dir, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(dir, cap, ".");
+  else if (slash == path) snprintf(dir, cap, "/");
+  else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
 rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_name) {
   unsigned char *buf;
   size_t len;
@@ -144,10 +151,7 @@ rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_
   free(buf);
   if (!t) return RLX_ERR(DATA_LOSS, "'%s' is not a serialized ONNX TensorProto", path);
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = '\0';
-  else snprintf(dir, sizeof dir, ".");
+  rlx_onnx_dir_of(path, dir, sizeof dir);
   rlx_tensor *x = NULL;
   rlx_status *st = rlx_onnx_tensor_from_proto(t, dir, &x);
   char *name = NULL;
