@@ -21,6 +21,13 @@ extern const size_t rlx_onnx_convquant_ops_len;
 /* A note rlx_onnx_describe shows next to a mapped op (what must be known at import time), or NULL. */
 const char *rlx_onnx_op_note(const char *domain, const char *op_type);
 
+/* y = the ONNX activation function `name` (case-insensitive: Relu, Tanh, Sigmoid, Softplus,
+ * LeakyRelu, ThresholdedRelu, Elu, HardSigmoid, Softsign, Affine, ScaledTanh; the formulas of the
+ * ONNX operators of those names and of the RNN docs for Affine and ScaledTanh) of x, with alpha /
+ * beta (NULL: the operator's default). UNIMPLEMENTED naming other functions. */
+rlx_status *imp_activation(rlx_imp *I, const Onnx__NodeProto *n, const char *name, const double *alpha, const double *beta, rlx_value x,
+                           rlx_value *y);
+
 /* LayerNormalization-shaped ops (x, scale, [bias]; attributes axis, epsilon): normalizes x over its
  * dims [axis, rank) with the rlx norm `op` (LayerNorm, RmsNorm) on x flattened to [outer, inner]. */
 rlx_status *imp_trailing_norm(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value *y);
