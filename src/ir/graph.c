@@ -236,9 +236,10 @@ const char *rlx_graph_param_name(const rlx_graph *g, size_t i) { return g->nodes
 size_t rlx_graph_num_outputs(const rlx_graph *g) { return g->n_outputs; }
 rlx_value rlx_graph_output_value(const rlx_graph *g, size_t i) { return g->outputs[i]; }
 const char *rlx_graph_output_name(const rlx_graph *g, size_t i) { return g->output_names[i]; }
-rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v) { return rlx_value_node(g, v)->op; }
+rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v) { return v < g->n_vals ? rlx_value_node(g, v)->op : RLX_OP_COUNT; }
 
 rlx_status *rlx_graph_find(const rlx_graph *g, const char *name, rlx_value *out) {
+  if (!g || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_find: NULL argument");
   for (size_t i = 0; name && i < g->n_inputs; i++)
     if (strcmp(g->nodes[g->inputs[i]].name, name) == 0) return *out = g->nodes[g->inputs[i]].out0, NULL;
   for (size_t i = 0; name && i < g->n_params; i++)

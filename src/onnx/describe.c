@@ -69,6 +69,7 @@ static rlx_status *load_model_proto(const char *path, Onnx__ModelProto **out) {
 }
 
 rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
+  if (!path || !f) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_describe: NULL argument");
   Onnx__ModelProto *mp;
   RLX_TRY(load_model_proto(path, &mp));
   const Onnx__GraphProto *g = mp->graph;
@@ -145,5 +146,5 @@ rlx_status *rlx_onnx_input_names(const char *path, char ***out_names, size_t *ou
 }
 
 bool rlx_onnx_op_supported(const char *domain, const char *op_type, int64_t opset) {
-  return rlx_onnx_find_op(domain, op_type, opset) != NULL;
+  return op_type && rlx_onnx_find_op(domain, op_type, opset) != NULL;
 }

@@ -115,6 +115,7 @@ static rlx_status *model_add_param(rlx_onnx_model *m, const char *name, rlx_tens
 }
 
 rlx_status *rlx_onnx_model_set_params(const rlx_onnx_model *m, rlx_executable *ex) {
+  if (!m || !ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_model_set_params: NULL argument");
   for (size_t i = 0; i < m->np; i++) RLX_TRY(rlx_executable_set_param(ex, m->pnames[i], m->pvals[i]));
   return NULL;
 }

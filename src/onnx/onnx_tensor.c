@@ -144,6 +144,7 @@ void rlx_onnx_dir_of(const char *path, char *dir, size_t cap) {
 }
 
 rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_name) {
+  if (!path || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_tensor_load: NULL argument");
   unsigned char *buf;
   size_t len;
   RLX_TRY(rlx_read_file(path, &buf, &len));
