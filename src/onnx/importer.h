@@ -52,7 +52,6 @@ int64_t rlx_onnx_default_opset(const Onnx__ModelProto *mp);
 
 /* ---- tensors ---- */
 rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out);
-int32_t rlx_onnx_type_of(rlx_dtype dt);
 rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *dir, rlx_tensor **out);
 /* The folder of `path` ("." for a bare file name), where external data files are looked up;
  * written NUL-terminated into dir (cap bytes). */
