@@ -183,13 +183,18 @@ rlx_status *imp_axes(rlx_imp *I, const Onnx__NodeProto *n, const char *attr, siz
   return imp_attr_ints_copy(n, attr, axes, cnt);
 }
 
+/* Squeeze/Unsqueeze: x's type and the axes (an attribute before opset 13, input 1 after; free). */
+static rlx_status *squeeze_args(rlx_imp *I, const Onnx__NodeProto *n, rlx_type *t, int64_t **axes, size_t *na) {
+  bool present;
+  RLX_TRY(imp_in_type(I, n, 0, false, t));
+  return imp_axes(I, n, "axes", 1, I->opset >= 13, axes, na, &present);
+}
+
 static rlx_status *map_squeeze(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type t;
-  RLX_TRY(imp_in_type(I, n, 0, false, &t));
   int64_t *axes;
   size_t na;
-  bool present;
-  RLX_TRY(imp_axes(I, n, "axes", 1, I->opset >= 13, &axes, &na, &present));
+  RLX_TRY(squeeze_args(I, n, &t, &axes, &na));
   bool drop[RLX_MAX_RANK] = {0};
   rlx_status *st = NULL;
   for (size_t i = 0; i < na && !st; i++) {
@@ -210,11 +215,9 @@ static rlx_status *map_squeeze(rlx_imp *I, const Onnx__NodeProto *n) {
 
 static rlx_status *map_unsqueeze(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type t;
-  RLX_TRY(imp_in_type(I, n, 0, false, &t));
   int64_t *axes;
   size_t na;
-  bool present;
-  RLX_TRY(imp_axes(I, n, "axes", 1, I->opset >= 13, &axes, &na, &present));
+  RLX_TRY(squeeze_args(I, n, &t, &axes, &na));
   int64_t r = t.rank + (int64_t)na;
   bool ins[2 * RLX_MAX_RANK] = {0};
   rlx_status *st = r > RLX_MAX_RANK ? RLX_ERR(UNIMPLEMENTED, "result rank %lld", (long long)r) : NULL;
