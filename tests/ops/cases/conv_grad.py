@@ -8,7 +8,7 @@ import numpy as np
 
 from cases.conv import conv_ref, pool_ref
 from nn_ref import fd_grad
-from opcase import IS, Case, I, error_case as err, node, simple
+from opcase import IS, I, error_case as err, simple
 
 rng = np.random.default_rng(3)
 
