@@ -155,6 +155,14 @@ rlx_status *imp_add(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin,
   return imp_addn(I, n, op, nin, in, na, a, 1, out, NULL);
 }
 
+rlx_status *imp_op_out(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, size_t na, const rlx_attr *a) {
+  rlx_value in[8], y;
+  if (nin > RLX_ARRAY_LEN(in)) return RLX_ERR(INTERNAL, "imp_op_out: %zu inputs", nin);
+  for (size_t i = 0; i < nin; i++) RLX_TRY(imp_in(I, n, i, &in[i]));
+  RLX_TRY(imp_add(I, n, op, nin, in, na, a, &y));
+  return imp_out(I, n, 0, y);
+}
+
 rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out) {
   return rlx_graph_add_constant(I->g, rlx_tensor_type(t), rlx_tensor_cdata(t), rlx_tensor_nbytes(t), out);
 }

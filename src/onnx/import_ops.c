@@ -11,12 +11,7 @@
 /* ---- elementwise ---- */
 
 /* One-input ops that are one rlx op. */
-static rlx_status *unary(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op) {
-  rlx_value x, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_add(I, n, op, 1, &x, 0, NULL, &y));
-  return imp_out(I, n, 0, y);
-}
+static rlx_status *unary(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op) { return imp_op_out(I, n, op, 1, 0, NULL); }
 
 #define UNARY(fn, op) \
   static rlx_status *fn(rlx_imp *I, const Onnx__NodeProto *n) { return unary(I, n, op); }
@@ -145,12 +140,7 @@ static rlx_status *map_mean(rlx_imp *I, const Onnx__NodeProto *n) { return varia
 static rlx_status *map_max(rlx_imp *I, const Onnx__NodeProto *n) { return variadic(I, n, RLX_OP_MAX, false); }
 static rlx_status *map_min(rlx_imp *I, const Onnx__NodeProto *n) { return variadic(I, n, RLX_OP_MIN, false); }
 
-static rlx_status *map_where(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_value in[3], y;
-  for (int i = 0; i < 3; i++) RLX_TRY(imp_in(I, n, (size_t)i, &in[i]));
-  RLX_TRY(imp_add(I, n, RLX_OP_WHERE, 3, in, 0, NULL, &y));
-  return imp_out(I, n, 0, y);
-}
+static rlx_status *map_where(rlx_imp *I, const Onnx__NodeProto *n) { return imp_op_out(I, n, RLX_OP_WHERE, 3, 0, NULL); }
 
 static rlx_status *map_cast(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_value x, y;
@@ -344,12 +334,9 @@ static rlx_status *map_gelu(rlx_imp *I, const Onnx__NodeProto *n) {
 }
 
 static rlx_status *map_isinf(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_value x, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
   rlx_attr a[2] = {RLX_ATTR_I("detect_negative", imp_attr_i(n, "detect_negative", 1)),
                    RLX_ATTR_I("detect_positive", imp_attr_i(n, "detect_positive", 1))};
-  RLX_TRY(imp_add(I, n, RLX_OP_IS_INF, 1, &x, 2, a, &y));
-  return imp_out(I, n, 0, y);
+  return imp_op_out(I, n, RLX_OP_IS_INF, 1, 2, a);
 }
 
 /* ---- the table ---- */
@@ -393,6 +380,7 @@ const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int
     const size_t *len;
   } tables[] = {{table, &table_len},
                 {rlx_onnx_tensor_ops, &rlx_onnx_tensor_ops_len},
+                {rlx_onnx_reduce_ops, &rlx_onnx_reduce_ops_len},
                 {rlx_onnx_nn_ops, &rlx_onnx_nn_ops_len},
                 {rlx_onnx_fftsample_ops, &rlx_onnx_fftsample_ops_len},
                 {rlx_onnx_attention_ops, &rlx_onnx_attention_ops_len},

@@ -6,6 +6,8 @@
 
 extern const rlx_onnx_op rlx_onnx_tensor_ops[];
 extern const size_t rlx_onnx_tensor_ops_len;
+extern const rlx_onnx_op rlx_onnx_reduce_ops[];
+extern const size_t rlx_onnx_reduce_ops_len;
 extern const rlx_onnx_op rlx_onnx_nn_ops[];
 extern const size_t rlx_onnx_nn_ops_len;
 extern const rlx_onnx_op rlx_onnx_fftsample_ops[];

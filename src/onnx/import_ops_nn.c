@@ -14,13 +14,7 @@ static rlx_status *per_channel(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v
   return imp_reshape(I, n, v, r - 1, d, out);
 }
 
-static rlx_status *map_matmul(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_value in[2], y;
-  RLX_TRY(imp_in(I, n, 0, &in[0]));
-  RLX_TRY(imp_in(I, n, 1, &in[1]));
-  RLX_TRY(imp_add(I, n, RLX_OP_MATMUL, 2, in, 0, NULL, &y));
-  return imp_out(I, n, 0, y);
-}
+static rlx_status *map_matmul(rlx_imp *I, const Onnx__NodeProto *n) { return imp_op_out(I, n, RLX_OP_MATMUL, 2, 0, NULL); }
 
 /* Gemm: alpha A' B' + beta C (A' = A^T when transA, B' likewise). */
 static rlx_status *map_gemm(rlx_imp *I, const Onnx__NodeProto *n) {

@@ -141,6 +141,9 @@ rlx_status *imp_add(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin,
                     const rlx_attr *a, rlx_value *out);
 rlx_status *imp_addn(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
                      const rlx_attr *a, size_t cap, rlx_value *out, size_t *nout);
+/* Output 0 of the node = op applied to the node's inputs 0..nin-1 (nin <= 8) with attributes a:
+ * the mapping of an ONNX op that is one rlx op. */
+rlx_status *imp_op_out(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, size_t na, const rlx_attr *a);
 /* A constant from a host tensor (copied). */
 rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out);
 /* A constant from host data of the given static type (copied; numel * dtype size bytes). */
