@@ -59,6 +59,12 @@ static inline const rlx_type *rlx_in_type(const rlx_lower *L, const rlx_node *n,
 static inline const rlx_type *rlx_out_type(const rlx_lower *L, const rlx_node *n, uint32_t i) {
   return &L->types[n->out0 + i];
 }
+/* The node's `axis` attribute counted from the front (axis + rank when negative); inference has
+ * checked its range. */
+static inline int64_t rlx_l_axis(const rlx_node *n, int64_t rank) {
+  int64_t a = rlx_node_i(n, "axis");
+  return a < 0 ? a + rank : a;
+}
 /* Records a lowering error on the context. */
 void rlx_lower_fail(rlx_lower *L, rlx_status_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
