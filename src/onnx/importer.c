@@ -72,7 +72,7 @@ rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, i
   }
   f->rank = rank;
   f->value = NULL;
-  memcpy(f->dims, dims, sizeof(int64_t) * (size_t)rank);
+  if (rank) memcpy(f->dims, dims, sizeof(int64_t) * (size_t)rank);
   return NULL;
 }
 

@@ -224,6 +224,7 @@ static void test_onnx_entry_points(void **state) {
   FAILS(rlx_onnx_options_set_shape(o, "x", 9, (int64_t[9]){0}), INVALID_ARGUMENT, "input 'x': rank 9");
   FAILS(rlx_onnx_options_set_shape(o, "x", 2, (int64_t[]){2, -1}), INVALID_ARGUMENT, "dim 1 is negative");
   FAILS(rlx_onnx_options_set_input_value(o, "x", NULL), INVALID_ARGUMENT, "NULL");
+  OK(rlx_onnx_options_set_shape(o, "scalar", 0, NULL)); /* rank 0 needs no dims (once passed NULL to memcpy) */
   rlx_onnx_options_free(o);
 
   rlx_onnx_model *m = SENTINEL;
