@@ -40,9 +40,10 @@ typedef enum rlx_op {
       RLX_OP_COUNT
 } rlx_op;
 
-/* Op name as in rlx/op_table.h ("MatMul"); "invalid" outside the enum. */
+/* Op name as in rlx/op_table.h ("MatMul"; a static string); "invalid" outside the enum. */
 const char *rlx_op_name(rlx_op op);
-/* Looks an op up by name (case-sensitive). NOT_FOUND naming `name` when unknown. */
+/* Looks an op up by name (case-sensitive). NOT_FOUND naming `name` when unknown (NULL included);
+ * *out untouched on failure. */
 rlx_status *rlx_op_from_name(const char *name, rlx_op *out);
 
 typedef struct rlx_graph rlx_graph;
@@ -83,35 +84,41 @@ typedef struct rlx_attr {
 
 /* ---- building ---- */
 
-/* Creates an empty graph. RESOURCE_EXHAUSTED on allocation failure. Free with rlx_graph_free. */
+/* Creates an empty graph. Errors: INVALID_ARGUMENT (NULL out), RESOURCE_EXHAUSTED. Free with
+ * rlx_graph_free. */
 rlx_status *rlx_graph_create(rlx_graph **out);
 /* Releases the graph, its sub-graphs and everything it owns. NULL accepted. */
 void rlx_graph_free(rlx_graph *g);
 
-/* Adds a named runtime input of type `type` (dims may be symbolic). Errors: INVALID_ARGUMENT for
- * an empty/NULL name or a malformed type, ALREADY_EXISTS when the name is taken. */
+/* Adds a named runtime input of type `type` (copied; dims may be symbolic) and writes its value to
+ * *out. The name is copied. Errors: INVALID_ARGUMENT for a NULL argument, an empty name or a
+ * malformed type (rank, dtype), ALREADY_EXISTS when an input or param has the name,
+ * RESOURCE_EXHAUSTED. */
 rlx_status *rlx_graph_add_input(rlx_graph *g, const char *name, const rlx_type *type,
                                 rlx_value *out);
-/* Adds a named param (weight) of static type `type`. Errors as rlx_graph_add_input, plus
- * INVALID_ARGUMENT for a symbolic dim. */
+/* Adds a named param (weight) of static type `type`; its value is set on the executable by name.
+ * Errors as rlx_graph_add_input, plus INVALID_ARGUMENT for a symbolic dim. */
 rlx_status *rlx_graph_add_param(rlx_graph *g, const char *name, const rlx_type *type,
                                 rlx_value *out);
-/* Adds a constant of static type `type` whose bytes (nbytes = numel * dtype size, copied) are
- * little-endian in the dtype's layout. Errors: INVALID_ARGUMENT (size mismatch: both sizes given,
- * symbolic dim), RESOURCE_EXHAUSTED. */
+/* Adds a constant of static type `type` whose bytes (nbytes = numel * dtype size, copied; data
+ * may be NULL when that is 0) are little-endian in the dtype's layout. Errors: INVALID_ARGUMENT
+ * (NULL argument, malformed type, symbolic dim, size mismatch: both sizes given),
+ * RESOURCE_EXHAUSTED. */
 rlx_status *rlx_graph_add_constant(rlx_graph *g, const rlx_type *type, const void *data,
                                    size_t nbytes, rlx_value *out);
 
-/* Adds a node applying `op` to inputs[0..n_inputs) with the given attributes, infers and checks
- * its output types, and writes its output values to out[0..*out_n) (out_cap must be large enough:
- * 1 for most ops, 2 for TopK and GatedDeltaNet, the branch output count for If, the carried count
- * for While, for Scan the carries (twice with save_trajectory) plus the body's per-step outputs;
- * at most 64). `name` (may be NULL)
- * labels the node in messages and in the printer. Errors: INVALID_ARGUMENT (arity, unknown or
- * mistyped attribute, missing required attribute, dtype/shape mismatch: the message names the node
- * index, op, name and the offending input or attribute with expected vs got), OUT_OF_RANGE (axis,
- * index), UNIMPLEMENTED (an attribute value rlx does not support), NOT_FOUND (input value id not
- * in this graph). On failure nothing is added and *out, *out_n are untouched. */
+/* Adds a node applying `op` to inputs[0..n_inputs) with the given attributes (copied; see
+ * rlx_attr for sub-graphs), infers and checks its output types, and writes its output values to
+ * out[0..*out_n) (out_n may be NULL). out_cap must be large enough: 1 for most ops, 2 for TopK and
+ * GatedDeltaNet, the branch output count for If, the carried count for While, for Scan the carries
+ * (twice with save_trajectory) plus the body's per-step outputs, a custom op's inferred count; at
+ * most 64. `name` (may be NULL; copied) labels the node in messages and in the printer. Errors:
+ * INVALID_ARGUMENT (NULL g, inputs or out; an invalid op or a leaf op; arity; unknown, repeated or
+ * mistyped attribute; missing required attribute; dtype/shape mismatch; more outputs than out_cap:
+ * the message names the node index, op, name and the offending input or attribute with expected
+ * vs got), OUT_OF_RANGE (axis, index), UNIMPLEMENTED (an attribute value rlx does not support),
+ * NOT_FOUND (an input value id not in this graph; a Custom op name not registered),
+ * RESOURCE_EXHAUSTED. On failure nothing is added and *out, *out_n are untouched. */
 rlx_status *rlx_graph_add(rlx_graph *g, rlx_op op, const char *name, size_t n_inputs,
                           const rlx_value *inputs, size_t n_attrs, const rlx_attr *attrs,
                           size_t out_cap, rlx_value *out, size_t *out_n);
@@ -121,15 +128,21 @@ rlx_status *rlx_graph_add1(rlx_graph *g, rlx_op op, const char *name, size_t n_i
                            const rlx_value *inputs, size_t n_attrs, const rlx_attr *attrs,
                            rlx_value *out);
 
-/* Declares the graph outputs (duplicates allowed; replaces any earlier list). NOT_FOUND for an
- * unknown value id; INVALID_ARGUMENT for n == 0. */
+/* Declares the graph outputs values[0..n) (copied; duplicates allowed). Replaces any earlier list
+ * and resets the output names to "out0", "out1", ... Errors: NOT_FOUND for an unknown value id;
+ * INVALID_ARGUMENT for n == 0 or a NULL argument; RESOURCE_EXHAUSTED. The graph is unchanged on
+ * failure. */
 rlx_status *rlx_graph_set_outputs(rlx_graph *g, size_t n, const rlx_value *values);
 
-/* Renames output i (names are used by executables and written by the CLI; default "out<i>").
- * OUT_OF_RANGE for a bad index, INVALID_ARGUMENT for an empty name. */
+/* Renames output i (the name is copied; names are used by executables and written by the CLI;
+ * default "out<i>"). Errors: OUT_OF_RANGE for i >= the output count, INVALID_ARGUMENT for a NULL
+ * graph or a NULL/empty name, RESOURCE_EXHAUSTED. */
 rlx_status *rlx_graph_set_output_name(rlx_graph *g, size_t i, const char *name);
 
-/* ---- inspection (borrowed results live as long as the graph, unchanged) ---- */
+/* ---- inspection ----
+ * g must not be NULL. Borrowed results (types, names) live until the graph is freed or the next
+ * builder call that changes what they describe (adding nodes may move value types; set_outputs
+ * replaces output names). Index arguments must be below the matching count (not checked). */
 size_t rlx_graph_num_values(const rlx_graph *g);
 size_t rlx_graph_num_nodes(const rlx_graph *g);
 /* The type of a value; NULL for an unknown id. */
@@ -140,16 +153,17 @@ const char *rlx_graph_input_name(const rlx_graph *g, size_t i);
 size_t rlx_graph_num_params(const rlx_graph *g);           /* Param nodes of this graph only */
 rlx_value rlx_graph_param_value(const rlx_graph *g, size_t i);
 const char *rlx_graph_param_name(const rlx_graph *g, size_t i);
-size_t rlx_graph_num_outputs(const rlx_graph *g);
+size_t rlx_graph_num_outputs(const rlx_graph *g);          /* 0 until rlx_graph_set_outputs */
 rlx_value rlx_graph_output_value(const rlx_graph *g, size_t i);
 const char *rlx_graph_output_name(const rlx_graph *g, size_t i);
-/* Finds an input or param by name; NOT_FOUND when absent. */
+/* Finds an input or param by name. Errors: NOT_FOUND when absent (NULL name included),
+ * INVALID_ARGUMENT for NULL g or out. *out untouched on failure. */
 rlx_status *rlx_graph_find(const rlx_graph *g, const char *name, rlx_value *out);
-/* Node of a value and the op it applies. */
+/* The op of the node that produces value v; RLX_OP_COUNT for an unknown id. */
 rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v);
 
-/* Prints the graph readably: one line per node with its values, op, attributes and types, then
- * the outputs. Sub-graphs are printed indented. */
+/* Prints the graph readably to f: one line per node with its values, op, attributes and types
+ * (constants show their first 8 elements), then the outputs. Sub-graphs are printed indented. */
 void rlx_graph_print(const rlx_graph *g, FILE *f);
 
 #ifdef __cplusplus

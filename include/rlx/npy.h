@@ -16,17 +16,22 @@
 extern "C" {
 #endif
 
-/* Reads `path` into a new owning tensor. Errors: NOT_FOUND (cannot open, names the path and the
- * OS error), DATA_LOSS (bad magic, malformed header, truncated data; names the path),
- * UNIMPLEMENTED (big-endian or unsupported descr; names it). *out untouched on
+/* Reads `path` into a new owning tensor (the caller frees it with rlx_tensor_free). Errors:
+ * INVALID_ARGUMENT (NULL path or out), NOT_FOUND (cannot open, names the path and the OS error),
+ * DATA_LOSS (read error, bad magic, malformed header, truncated data; names the path),
+ * UNIMPLEMENTED (big-endian or unsupported descr, format version above 3, rank above
+ * RLX_MAX_RANK; names it), RESOURCE_EXHAUSTED (size overflow, out of memory). *out untouched on
  * failure. */
 rlx_status *rlx_npy_load(const char *path, rlx_tensor **out);
 
-/* Parses an in-memory .npy image (same rules; `what` names the source in messages). */
+/* Parses an in-memory .npy image of nbytes bytes (borrowed for the call; the tensor is a copy),
+ * with the rules and errors of rlx_npy_load; `what` names the source in messages (NULL: ".npy
+ * data"). Bytes after the data are ignored. */
 rlx_status *rlx_npy_parse(const void *bytes, size_t nbytes, const char *what, rlx_tensor **out);
 
-/* Writes `t` to `path` as a version 1.0 .npy file (bfloat16 as '<u2' bit patterns).
- * Errors: UNAVAILABLE when the file cannot be created or written (names path and OS error). */
+/* Writes `t` to `path` (created or truncated) as a version 1.0 .npy file in C order (bfloat16 as
+ * '<u2' bit patterns). Errors: INVALID_ARGUMENT (NULL argument), UNAVAILABLE when the file cannot
+ * be created or written (names path and OS error; a partly written file may remain). */
 rlx_status *rlx_npy_save(const char *path, const rlx_tensor *t);
 
 #ifdef __cplusplus

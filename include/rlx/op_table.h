@@ -32,76 +32,93 @@
   X(PARAM,    "Param",    leaf, 0, 0, "") /* a named weight, set on the executable (rlx_executable_set_param) */ \
   X(CONSTANT, "Constant", leaf, 0, 0, "") /* raw little-endian bytes in the node's dtype */ \
   \
-  /* ---- elementwise unary: y[i] = f(x[i]); output dtype = input dtype except where noted ---- */ \
-  X(ABS,         "Abs",        unary, 1, 1, "") \
-  X(NEG,         "Neg",        unary, 1, 1, "") \
-  X(EXP,         "Exp",        unary, 1, 1, "") \
-  X(LOG,         "Log",        unary, 1, 1, "") /* natural log */ \
-  X(SQRT,        "Sqrt",       unary, 1, 1, "") \
-  X(RSQRT,       "Rsqrt",      unary, 1, 1, "") /* 1/sqrt(x) */ \
-  X(SIN,         "Sin",        unary, 1, 1, "") \
-  X(COS,         "Cos",        unary, 1, 1, "") \
-  X(TAN,         "Tan",        unary, 1, 1, "") \
-  X(ASIN,        "Asin",       unary, 1, 1, "") \
-  X(ACOS,        "Acos",       unary, 1, 1, "") \
-  X(ATAN,        "Atan",       unary, 1, 1, "") \
-  X(SINH,        "Sinh",       unary, 1, 1, "") \
-  X(COSH,        "Cosh",       unary, 1, 1, "") \
-  X(TANH,        "Tanh",       unary, 1, 1, "") \
-  X(ASINH,       "Asinh",      unary, 1, 1, "") \
-  X(ACOSH,       "Acosh",      unary, 1, 1, "") \
-  X(ATANH,       "Atanh",      unary, 1, 1, "") \
-  X(SIGMOID,     "Sigmoid",    unary, 1, 1, "") /* 1/(1+exp(-x)) */ \
-  X(RELU,        "Relu",       unary, 1, 1, "") /* max(x, 0) */ \
-  X(GELU,        "Gelu",       unary, 1, 1, "") /* exact: x/2 (1 + erf(x/sqrt 2)); Hendrycks & Gimpel 2016 */ \
-  X(GELU_APPROX, "GeluApprox", unary, 1, 1, "") /* tanh form: x/2 (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))); same paper */ \
-  X(SILU,        "Silu",       unary, 1, 1, "") /* x * sigmoid(x) */ \
-  X(ROUND,       "Round",      unary, 1, 1, "") /* to nearest, ties to even (ONNX Round) */ \
-  X(FLOOR,       "Floor",      unary, 1, 1, "") \
-  X(CEIL,        "Ceil",       unary, 1, 1, "") \
-  X(SIGN,        "Sign",       unary, 1, 1, "") /* -1, 0 or 1 */ \
-  X(RECIPROCAL,  "Reciprocal", unary, 1, 1, "") \
-  X(ERF,         "Erf",        unary, 1, 1, "") \
-  X(SOFTPLUS,    "Softplus",   unary, 1, 1, "") /* log(1 + exp(x)), overflow-safe */ \
+  /* ---- elementwise unary: x of any shape -> y of x's shape, y[i] = f(x[i]), y in x's dtype  \
+   * unless noted. "float": float16/bfloat16/float32/float64 (half types computed by MLX in their \
+   * own precision); "numeric": float or integer (integers wrap like C). No attributes unless     \
+   * shown. Formulas: the ONNX operator of the same name (https://onnx.ai/onnx/operators/) and C \
+   * <math.h> for the transcendental functions (radians); a float dtype outside the listed class \
+   * fails with INVALID_ARGUMENT naming the dtype. ---- */ \
+  X(ABS,         "Abs",        unary, 1, 1, "") /* |x|; numeric */ \
+  X(NEG,         "Neg",        unary, 1, 1, "") /* -x; numeric */ \
+  X(EXP,         "Exp",        unary, 1, 1, "") /* e^x; float */ \
+  X(LOG,         "Log",        unary, 1, 1, "") /* natural log; float (log 0 = -inf, x < 0: NaN) */ \
+  X(SQRT,        "Sqrt",       unary, 1, 1, "") /* float (x < 0: NaN) */ \
+  X(RSQRT,       "Rsqrt",      unary, 1, 1, "") /* 1/sqrt(x); float */ \
+  X(SIN,         "Sin",        unary, 1, 1, "") /* float */ \
+  X(COS,         "Cos",        unary, 1, 1, "") /* float */ \
+  X(TAN,         "Tan",        unary, 1, 1, "") /* float */ \
+  X(ASIN,        "Asin",       unary, 1, 1, "") /* float, [-1, 1] -> [-pi/2, pi/2] (NaN outside) */ \
+  X(ACOS,        "Acos",       unary, 1, 1, "") /* float, [-1, 1] -> [0, pi] (NaN outside) */ \
+  X(ATAN,        "Atan",       unary, 1, 1, "") /* float -> (-pi/2, pi/2) */ \
+  X(SINH,        "Sinh",       unary, 1, 1, "") /* float */ \
+  X(COSH,        "Cosh",       unary, 1, 1, "") /* float */ \
+  X(TANH,        "Tanh",       unary, 1, 1, "") /* float */ \
+  X(ASINH,       "Asinh",      unary, 1, 1, "") /* float */ \
+  X(ACOSH,       "Acosh",      unary, 1, 1, "") /* float, x >= 1 (NaN below) */ \
+  X(ATANH,       "Atanh",      unary, 1, 1, "") /* float, (-1, 1) (+-inf at +-1, NaN outside) */ \
+  X(SIGMOID,     "Sigmoid",    unary, 1, 1, "") /* 1/(1+exp(-x)); float */ \
+  X(RELU,        "Relu",       unary, 1, 1, "") /* max(x, 0); numeric */ \
+  X(GELU,        "Gelu",       unary, 1, 1, "") /* exact: x/2 (1 + erf(x/sqrt 2)); float; Hendrycks & Gimpel 2016 */ \
+  X(GELU_APPROX, "GeluApprox", unary, 1, 1, "") /* tanh form: x/2 (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))); float; same paper */ \
+  X(SILU,        "Silu",       unary, 1, 1, "") /* x * sigmoid(x); float (Elfwing et al. 2018) */ \
+  X(ROUND,       "Round",      unary, 1, 1, "") /* to nearest, ties to even (ONNX Round); float */ \
+  X(FLOOR,       "Floor",      unary, 1, 1, "") /* float */ \
+  X(CEIL,        "Ceil",       unary, 1, 1, "") /* float */ \
+  X(SIGN,        "Sign",       unary, 1, 1, "") /* -1, 0 or 1 in x's dtype; numeric */ \
+  X(RECIPROCAL,  "Reciprocal", unary, 1, 1, "") /* 1/x; float (1/0 = inf) */ \
+  X(ERF,         "Erf",        unary, 1, 1, "") /* Gauss error function 2/sqrt(pi) int_0^x exp(-t^2) dt; float */ \
+  X(SOFTPLUS,    "Softplus",   unary, 1, 1, "") /* log(1 + exp(x)) as logaddexp(x, 0), overflow-safe; float */ \
   X(NOT,         "Not",        unary, 1, 1, "") /* logical not; bool -> bool */ \
-  X(IS_NAN,      "IsNaN",      unary, 1, 1, "") /* float -> bool */ \
-  X(IS_INF,      "IsInf",      unary, 1, 1, "detect_negative:i=1 detect_positive:i=1") /* float -> bool (ONNX IsInf) */ \
-  X(BITWISE_NOT, "BitwiseNot", unary, 1, 1, "") /* integers */ \
+  X(IS_NAN,      "IsNaN",      unary, 1, 1, "") /* x != x; float -> bool */ \
+  X(IS_INF,      "IsInf",      unary, 1, 1, "detect_negative:i=1 detect_positive:i=1") /* float -> bool: x is -inf (when detect_negative) or +inf (when detect_positive); both 0: all false (ONNX IsInf) */ \
+  X(BITWISE_NOT, "BitwiseNot", unary, 1, 1, "") /* ~x; integers */ \
   \
-  /* ---- elementwise binary (NumPy broadcasting, equal dtypes) ---- */ \
-  X(ADD,         "Add",        binary, 2, 2, "") \
-  X(SUB,         "Sub",        binary, 2, 2, "") \
-  X(MUL,         "Mul",        binary, 2, 2, "") \
-  X(DIV,         "Div",        binary, 2, 2, "") /* integers: truncates toward zero (ONNX/C semantics) */ \
-  X(MAX,         "Max",        binary, 2, 2, "") /* NaN-propagating maximum */ \
-  X(MIN,         "Min",        binary, 2, 2, "") \
-  X(POW,         "Pow",        binary, 2, 2, "") /* a^b */ \
-  X(MOD,         "Mod",        binary, 2, 2, "fmod:i=0") /* fmod=0: sign of divisor (Python %); fmod=1: sign of dividend (C fmod); ONNX Mod */ \
-  X(AND,         "And",        binary, 2, 2, "") /* logical, bool */ \
-  X(OR,          "Or",         binary, 2, 2, "") \
-  X(XOR,         "Xor",        binary, 2, 2, "") \
-  X(BITWISE_AND, "BitwiseAnd", binary, 2, 2, "") /* integers */ \
-  X(BITWISE_OR,  "BitwiseOr",  binary, 2, 2, "") \
-  X(BITWISE_XOR, "BitwiseXor", binary, 2, 2, "") \
-  X(BIT_SHIFT,   "BitShift",   binary, 2, 2, "direction:s=left") /* unsigned integers; "left" or "right" */ \
+  /* ---- elementwise binary: (a, b) of one dtype, NumPy-broadcast shapes -> y of the broadcast \
+   * shape in that dtype ("numeric" and formulas as for the unary ops; ONNX operators of the    \
+   * same names). Errors: dtypes differ or outside the class, shapes do not broadcast           \
+   * (INVALID_ARGUMENT). ---- */ \
+  X(ADD,         "Add",        binary, 2, 2, "") /* a + b; numeric */ \
+  X(SUB,         "Sub",        binary, 2, 2, "") /* a - b; numeric */ \
+  X(MUL,         "Mul",        binary, 2, 2, "") /* a * b; numeric */ \
+  X(DIV,         "Div",        binary, 2, 2, "") /* a / b; numeric; integers truncate toward zero (ONNX/C semantics) */ \
+  X(MAX,         "Max",        binary, 2, 2, "") /* NaN-propagating maximum; numeric */ \
+  X(MIN,         "Min",        binary, 2, 2, "") /* NaN-propagating minimum; numeric */ \
+  X(POW,         "Pow",        binary, 2, 2, "") /* a^b; numeric (the importer casts ONNX's exponent to a's dtype) */ \
+  X(MOD,         "Mod",        binary, 2, 2, "fmod:i=0") /* numeric; fmod=0: sign of divisor (Python %); fmod=1: sign of dividend (C fmod); ONNX Mod */ \
+  X(AND,         "And",        binary, 2, 2, "") /* logical and; bool */ \
+  X(OR,          "Or",         binary, 2, 2, "") /* logical or; bool */ \
+  X(XOR,         "Xor",        binary, 2, 2, "") /* logical xor (a != b); bool */ \
+  X(BITWISE_AND, "BitwiseAnd", binary, 2, 2, "") /* a & b; integers or bool */ \
+  X(BITWISE_OR,  "BitwiseOr",  binary, 2, 2, "") /* a | b; integers or bool */ \
+  X(BITWISE_XOR, "BitwiseXor", binary, 2, 2, "") /* a ^ b; integers or bool */ \
+  X(BIT_SHIFT,   "BitShift",   binary, 2, 2, "direction:s=left") /* a << b ("left") or a >> b ("right"; other values INVALID_ARGUMENT); integers (ONNX defines unsigned ones; a signed right shift is arithmetic) */ \
   \
-  /* ---- compares: bool output ---- */ \
-  X(EQUAL,         "Equal",          binary, 2, 2, "") \
-  X(NOT_EQUAL,     "NotEqual",       binary, 2, 2, "") \
-  X(LESS,          "Less",           binary, 2, 2, "") \
-  X(LESS_EQUAL,    "LessOrEqual",    binary, 2, 2, "") \
-  X(GREATER,       "Greater",        binary, 2, 2, "") \
-  X(GREATER_EQUAL, "GreaterOrEqual", binary, 2, 2, "") \
+  /* ---- compares: (a, b) of one dtype, NumPy-broadcast shapes -> bool of the broadcast shape; \
+   * Equal/NotEqual take any dtype, the orderings numeric ones (IEEE: NaN compares false except \
+   * NotEqual) ---- */ \
+  X(EQUAL,         "Equal",          binary, 2, 2, "") /* a == b */ \
+  X(NOT_EQUAL,     "NotEqual",       binary, 2, 2, "") /* a != b */ \
+  X(LESS,          "Less",           binary, 2, 2, "") /* a < b */ \
+  X(LESS_EQUAL,    "LessOrEqual",    binary, 2, 2, "") /* a <= b */ \
+  X(GREATER,       "Greater",        binary, 2, 2, "") /* a > b */ \
+  X(GREATER_EQUAL, "GreaterOrEqual", binary, 2, 2, "") /* a >= b */ \
   \
-  /* Where(cond bool, x, y) -> cond ? x : y, three-way broadcast. */ \
+  /* Where(cond bool, x, y) -> cond ? x : y, the three shapes broadcast together (NumPy rules), x \
+   * and y of one dtype (any), the output in it (numpy.where). Errors: cond not bool, x/y dtypes  \
+   * differ, shapes do not broadcast (INVALID_ARGUMENT). */ \
   X(WHERE, "Where", where, 3, 3, "") \
-  /* Cast(x) to dtype `to` (an rlx_dtype value). float->int truncates toward zero; x->bool is x != 0. */ \
+  /* Cast(x) -> x's shape in dtype `to` (an rlx_dtype value; others INVALID_ARGUMENT): values     \
+   * converted as MLX astype (C conversions): float->int truncates toward zero; x->bool is x != 0; \
+   * bool->number is 0/1. */ \
   X(CAST,  "Cast",  cast, 1, 1, "to:i") \
   /* ElementwiseRegion(x0..xn-1): a chain of elementwise steps lowered into one MLX trace so MLX   \
    * can fuse it. `chain` holds 5 ints per step: kind, sub-op, a, b, c. kind: 0 unary (sub-op = an \
-   * RLX_OP_ unary enum value; operand a), 1 cast (sub-op = dtype; a), 2 binary or compare (sub-op \
-   * = an RLX_OP_ binary/compare value; a, b), 3 where (a = cond, b, c). Operands: k >= 0 is input \
-   * k; k < 0 is the result of step -k-1. The result is the last step's. */ \
+   * attribute-free RLX_OP_ unary enum value; operand a), 1 cast (sub-op = dtype; a), 2 binary or \
+   * compare (sub-op = an attribute-free RLX_OP_ binary/compare value; a, b), 3 where (a = cond, \
+   * b, c). Operands: k >= 0 is input \
+   * k; k < 0 is the result of step -k-1 (earlier steps only); fields past a step's operand count \
+   * are ignored. At most 256 steps; each step follows the single op's dtype rules. The result is \
+   * the last step's. Errors: malformed chain (INVALID_ARGUMENT naming the step). */ \
   X(ELEMENTWISE_REGION, "ElementwiseRegion", region, 1, 16, "chain:is") \
   \
   /* ---- linear algebra ---- */ \
@@ -226,7 +243,9 @@
    * (mirror without the border, repeatedly: numpy.pad 'reflect') or wrap (periodic); pads of any  \
    * size. Non-constant modes need a non-empty axis to pad. */ \
   X(PAD,       "Pad",       shape, 1, 1, "pads:is mode:s=constant value:f=0") \
-  /* Tile(x): x repeated repeats[i] >= 0 times along each axis (numpy.tile with len(repeats) = rank). */ \
+  /* Tile(x): x repeated repeats[i] >= 0 times along each axis (numpy.tile with len(repeats) = rank). \
+   * Errors: a repeats length other than the rank or a negative entry (INVALID_ARGUMENT), an output \
+   * dim overflowing int64 (RESOURCE_EXHAUSTED). */ \
   X(TILE,      "Tile",      shape, 1, 1, "repeats:is") \
   /* Gather(data[r >= 1], idx[int]): ONNX Gather-13 (numpy.take) along axis; out = data.shape[:axis] \
    * + idx.shape + data.shape[axis+1:]; negative indices count from the end of the axis. */ \
@@ -494,8 +513,9 @@
    * from the categorical distribution of the kept logits (mx::random::categorical, Gumbel-max).   \
    * seed != 0 uses mx::random::key(seed) (taken as uint64): the same seed gives the same tokens in \
    * every mode. seed 0 uses MLX's global key sequence, which advances per draw; in compiled mode  \
-   * that key is read when the trace is built, so replays repeat one draw. temperature >= 0,       \
-   * 0 < top_p <= 1, top_k >= 0. float16/bfloat16 logits are filtered in float32. */ \
+   * that key is read when the trace is built, so replays repeat one draw. temperature finite and \
+   * >= 0, 0 < top_p <= 1, top_k >= 0, V >= 1 (else INVALID_ARGUMENT). float16/bfloat16 logits are \
+   * filtered in float32. */ \
   X(SAMPLE, "Sample", sample, 1, 1, "temperature:f=1 top_k:i=0 top_p:f=1 seed:i=0") \
   /* DenseSolve(A[n,n], b[n] or [n,k]) -> x of b's shape with A x = b (numpy.linalg.solve): LU   \
    * with partial pivoting (mx::linalg::solve, LAPACK) on MLX's CPU stream even when the         \
@@ -513,11 +533,13 @@
    * modes only). Every other attribute is passed to the op's functions. Unknown names fail with  \
    * NOT_FOUND naming the op. */ \
   X(CUSTOM, "Custom", custom, 0, 256, "name:s *") \
-  /* Host-only ops of the reference system (rlx-cpu code): UNIMPLEMENTED in rlx. */ \
-  X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", unsupported, 0, 256, "*") \
-  X(GAUSSIAN_SPLAT_RENDER_BACKWARD, "GaussianSplatRenderBackward", unsupported, 0, 256, "*") \
-  X(DEQUANT_GROUPED_MATMUL, "DequantGroupedMatMul", unsupported, 0, 256, "*") \
-  X(LLADA2_GROUP_LIMITED_GATE, "Llada2GroupLimitedGate", unsupported, 0, 256, "*")
+  /* Host-only ops of the reference system (its rlx-cpu code, no MLX lowering there): kept in the \
+   * vocabulary so graphs from it name them, but rlx_graph_add fails with UNIMPLEMENTED naming the \
+   * op for any inputs and attributes (the schema accepts any, so that error is the one reported). */ \
+  X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", unsupported, 0, 256, "*") /* 3-D Gaussian splatting rasterizer (7 inputs there) */ \
+  X(GAUSSIAN_SPLAT_RENDER_BACKWARD, "GaussianSplatRenderBackward", unsupported, 0, 256, "*") /* its gradient (8 inputs there) */ \
+  X(DEQUANT_GROUPED_MATMUL, "DequantGroupedMatMul", unsupported, 0, 256, "*") /* GGUF-quantized GroupedMatMul (x, packed, idx) */ \
+  X(LLADA2_GROUP_LIMITED_GATE, "Llada2GroupLimitedGate", unsupported, 0, 256, "*") /* LLaDA2 MoE group-limited router gate */
 
 /* clang-format on */
 #endif

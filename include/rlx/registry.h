@@ -91,13 +91,15 @@ typedef struct rlx_custom_op_def {
  * arity: the message says which), RESOURCE_EXHAUSTED. Nothing changes on failure. */
 rlx_status *rlx_custom_op_register(const rlx_custom_op_def *def, bool *out_replaced);
 
-/* Ends the registration of `name`. NOT_FOUND (naming it) when no op of that name is registered. */
+/* Ends the registration of `name`. Errors: NOT_FOUND (naming it) when no op of that name is
+ * registered, INVALID_ARGUMENT for a NULL name. */
 rlx_status *rlx_custom_op_unregister(const char *name);
 
-/* true when an op named `name` is registered. */
+/* true when an op named `name` is registered (false for NULL). */
 bool rlx_custom_op_is_registered(const char *name);
 
-/* For kernels: the attribute called `name` in attrs[0..n_attrs), or NULL when absent. */
+/* For kernels: the attribute called `name` in attrs[0..n_attrs) (borrowed from attrs), or NULL
+ * when absent or when attrs or name is NULL. */
 const rlx_attr *rlx_attr_find(size_t n_attrs, const rlx_attr *attrs, const char *name);
 
 #ifdef __cplusplus

@@ -26,22 +26,25 @@ typedef enum rlx_status_code {
   RLX_STATUS_FAILED_PRECONDITION = 5,/* object not in the state the call needs (e.g. no pending run) */
   RLX_STATUS_UNIMPLEMENTED = 6,      /* op, attribute value or feature rlx does not support */
   RLX_STATUS_RESOURCE_EXHAUSTED = 7, /* out of memory, size arithmetic overflow */
-  RLX_STATUS_UNAVAILABLE = 8,        /* device or backend not present (e.g. no GPU) */
+  RLX_STATUS_UNAVAILABLE = 8,        /* device, backend or output not available (no GPU; a file
+                                        that cannot be created or written) */
   RLX_STATUS_DATA_LOSS = 9,          /* corrupt or truncated file */
   RLX_STATUS_INTERNAL = 10,          /* a bug in rlx or an error raised inside MLX */
 } rlx_status_code;
 
 typedef struct rlx_status rlx_status;
 
-/* Makes a status with `code` and a printf-style message. Returns NULL when code is
- * RLX_STATUS_OK. Never fails: when memory is exhausted it returns a shared static
- * RESOURCE_EXHAUSTED status (which rlx_status_free accepts). */
+/* Makes a status with `code` and a printf-style message (fmt NULL: empty message). Returns NULL
+ * when code is RLX_STATUS_OK. Never fails: when memory is exhausted it returns a shared static
+ * RESOURCE_EXHAUSTED status (which rlx_status_free accepts and ignores). Thread-safe. */
 rlx_status *rlx_status_make(rlx_status_code code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* rlx_status_make with a va_list (consumed as by vprintf). */
 rlx_status *rlx_status_makev(rlx_status_code code, const char *fmt, va_list ap);
 
 /* Prefixes context to a failed status' message: "<context>: <message>". Consumes `st` and returns
- * the annotated status (possibly a new object). NULL in, NULL out. */
+ * the annotated status (the same object; unchanged when memory runs out or st is the shared
+ * out-of-memory status). NULL in, NULL out. */
 rlx_status *rlx_status_annotate(rlx_status *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

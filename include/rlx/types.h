@@ -47,14 +47,15 @@ typedef enum rlx_dtype {
       RLX_DTYPE_COUNT
 } rlx_dtype;
 
-/* Size of one element in bytes; 0 for values outside the enum. */
+/* Size of one element in bytes (the table above; complex64 is 8); 0 for values outside the enum. */
 size_t rlx_dtype_size(rlx_dtype dt);
-/* numpy-style name ("float32", ...); "invalid" for values outside the enum. */
+/* numpy-style name ("float32", ...; a static string); "invalid" for values outside the enum. */
 const char *rlx_dtype_name(rlx_dtype dt);
-/* Parses a numpy-style name. NOT_FOUND (naming `name`) when unknown; *out untouched on failure. */
+/* Parses a numpy-style name (exact, case-sensitive). NOT_FOUND (naming `name`; NULL is not found)
+ * when unknown; *out untouched on failure. */
 rlx_status *rlx_dtype_from_name(const char *name, rlx_dtype *out);
-/* Predicates. */
-bool rlx_dtype_is_float(rlx_dtype dt);   /* F32 F16 BF16 F64 */
+/* Predicates; false for values outside the enum. */
+bool rlx_dtype_is_float(rlx_dtype dt);   /* F32 F16 BF16 F64 (not C64) */
 bool rlx_dtype_is_int(rlx_dtype dt);     /* signed and unsigned integers (not BOOL) */
 bool rlx_dtype_is_signed(rlx_dtype dt);  /* floats, C64 and signed integers */
 
@@ -70,22 +71,26 @@ typedef struct rlx_type {
   int64_t dims[RLX_MAX_RANK];
 } rlx_type;
 
-/* Builds a type from `rank` dims (dims may be NULL when rank is 0). INVALID_ARGUMENT when rank is
- * outside [0, RLX_MAX_RANK] or dtype is outside the enum. *out untouched on failure. */
+/* Builds a type from `rank` dims (copied; NULL allowed when rank is 0). Dims may be symbolic
+ * (negative, see above). INVALID_ARGUMENT when rank is outside [0, RLX_MAX_RANK], dtype is outside
+ * the enum or dims is NULL for rank > 0. *out untouched on failure. */
 rlx_status *rlx_type_make(rlx_dtype dtype, int32_t rank, const int64_t *dims, rlx_type *out);
 
-/* true when every dim is static. */
+/* true when every dim is static (>= 0); true for rank 0. t must not be NULL (likewise below). */
 bool rlx_type_is_static(const rlx_type *t);
 
-/* Number of elements of a static type (1 for rank 0). RESOURCE_EXHAUSTED on int64 overflow,
- * INVALID_ARGUMENT when a dim is symbolic. */
+/* Number of elements of a static type (the product of the dims; 1 for rank 0). Errors:
+ * INVALID_ARGUMENT when a dim is symbolic (naming it), RESOURCE_EXHAUSTED when the product
+ * overflows int64. *out untouched on failure. */
 rlx_status *rlx_type_numel(const rlx_type *t, int64_t *out);
 
-/* Number of bytes of a static type, overflow-checked like rlx_type_numel. */
+/* Number of bytes of a static type (numel * rlx_dtype_size). Errors as rlx_type_numel, plus
+ * RESOURCE_EXHAUSTED when the byte count overflows size_t. *out untouched on failure. */
 rlx_status *rlx_type_nbytes(const rlx_type *t, size_t *out);
 
-/* Writes "float32[2,3,?s0]" style text into buf (always NUL-terminated, truncated to cap).
- * Returns buf. */
+/* Writes the type as text into buf: "float32[2,3,s0,?]" (static dims as numbers, symbol k as
+ * "s<k>", RLX_DIM_DYNAMIC as "?"; rank 0 is "float32[]"). buf is always NUL-terminated and the
+ * text truncated to cap - 1 characters (nothing is written when cap is 0). Returns buf. */
 char *rlx_type_str(const rlx_type *t, char *buf, size_t cap);
 
 #ifdef __cplusplus

@@ -69,6 +69,8 @@ static rlx_status *parse_header(const char *hdr, const char *what, rlx_type *typ
 }
 
 rlx_status *rlx_npy_parse(const void *bytes, size_t n, const char *what, rlx_tensor **out) {
+  if (!what) what = ".npy data";
+  if ((!bytes && n) || !out) return RLX_ERR(INVALID_ARGUMENT, "%s: rlx_npy_parse: NULL argument", what);
   const unsigned char *b = bytes;
   if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) return RLX_ERR(DATA_LOSS, "%s: not a .npy file (bad magic)", what);
   unsigned major = b[6];
@@ -116,6 +118,7 @@ rlx_status *rlx_npy_parse(const void *bytes, size_t n, const char *what, rlx_ten
 }
 
 rlx_status *rlx_npy_load(const char *path, rlx_tensor **out) {
+  if (!path || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_npy_load: NULL argument");
   unsigned char *buf;
   size_t len;
   RLX_TRY(rlx_read_file(path, &buf, &len));
@@ -125,6 +128,7 @@ rlx_status *rlx_npy_load(const char *path, rlx_tensor **out) {
 }
 
 rlx_status *rlx_npy_save(const char *path, const rlx_tensor *t) {
+  if (!path || !t) return RLX_ERR(INVALID_ARGUMENT, "rlx_npy_save: NULL argument");
   const rlx_type *ty = rlx_tensor_type(t);
   const char *descr = "<u2"; /* bfloat16 bit patterns */
   for (size_t i = 0; i < RLX_ARRAY_LEN(descrs); i++)

@@ -26,6 +26,7 @@ static rlx_status *check_static(rlx_dtype dtype, int32_t rank, const int64_t *di
 
 static rlx_status *make(rlx_dtype dtype, int32_t rank, const int64_t *dims, void *data,
                         size_t nbytes, bool copy, rlx_tensor **out) {
+  if (!out) return RLX_ERR(INVALID_ARGUMENT, "%s: out is NULL", copy ? "rlx_tensor_create" : "rlx_tensor_wrap");
   rlx_type t;
   int64_t numel;
   size_t need;
@@ -69,6 +70,7 @@ rlx_status *rlx_tensor_wrap(rlx_dtype dtype, int32_t rank, const int64_t *dims, 
 }
 
 rlx_status *rlx_tensor_copy(const rlx_tensor *t, rlx_tensor **out) {
+  if (!t) return RLX_ERR(INVALID_ARGUMENT, "rlx_tensor_copy: tensor is NULL");
   return make(t->type.dtype, t->type.rank, t->type.dims, t->data, t->nbytes, true, out);
 }
 

@@ -7,7 +7,7 @@
 #include "ir/ir.h"
 
 static rlx_op_info infos[RLX_OP_COUNT] = {
-#define RLX_X(e, nm, fam, lo, hi, spec) {nm, #fam, lo, hi, spec, 0, NULL, false},
+#define RLX_X(e, nm, fam, lo, hi, spec) {nm, #fam, lo, hi, spec, 0, NULL, false, false},
     RLX_OP_TABLE(RLX_X)
 #undef RLX_X
 };
@@ -33,14 +33,16 @@ rlx_status *rlx_op_from_name(const char *name, rlx_op *out) {
 
 /* ---- schema parsing (once, at first use; the table is static so failures are bugs) ---- */
 
-/* All parsed schema text and values live in one static arena-like set of allocations. */
-static void parse_list(const char *s, rlx_attr_val *v, bool floats) {
+/* The parsed schema text and default values live for the whole process. An allocation failure
+ * marks the op (info->oom), which rlx_attrs_build then reports. */
+static bool parse_list(const char *s, rlx_attr_val *v, bool floats) {
   size_t n = 0;
   for (const char *p = s; *p; p++) n += *p == ',';
   n = *s ? n + 1 : 0;
-  v->n = n;
   if (floats) v->floats = n ? calloc(n, sizeof(double)) : NULL;
   else v->ints = n ? calloc(n, sizeof(int64_t)) : NULL;
+  if (n && !(floats ? (void *)v->floats : (void *)v->ints)) return false;
+  v->n = n;
   const char *p = s;
   for (size_t i = 0; i < n; i++) {
     char *end;
@@ -48,6 +50,7 @@ static void parse_list(const char *s, rlx_attr_val *v, bool floats) {
     else v->ints[i] = strtoll(p, &end, 10);
     p = *end == ',' ? end + 1 : end;
   }
+  return true;
 }
 
 static void parse_schema(rlx_op_info *info) {
@@ -64,8 +67,12 @@ static void parse_schema(rlx_op_info *info) {
     count++;
     while (*p && *p != ' ') p++;
   }
-  info->n_specs = count;
   info->specs = count ? calloc(count, sizeof(rlx_attr_spec)) : NULL;
+  if (count && !info->specs) {
+    info->oom = true;
+    return;
+  }
+  info->n_specs = count;
   size_t k = 0;
   for (const char *p = s; *p && k < count;) {
     while (*p == ' ') p++;
@@ -77,6 +84,11 @@ static void parse_schema(rlx_op_info *info) {
     while (*p && *p != ' ') p++;
     size_t len = (size_t)(p - start);
     char *tok = malloc(len + 1);
+    if (!tok) {
+      info->oom = true;
+      info->n_specs = k;
+      return;
+    }
     memcpy(tok, start, len);
     tok[len] = '\0';
     rlx_attr_spec *sp = &info->specs[k++];
@@ -97,10 +109,10 @@ static void parse_schema(rlx_op_info *info) {
       sp->dflt.f = strtod(dv, NULL);
     } else if (strcmp(type, "is") == 0) {
       sp->kind = RLX_ATTR_INTS;
-      parse_list(dv, &sp->dflt, false);
+      info->oom |= !parse_list(dv, &sp->dflt, false);
     } else if (strcmp(type, "fs") == 0) {
       sp->kind = RLX_ATTR_FLOATS;
-      parse_list(dv, &sp->dflt, true);
+      info->oom |= !parse_list(dv, &sp->dflt, true);
     } else if (strcmp(type, "s") == 0) {
       sp->kind = RLX_ATTR_STRING;
       sp->dflt.s = (char *)dv;
@@ -168,6 +180,7 @@ static bool val_copy(rlx_attr_val *dst, const char *name, rlx_attr_kind kind, in
 
 rlx_status *rlx_attrs_build(rlx_op op, size_t n, const rlx_attr *attrs, rlx_attr_val **out, uint32_t *n_out) {
   const rlx_op_info *info = rlx_op_info_get(op);
+  if (info->oom) return RLX_ERR(RESOURCE_EXHAUSTED, "out of memory while parsing the attribute schema of %s", info->name);
   if (n && !attrs) return RLX_ERR(INVALID_ARGUMENT, "attrs is NULL with n_attrs %zu", n);
   for (size_t k = 0; k < n; k++) {
     const rlx_attr *a = &attrs[k];

@@ -33,11 +33,15 @@ void rlx_graph_free(rlx_graph *g) {
   free(g);
 }
 
-const char *rlx_node_label(const rlx_graph *g, const rlx_node *n, char *buf, size_t cap) {
-  size_t idx = (size_t)(n - g->nodes);
-  if (n->name && *n->name) snprintf(buf, cap, "node %zu (%s '%s')", idx, rlx_op_name(n->op), n->name);
-  else snprintf(buf, cap, "node %zu (%s)", idx, rlx_op_name(n->op));
+/* "node 12 (Conv 'conv1')", or "node 12 (Conv)" without a name. */
+static const char *format_label(size_t idx, rlx_op op, const char *name, char *buf, size_t cap) {
+  if (name && *name) snprintf(buf, cap, "node %zu (%s '%s')", idx, rlx_op_name(op), name);
+  else snprintf(buf, cap, "node %zu (%s)", idx, rlx_op_name(op));
   return buf;
+}
+
+const char *rlx_node_label(const rlx_graph *g, const rlx_node *n, char *buf, size_t cap) {
+  return format_label((size_t)(n - g->nodes), n->op, n->name, buf, cap);
 }
 
 /* Reserves room for one more node and `nv` more values. */
@@ -131,26 +135,25 @@ rlx_status *rlx_graph_add(rlx_graph *g, rlx_op op, const char *name, size_t n_in
   if (!g) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_add: graph is NULL");
   if ((unsigned)op >= RLX_OP_COUNT) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_add: invalid op %d", (int)op);
   const rlx_op_info *info = rlx_op_info_get(op);
-  char label[160];
-  if (name && *name) snprintf(label, sizeof label, "node %zu (%s '%s')", g->n_nodes, info->name, name);
-  else snprintf(label, sizeof label, "node %zu (%s)", g->n_nodes, info->name);
+  char lbl[160];
+  format_label(g->n_nodes, op, name, lbl, sizeof lbl);
   if (op == RLX_OP_INPUT || op == RLX_OP_PARAM || op == RLX_OP_CONSTANT)
-    return RLX_ERR(INVALID_ARGUMENT, "%s: leaves are added with rlx_graph_add_input/_param/_constant", label);
+    return RLX_ERR(INVALID_ARGUMENT, "%s: leaves are added with rlx_graph_add_input/_param/_constant", lbl);
   if ((int64_t)n_inputs < info->min_in || (int64_t)n_inputs > info->max_in) {
     if (info->min_in == info->max_in)
-      return RLX_ERR(INVALID_ARGUMENT, "%s: expected %d inputs, got %zu", label, info->min_in, n_inputs);
-    return RLX_ERR(INVALID_ARGUMENT, "%s: expected %d to %d inputs, got %zu", label, info->min_in, info->max_in, n_inputs);
+      return RLX_ERR(INVALID_ARGUMENT, "%s: expected %d inputs, got %zu", lbl, info->min_in, n_inputs);
+    return RLX_ERR(INVALID_ARGUMENT, "%s: expected %d to %d inputs, got %zu", lbl, info->min_in, info->max_in, n_inputs);
   }
-  if (n_inputs && !inputs) return RLX_ERR(INVALID_ARGUMENT, "%s: inputs is NULL", label);
-  if (!out) return RLX_ERR(INVALID_ARGUMENT, "%s: out is NULL", label);
+  if (n_inputs && !inputs) return RLX_ERR(INVALID_ARGUMENT, "%s: inputs is NULL", lbl);
+  if (!out) return RLX_ERR(INVALID_ARGUMENT, "%s: out is NULL", lbl);
   rlx_type in_types[256];
   for (size_t i = 0; i < n_inputs; i++) {
-    if (inputs[i] >= g->n_vals) return RLX_ERR(NOT_FOUND, "%s: input %zu is value %u, which is not in this graph", label, i, inputs[i]);
+    if (inputs[i] >= g->n_vals) return RLX_ERR(NOT_FOUND, "%s: input %zu is value %u, which is not in this graph", lbl, i, inputs[i]);
     in_types[i] = g->types[inputs[i]];
   }
   rlx_node n = {.op = op, .n_in = (uint32_t)n_inputs};
   rlx_status *st = rlx_attrs_build(op, n_attrs, attrs, &n.attrs, &n.n_attrs);
-  if (st) return rlx_status_annotate(st, "%s", label);
+  if (st) return rlx_status_annotate(st, "%s", lbl);
   rlx_type outs[RLX_MAX_NODE_OUTPUTS];
   rlx_infer_ctx c = {.g = g, .n = &n, .in = in_types, .out = outs, .n_out = 1};
   n.in = (rlx_value *)inputs; /* borrowed during inference */
@@ -164,7 +167,7 @@ rlx_status *rlx_graph_add(rlx_graph *g, rlx_op op, const char *name, size_t n_in
   if (st) {
     free(n.in);
     rlx_attrs_free(n.attrs, n.n_attrs, false); /* graphs stay with the caller */
-    return rlx_status_annotate(st, "%s", label);
+    return rlx_status_annotate(st, "%s", lbl);
   }
   if (n_inputs) memcpy(n.in, inputs, n_inputs * sizeof(rlx_value));
   append(g, &n, outs, c.n_out, out);
@@ -233,9 +236,10 @@ const char *rlx_graph_param_name(const rlx_graph *g, size_t i) { return g->nodes
 size_t rlx_graph_num_outputs(const rlx_graph *g) { return g->n_outputs; }
 rlx_value rlx_graph_output_value(const rlx_graph *g, size_t i) { return g->outputs[i]; }
 const char *rlx_graph_output_name(const rlx_graph *g, size_t i) { return g->output_names[i]; }
-rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v) { return rlx_value_node(g, v)->op; }
+rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v) { return v < g->n_vals ? rlx_value_node(g, v)->op : RLX_OP_COUNT; }
 
 rlx_status *rlx_graph_find(const rlx_graph *g, const char *name, rlx_value *out) {
+  if (!g || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_find: NULL argument");
   for (size_t i = 0; name && i < g->n_inputs; i++)
     if (strcmp(g->nodes[g->inputs[i]].name, name) == 0) return *out = g->nodes[g->inputs[i]].out0, NULL;
   for (size_t i = 0; name && i < g->n_params; i++)

@@ -121,8 +121,7 @@ rlx_status *rlx_infer_region(rlx_infer_ctx *c) {
   for (size_t s = 0; s < steps; s++) {
     const int64_t *p = ch + 5 * s;
     const rlx_type *opd[3];
-    int nops = p[0] == 2 ? 2 : p[0] == 3 ? 3 : 1;
-    for (int k = 0; k < nops; k++) {
+    for (int k = 0; k < rlx_region_operands(p[0]); k++) {
       int64_t r = p[2 + k];
       if (r >= 0 && r < NIN) opd[k] = IN(r);
       else if (r < 0 && -r - 1 < (int64_t)s) opd[k] = &st[-r - 1];

@@ -15,26 +15,6 @@ static rlx_status *like_x(const rlx_infer_ctx *c, int i, const char *what) {
   return NULL;
 }
 
-/* The normalized length of x (input 0): the size of `axis` (LayerNorm / RmsNorm) or the channels
- * C (GroupNorm, checking num_groups). */
-static rlx_status *norm_len(const rlx_infer_ctx *c, bool group, int64_t *len) {
-  const rlx_type *x = IN(0);
-  RLX_TRY(infer_need_float(c, 0));
-  if (rlx_node_attr(c->n, "epsilon") && AF("epsilon") < 0) FAIL(INVALID_ARGUMENT, "epsilon must be >= 0, got %g", AF("epsilon"));
-  if (group) {
-    if (x->rank < 2) FAIL(INVALID_ARGUMENT, "input 0 must be [N,C,...], got %s", TSTR(x));
-    int64_t g = AI("num_groups");
-    if (g <= 0 || (x->dims[1] >= 0 && x->dims[1] % g))
-      FAIL(INVALID_ARGUMENT, "num_groups %lld must divide the %lld channels", (long long)g, (long long)x->dims[1]);
-    *len = x->dims[1];
-    return NULL;
-  }
-  if (x->rank < 1) FAIL(INVALID_ARGUMENT, "input 0 must have rank >= 1");
-  NORM_AXIS(axis, AI("axis"), x->rank, "axis");
-  *len = x->dims[axis];
-  return NULL;
-}
-
 static rlx_status *vector_out(rlx_infer_ctx *c, int64_t len) {
   OUT(0)->dtype = IN(0)->dtype;
   OUT(0)->rank = 1;
@@ -68,7 +48,7 @@ rlx_status *rlx_infer_norm_grad(rlx_infer_ctx *c) {
     case RLX_OP_LAYER_NORM_BACKWARD_INPUT:
     case RLX_OP_RMS_NORM_BACKWARD_INPUT:
     case RLX_OP_GROUP_NORM_BACKWARD_INPUT: {
-      RLX_TRY(norm_len(c, group, &len));
+      RLX_TRY(rlx_infer_norm_len(c, group, &len));
       RLX_TRY(infer_same_dtype(c, 0, 1));
       if (IN(1)->rank != 1 || !rlx_dim_compatible(IN(1)->dims[0], len))
         FAIL(INVALID_ARGUMENT, "input 1 (gamma) must be [%lld], got %s", (long long)len, TSTR(IN(1)));
@@ -79,13 +59,13 @@ rlx_status *rlx_infer_norm_grad(rlx_infer_ctx *c) {
     case RLX_OP_LAYER_NORM_BACKWARD_GAMMA:
     case RLX_OP_RMS_NORM_BACKWARD_GAMMA:
     case RLX_OP_GROUP_NORM_BACKWARD_GAMMA:
-      RLX_TRY(norm_len(c, group, &len));
+      RLX_TRY(rlx_infer_norm_len(c, group, &len));
       RLX_TRY(like_x(c, 1, "dy"));
       return vector_out(c, len);
     case RLX_OP_LAYER_NORM_BACKWARD_BETA:
     case RLX_OP_RMS_NORM_BACKWARD_BETA:
     case RLX_OP_GROUP_NORM_BACKWARD_BETA:
-      RLX_TRY(norm_len(c, group, &len));
+      RLX_TRY(rlx_infer_norm_len(c, group, &len));
       return vector_out(c, len);
     default:
       FAIL(INTERNAL, "not a norm_grad op");

@@ -136,7 +136,9 @@ rlx_status *rlx_infer_shape(rlx_infer_ctx *c) {
       if (n != (size_t)x->rank) FAIL(INVALID_ARGUMENT, "repeats has %zu entries for rank %d", n, x->rank);
       for (int i = 0; i < x->rank; i++) {
         if (r[i] < 0) FAIL(INVALID_ARGUMENT, "repeats[%d] = %lld is negative", i, (long long)r[i]);
-        y->dims[i] = x->dims[i] < 0 ? RLX_DIM_DYNAMIC : x->dims[i] * r[i];
+        if (x->dims[i] < 0) y->dims[i] = RLX_DIM_DYNAMIC;
+        else if (!rlx_mul_i64(x->dims[i], r[i], &y->dims[i]))
+          FAIL(RESOURCE_EXHAUSTED, "axis %d: %lld x %lld repeats overflows int64", i, (long long)x->dims[i], (long long)r[i]);
       }
       return NULL;
     }

@@ -66,6 +66,7 @@ typedef struct rlx_op_info {
   size_t n_specs;
   rlx_attr_spec *specs; /* parsed schema */
   bool open;            /* schema ends in '*': further attributes accepted */
+  bool oom;             /* parsing the schema ran out of memory (every add of the op fails) */
 } rlx_op_info;
 
 /* Parsed op info; parses every schema once (thread-safe). */
@@ -109,6 +110,13 @@ rlx_infer_fn rlx_infer_fn_of(rlx_op op);
 /* Validates an activation attribute: "none" (*out = RLX_OP_COUNT) or the name of an
  * attribute-free float unary op (*out = that op); INVALID_ARGUMENT otherwise. */
 rlx_status *rlx_infer_activation(const char *act, rlx_op *out);
+/* The normalized length of a norm op's x (input 0, float): the size of `axis` (LayerNorm, RmsNorm
+ * and their gradients) or the channels C of x[N,C,...] (group: GroupNorm, num_groups dividing C).
+ * INVALID_ARGUMENT for a non-float x, a bad rank, epsilon < 0 or num_groups; OUT_OF_RANGE axis. */
+rlx_status *rlx_infer_norm_len(const rlx_infer_ctx *c, bool group, int64_t *len);
+/* The number of operands an ElementwiseRegion step of this kind reads (unary and cast 1, binary 2,
+ * where 3). */
+static inline int rlx_region_operands(int64_t kind) { return kind == 2 ? 2 : kind == 3 ? 3 : 1; }
 /* true for the compare ops (bool output). */
 bool rlx_op_is_compare(rlx_op op);
 

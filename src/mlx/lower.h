@@ -59,6 +59,12 @@ static inline const rlx_type *rlx_in_type(const rlx_lower *L, const rlx_node *n,
 static inline const rlx_type *rlx_out_type(const rlx_lower *L, const rlx_node *n, uint32_t i) {
   return &L->types[n->out0 + i];
 }
+/* The node's `axis` attribute counted from the front (axis + rank when negative); inference has
+ * checked its range. */
+static inline int64_t rlx_l_axis(const rlx_node *n, int64_t rank) {
+  int64_t a = rlx_node_i(n, "axis");
+  return a < 0 ? a + rank : a;
+}
 /* Records a lowering error on the context. */
 void rlx_lower_fail(rlx_lower *L, rlx_status_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -115,5 +121,7 @@ rlx_mx_arr *rlx_l_merge_heads(rlx_lower *L, rlx_mx_arr *x, int64_t B, int64_t S,
  * interleaved pairs (x[2i], x[2i+1]) instead of halves; sign -1 rotates backwards. */
 rlx_mx_arr *rlx_l_rope(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t, rlx_mx_arr *cs, rlx_mx_arr *sn,
                        const rlx_type *tc, int64_t head_dim, int64_t n_rot, bool interleaved, double sign);
+/* rlx_l_rope of a Rope-shaped node (Rope, RopeBackward: x, cos, sin; head_dim, n_rot, interleaved). */
+rlx_mx_arr *rlx_l_rope_node(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, double sign);
 
 #endif

@@ -206,14 +206,18 @@ rlx_mx_arr *rlx_l_rope(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t, rlx_mx_ar
   return packed ? rlx_l_reshape(L, rot, t) : rot;
 }
 
+rlx_mx_arr *rlx_l_rope_node(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, double sign) {
+  return rlx_l_rope(L, in[0], rlx_in_type(L, n, 0), in[1], in[2], rlx_in_type(L, n, 1), rlx_node_i(n, "head_dim"), rlx_node_i(n, "n_rot"),
+                    rlx_node_i(n, "interleaved") != 0, sign);
+}
+
 void rlx_lower_attention(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   switch (n->op) {
     case RLX_OP_ATTENTION:
       lower_attention(L, n, in, out);
       return;
     case RLX_OP_ROPE:
-      out[0] = rlx_l_rope(L, in[0], rlx_in_type(L, n, 0), in[1], in[2], rlx_in_type(L, n, 1), rlx_node_i(n, "head_dim"),
-                          rlx_node_i(n, "n_rot"), rlx_node_i(n, "interleaved") != 0, 1.0);
+      out[0] = rlx_l_rope_node(L, n, in, 1.0);
       return;
     default:
       rlx_lower_fail(L, RLX_STATUS_INTERNAL, "not an attention op");

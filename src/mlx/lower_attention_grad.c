@@ -60,8 +60,7 @@ void rlx_lower_attention_grad(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const
       lower_attention_backward(L, n, in, out);
       return;
     case RLX_OP_ROPE_BACKWARD:
-      out[0] = rlx_l_rope(L, in[0], rlx_in_type(L, n, 0), in[1], in[2], rlx_in_type(L, n, 1), rlx_node_i(n, "head_dim"),
-                          rlx_node_i(n, "n_rot"), rlx_node_i(n, "interleaved") != 0, -1.0);
+      out[0] = rlx_l_rope_node(L, n, in, -1.0);
       return;
     default:
       rlx_lower_fail(L, RLX_STATUS_INTERNAL, "not an attention_grad op");

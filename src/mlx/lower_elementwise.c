@@ -156,9 +156,9 @@ void rlx_lower_region(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
   rlx_dtype sdt[256];
   for (size_t s = 0; s < steps; s++) {
     const int64_t *p = ch + 5 * s;
-    rlx_mx_arr *o[3];
-    rlx_dtype od[3];
-    for (int k = 0; k < 3; k++) {
+    rlx_mx_arr *o[3] = {NULL, NULL, NULL};
+    rlx_dtype od[3] = {RLX_DTYPE_F32, RLX_DTYPE_F32, RLX_DTYPE_F32};
+    for (int k = 0; k < rlx_region_operands(p[0]); k++) { /* fields past these are unused (not validated) */
       int64_t r = p[2 + k];
       o[k] = r >= 0 ? (r < n->n_in ? in[r] : NULL) : st[-r - 1];
       od[k] = r >= 0 ? (r < n->n_in ? rlx_in_type(L, n, (uint32_t)r)->dtype : RLX_DTYPE_F32) : sdt[-r - 1];

@@ -93,11 +93,11 @@ void rlx_lower_gather(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
   int64_t a = 0;
   switch (n->op) {
     case RLX_OP_GATHER:
-      rlx_norm_axis(rlx_node_i(n, "axis"), t0->rank, &a);
+      a = rlx_l_axis(n, t0->rank);
       out[0] = rlx_mx_take(c, in[0], wrap_axis(L, in[1], t1->dtype, t0->dims[a]), (int)a);
       return;
     case RLX_OP_GATHER_ELEMENTS: {
-      rlx_norm_axis(rlx_node_i(n, "axis"), t0->rank, &a);
+      a = rlx_l_axis(n, t0->rank);
       int64_t hi[RLX_MAX_RANK];
       bool whole;
       index_window(t0, t1, (int)a, hi, &whole);
@@ -110,7 +110,7 @@ void rlx_lower_gather(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       return;
     case RLX_OP_SCATTER_ADD: {
       /* updates[.., n at axis, ..] into zeros(shape): move axis first, add a size-1 axis slot. */
-      rlx_norm_axis(rlx_node_i(n, "axis"), to->rank, &a);
+      a = rlx_l_axis(n, to->rank);
       rlx_mx_arr *zero = rlx_mx_full(c, to->rank, to->dims, 0, to->dtype);
       int64_t perm[RLX_MAX_RANK];
       int k = 0;
@@ -133,7 +133,7 @@ void rlx_lower_gather(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       return;
     }
     case RLX_OP_SCATTER_ELEMENTS: {
-      rlx_norm_axis(rlx_node_i(n, "axis"), t0->rank, &a);
+      a = rlx_l_axis(n, t0->rank);
       int64_t hi[RLX_MAX_RANK], lo[RLX_MAX_RANK] = {0}, st[RLX_MAX_RANK];
       bool whole;
       index_window(t0, t1, (int)a, hi, &whole);

@@ -5,8 +5,7 @@
 static rlx_mx_arr *gather_backward(rlx_lower *L, const rlx_node *n, rlx_mx_arr *dy, rlx_mx_arr *idx) {
   rlx_mx *c = L->mx;
   const rlx_type *to = rlx_out_type(L, n, 0), *ti = rlx_in_type(L, n, 1);
-  int64_t a, pre = 1, post = 1, k = 1;
-  rlx_norm_axis(rlx_node_i(n, "axis"), to->rank, &a);
+  int64_t a = rlx_l_axis(n, to->rank), pre = 1, post = 1, k = 1;
   for (int i = 0; i < a; i++) pre *= to->dims[i];
   for (int i = (int)a + 1; i < to->rank; i++) post *= to->dims[i];
   for (int i = 0; i < ti->rank; i++) k *= ti->dims[i];
@@ -25,8 +24,7 @@ void rlx_lower_index_grad(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in
   const rlx_type *t = rlx_in_type(L, n, 0);
   switch (n->op) {
     case RLX_OP_CUMSUM_BACKWARD: {
-      int64_t a;
-      rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+      int64_t a = rlx_l_axis(n, t->rank);
       rlx_mx_arr *y = rlx_mx_scan(L->mx, in[0], 0, (int)a, rlx_node_i(n, "reverse") == 0, rlx_node_i(n, "exclusive") == 0);
       rlx_type ty;
       out[0] = rlx_mx_type(y, &ty) && ty.dtype != t->dtype ? rlx_mx_astype(L->mx, y, t->dtype) : y;

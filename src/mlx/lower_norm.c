@@ -45,7 +45,7 @@ void rlx_lower_norm(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_
   switch (n->op) {
     case RLX_OP_LAYER_NORM:
     case RLX_OP_RMS_NORM:
-      rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &axis);
+      axis = rlx_l_axis(n, t->rank);
       out[0] = rlx_l_norm(L, n->op == RLX_OP_RMS_NORM, in[0], t->rank, (int)axis, in[1], beta, eps);
       return;
     case RLX_OP_LAYER_NORM_2D:
@@ -56,7 +56,7 @@ void rlx_lower_norm(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_
       return;
     case RLX_OP_SOFTMAX:
     case RLX_OP_LOG_SOFTMAX: {
-      rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &axis);
+      axis = rlx_l_axis(n, t->rank);
       if (n->op == RLX_OP_SOFTMAX) {
         out[0] = rlx_mx_softmax(c, in[0], (int)axis, true);
       } else {

@@ -36,9 +36,7 @@ static void norm_view_make(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, norm_
     v->rank = 3, v->axis = 2, v->param_axis = 1;
     v->dims[0] = t->dims[0], v->dims[1] = G, v->dims[2] = t->dims[1] / G * rest;
   } else {
-    int64_t a = 0;
-    rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
-    v->axis = v->param_axis = (int)a;
+    v->axis = v->param_axis = (int)rlx_l_axis(n, t->rank);
   }
   rlx_mx_arr *xv = to_view(L, v, x), *eps = rlx_mx_scalar(c, rlx_node_f(n, "epsilon"), t->dtype);
   if (!rms) xv = rlx_mx_binary(c, RLX_MXB_SUBTRACT, xv, rlx_mx_reduce(c, xv, MEAN, 1, &v->axis, true));
@@ -122,7 +120,7 @@ void rlx_lower_norm_grad(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in,
     case RLX_OP_RMS_NORM_BACKWARD_BETA:
     case RLX_OP_GROUP_NORM_BACKWARD_BETA: { /* sum of dy over all but the parameter axis */
       int64_t a = 1;
-      if (n->op != RLX_OP_GROUP_NORM_BACKWARD_BETA) rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+      if (n->op != RLX_OP_GROUP_NORM_BACKWARD_BETA) a = rlx_l_axis(n, t->rank);
       out[0] = sum_except(L, in[0], t->rank, (int)a);
       return;
     }

@@ -14,8 +14,7 @@ static rlx_mx_arr *as_dtype(rlx_lower *L, rlx_mx_arr *a, rlx_dtype dt) {
 static rlx_mx_arr *arg_extreme(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x) {
   rlx_mx *c = L->mx;
   const rlx_type *t = rlx_in_type(L, n, 0);
-  int64_t a;
-  rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+  int64_t a = rlx_l_axis(n, t->rank);
   bool keep = rlx_node_i(n, "keepdims") != 0, last = rlx_node_i(n, "select_last_index") != 0;
   bool is_max = n->op == RLX_OP_ARG_MAX;
   if (last) { /* reverse the axis, find the first extreme, map back: dim - 1 - i */
@@ -31,8 +30,7 @@ static rlx_mx_arr *arg_extreme(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x) {
 static void topk(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   const rlx_type *t = rlx_in_type(L, n, 0);
-  int64_t a;
-  rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+  int64_t a = rlx_l_axis(n, t->rank);
   /* Stable ascending argsort of the key; ties keep the lower index. Largest first sorts an
    * order-reversing key: -x for floats, ~x for integers (no overflow at the extremes). */
   rlx_mx_arr *key = x;
@@ -85,8 +83,7 @@ void rlx_lower_reduce(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       out[0] = reduce(L, n, in[0]);
       return;
     case RLX_OP_CUMSUM: {
-      int64_t a;
-      rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+      int64_t a = rlx_l_axis(n, t->rank);
       out[0] = as_dtype(L, rlx_mx_scan(c, in[0], 0, (int)a, rlx_node_i(n, "reverse") != 0, rlx_node_i(n, "exclusive") == 0), to->dtype);
       return;
     }

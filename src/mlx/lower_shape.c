@@ -91,8 +91,7 @@ void rlx_lower_shape(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx
       return;
     }
     case RLX_OP_NARROW: {
-      int64_t a;
-      rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+      int64_t a = rlx_l_axis(n, t->rank);
       out[0] = rlx_l_narrow(L, in[0], t, (int)a, rlx_node_i(n, "start"), rlx_node_i(n, "length"));
       return;
     }
@@ -100,8 +99,7 @@ void rlx_lower_shape(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx
       lower_slice(L, n, in[0], out);
       return;
     case RLX_OP_CONCAT: {
-      int64_t a;
-      rlx_norm_axis(rlx_node_i(n, "axis"), t->rank, &a);
+      int64_t a = rlx_l_axis(n, t->rank);
       out[0] = n->n_in == 1 ? in[0] : rlx_mx_concatenate(c, in, n->n_in, (int)a);
       return;
     }

@@ -1,20 +1,17 @@
-/* import_ops.c: the ONNX op-mapping table and the elementwise mappings. */
+/* import_ops.c: the elementwise ONNX mappings (math, logic, casts, activations) and the lookup
+ * over every mapping table (rlx_onnx_find_op). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "onnx/import_ops.h"
 
 /* ---- elementwise ---- */
 
 /* One-input ops that are one rlx op. */
-static rlx_status *unary(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op) {
-  rlx_value x, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_add(I, n, op, 1, &x, 0, NULL, &y));
-  return imp_out(I, n, 0, y);
-}
+static rlx_status *unary(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op) { return imp_op_out(I, n, op, 1, 0, NULL); }
 
 #define UNARY(fn, op) \
   static rlx_status *fn(rlx_imp *I, const Onnx__NodeProto *n) { return unary(I, n, op); }
@@ -143,12 +140,7 @@ static rlx_status *map_mean(rlx_imp *I, const Onnx__NodeProto *n) { return varia
 static rlx_status *map_max(rlx_imp *I, const Onnx__NodeProto *n) { return variadic(I, n, RLX_OP_MAX, false); }
 static rlx_status *map_min(rlx_imp *I, const Onnx__NodeProto *n) { return variadic(I, n, RLX_OP_MIN, false); }
 
-static rlx_status *map_where(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_value in[3], y;
-  for (int i = 0; i < 3; i++) RLX_TRY(imp_in(I, n, (size_t)i, &in[i]));
-  RLX_TRY(imp_add(I, n, RLX_OP_WHERE, 3, in, 0, NULL, &y));
-  return imp_out(I, n, 0, y);
-}
+static rlx_status *map_where(rlx_imp *I, const Onnx__NodeProto *n) { return imp_op_out(I, n, RLX_OP_WHERE, 3, 0, NULL); }
 
 static rlx_status *map_cast(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_value x, y;
@@ -184,36 +176,14 @@ static rlx_status *map_dropout(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_out(I, n, 0, x));
   if (n->n_output > 1 && n->output[1][0]) {
-    rlx_value one, m;
-    RLX_TRY(imp_scalar(I, 1, RLX_DTYPE_BOOL, &one));
+    rlx_value m;
     const rlx_type *t = imp_type(I, x);
-    rlx_attr a = RLX_ATTR_IS("shape", (size_t)t->rank, t->dims);
-    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &one, 1, &a, &m));
+    RLX_TRY(imp_filled(I, n, 1, RLX_DTYPE_BOOL, t->rank, t->dims, &m));
     RLX_TRY(imp_out(I, n, 1, m));
   }
   return NULL;
 }
 
-/* y = op(x, c) with a scalar constant c of x's dtype. */
-rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y) {
-  rlx_value in[2] = {x};
-  RLX_TRY(imp_scalar(I, c, imp_type(I, x)->dtype, &in[1]));
-  return imp_add(I, n, op, 2, in, 0, NULL, y);
-}
-
-rlx_status *imp_bin(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value b, rlx_value *y) {
-  rlx_value in[2] = {a, b};
-  return imp_add(I, n, op, 2, in, 0, NULL, y);
-}
-
-rlx_status *imp_un(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value *y) {
-  return imp_add(I, n, op, 1, &a, 0, NULL, y);
-}
-
-rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_value a, rlx_value b, rlx_value *y) {
-  rlx_value in[3] = {c, a, b};
-  return imp_add(I, n, RLX_OP_WHERE, 3, in, 0, NULL, y);
-}
 
 /* Clip(x, min, max): min/max are attributes before opset 11, optional inputs after. */
 static rlx_status *map_clip(rlx_imp *I, const Onnx__NodeProto *n) {
@@ -235,73 +205,115 @@ static rlx_status *map_clip(rlx_imp *I, const Onnx__NodeProto *n) {
 
 /* ---- activations composed from rlx ops (formulas from the ONNX operator docs) ---- */
 
-static rlx_status *map_leaky_relu(rlx_imp *I, const Onnx__NodeProto *n) { /* x >= 0 ? x : alpha x */
-  rlx_value x, ax, pos, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, imp_attr_f(n, "alpha", 0.01), &ax));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER_EQUAL, x, 0, &pos));
-  RLX_TRY(imp_select(I, n, pos, x, ax, &y));
-  return imp_out(I, n, 0, y);
+/* y = (x cmp c) ? x : other: the piecewise activations that pass x through above a threshold. */
+static rlx_status *pass_above(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, rlx_op cmp, double c, rlx_value other, rlx_value *y) {
+  rlx_value keep;
+  RLX_TRY(imp_with_scalar(I, n, cmp, x, c, &keep));
+  return imp_select(I, n, keep, x, other, y);
 }
 
+/* alpha (exp(x / s) - 1) for x <= 0, x above (Elu: s = 1; Celu: s = alpha). */
+static rlx_status *elu(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, double alpha, double s, rlx_value *y) {
+  rlx_value e;
+  RLX_TRY(s != 1 ? imp_with_scalar(I, n, RLX_OP_DIV, x, s, &e) : (e = x, NULL));
+  RLX_TRY(imp_un(I, n, RLX_OP_EXP, e, &e));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_SUB, e, 1, &e));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, e, alpha, &e));
+  return pass_above(I, n, x, RLX_OP_GREATER, 0, e, y);
+}
+
+/* min(max(alpha x + beta, 0), 1). */
+static rlx_status *hard_sigmoid(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, double alpha, double beta, rlx_value *y) {
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, alpha, y));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, *y, beta, y));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, *y, 1, y));
+  return imp_with_scalar(I, n, RLX_OP_MAX, *y, 0, y);
+}
+
+rlx_status *imp_activation(rlx_imp *I, const Onnx__NodeProto *n, const char *name, const double *alpha, const double *beta, rlx_value x,
+                           rlx_value *y) {
+#define ARG(p, dflt) ((p) ? *(p) : (dflt))
+  static const struct {
+    const char *name;
+    rlx_op op;
+  } plain[] = {{"Relu", RLX_OP_RELU}, {"Tanh", RLX_OP_TANH}, {"Sigmoid", RLX_OP_SIGMOID}, {"Softplus", RLX_OP_SOFTPLUS}};
+  for (size_t i = 0; i < RLX_ARRAY_LEN(plain); i++)
+    if (!strcasecmp(name, plain[i].name)) return imp_un(I, n, plain[i].op, x, y);
+  rlx_value t;
+  if (!strcasecmp(name, "LeakyRelu")) { /* x >= 0 ? x : alpha x */
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, ARG(alpha, 0.01), &t));
+    return pass_above(I, n, x, RLX_OP_GREATER_EQUAL, 0, t, y);
+  }
+  if (!strcasecmp(name, "ThresholdedRelu")) { /* x > alpha ? x : 0 */
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, 0, &t));
+    return pass_above(I, n, x, RLX_OP_GREATER, ARG(alpha, 1.0), t, y);
+  }
+  if (!strcasecmp(name, "Elu")) return elu(I, n, x, ARG(alpha, 1.0), 1, y);
+  if (!strcasecmp(name, "HardSigmoid")) return hard_sigmoid(I, n, x, ARG(alpha, 0.2), ARG(beta, 0.5), y);
+  if (!strcasecmp(name, "Softsign")) { /* x / (1 + |x|) */
+    RLX_TRY(imp_un(I, n, RLX_OP_ABS, x, &t));
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, t, 1, &t));
+    return imp_bin(I, n, RLX_OP_DIV, x, t, y);
+  }
+  if (!strcasecmp(name, "Affine")) { /* alpha x + beta */
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, ARG(alpha, 1.0), &t));
+    return imp_with_scalar(I, n, RLX_OP_ADD, t, ARG(beta, 0.0), y);
+  }
+  if (!strcasecmp(name, "ScaledTanh")) { /* alpha tanh(beta x) */
+    RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, ARG(beta, 1.0), &t));
+    RLX_TRY(imp_un(I, n, RLX_OP_TANH, t, &t));
+    return imp_with_scalar(I, n, RLX_OP_MUL, t, ARG(alpha, 1.0), y);
+  }
+#undef ARG
+  IMP_FAIL(UNIMPLEMENTED, "activation '%s'", name);
+}
+
+/* The ONNX activation op of this name, its alpha/beta from the node's attributes. */
+static rlx_status *activation_op(rlx_imp *I, const Onnx__NodeProto *n, const char *name) {
+  const Onnx__AttributeProto *a = imp_attr(n, "alpha"), *b = imp_attr(n, "beta");
+  double alpha = a && a->has_f ? a->f : 0, beta = b && b->has_f ? b->f : 0;
+  rlx_value x, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_activation(I, n, name, a && a->has_f ? &alpha : NULL, b && b->has_f ? &beta : NULL, x, &y));
+  return imp_out(I, n, 0, y);
+}
+static rlx_status *map_leaky_relu(rlx_imp *I, const Onnx__NodeProto *n) { return activation_op(I, n, "LeakyRelu"); }
+static rlx_status *map_thresholded_relu(rlx_imp *I, const Onnx__NodeProto *n) { return activation_op(I, n, "ThresholdedRelu"); }
+static rlx_status *map_elu(rlx_imp *I, const Onnx__NodeProto *n) { return activation_op(I, n, "Elu"); }
+static rlx_status *map_hard_sigmoid(rlx_imp *I, const Onnx__NodeProto *n) { return activation_op(I, n, "HardSigmoid"); }
+static rlx_status *map_softsign(rlx_imp *I, const Onnx__NodeProto *n) { return activation_op(I, n, "Softsign"); }
+
 static rlx_status *map_prelu(rlx_imp *I, const Onnx__NodeProto *n) { /* x >= 0 ? x : slope x */
-  rlx_value x, s, sx, pos, y;
+  rlx_value x, s, sx, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_in(I, n, 1, &s));
   RLX_TRY(legacy_align(I, n, x, &s, true));
   RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, s, &sx));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER_EQUAL, x, 0, &pos));
-  RLX_TRY(imp_select(I, n, pos, x, sx, &y));
+  RLX_TRY(pass_above(I, n, x, RLX_OP_GREATER_EQUAL, 0, sx, &y));
   return imp_out(I, n, 0, y);
 }
 
-/* alpha (exp(x) - 1) for x < 0 (Elu); scaled for Selu; Celu uses exp(x/alpha). */
-static rlx_status *elu_like(rlx_imp *I, const Onnx__NodeProto *n, double alpha, double gamma, bool celu) {
-  rlx_value x, e, neg, pos, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  rlx_value xe = x;
-  if (celu) RLX_TRY(imp_with_scalar(I, n, RLX_OP_DIV, x, alpha, &xe));
-  RLX_TRY(imp_un(I, n, RLX_OP_EXP, xe, &e));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_SUB, e, 1, &e));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, e, alpha, &neg));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER, x, 0, &pos));
-  RLX_TRY(imp_select(I, n, pos, x, neg, &y));
-  if (gamma != 1) RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, y, gamma, &y));
-  return imp_out(I, n, 0, y);
-}
-static rlx_status *map_elu(rlx_imp *I, const Onnx__NodeProto *n) { return elu_like(I, n, imp_attr_f(n, "alpha", 1.0), 1, false); }
-static rlx_status *map_selu(rlx_imp *I, const Onnx__NodeProto *n) {
-  return elu_like(I, n, imp_attr_f(n, "alpha", 1.67326319217681884765625), imp_attr_f(n, "gamma", 1.05070102214813232421875), false);
-}
-static rlx_status *map_celu(rlx_imp *I, const Onnx__NodeProto *n) { return elu_like(I, n, imp_attr_f(n, "alpha", 1.0), 1, true); }
-
-static rlx_status *map_hard_sigmoid(rlx_imp *I, const Onnx__NodeProto *n) { /* max(0, min(1, alpha x + beta)) */
+static rlx_status *map_selu(rlx_imp *I, const Onnx__NodeProto *n) { /* gamma Elu(x; alpha) */
   rlx_value x, y;
   RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, imp_attr_f(n, "alpha", 0.2), &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, y, imp_attr_f(n, "beta", 0.5), &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, y, 1, &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, y, 0, &y));
+  RLX_TRY(elu(I, n, x, imp_attr_f(n, "alpha", 1.67326319217681884765625), 1, &y));
+  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, y, imp_attr_f(n, "gamma", 1.05070102214813232421875), &y));
   return imp_out(I, n, 0, y);
 }
 
-static rlx_status *map_hard_swish(rlx_imp *I, const Onnx__NodeProto *n) { /* x max(0, min(1, x/6 + 1/2)) */
+static rlx_status *map_celu(rlx_imp *I, const Onnx__NodeProto *n) { /* alpha (exp(x / alpha) - 1) below 0 */
+  rlx_value x, y;
+  double alpha = imp_attr_f(n, "alpha", 1.0);
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(elu(I, n, x, alpha, alpha, &y));
+  return imp_out(I, n, 0, y);
+}
+
+static rlx_status *map_hard_swish(rlx_imp *I, const Onnx__NodeProto *n) { /* x HardSigmoid(x; 1/6, 1/2) */
   rlx_value x, y;
   RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, 1.0 / 6, &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, y, 0.5, &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, y, 1, &y));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, y, 0, &y));
+  RLX_TRY(hard_sigmoid(I, n, x, 1.0 / 6, 0.5, &y));
   RLX_TRY(imp_bin(I, n, RLX_OP_MUL, x, y, &y));
-  return imp_out(I, n, 0, y);
-}
-
-static rlx_status *map_softsign(rlx_imp *I, const Onnx__NodeProto *n) { /* x / (1 + |x|) */
-  rlx_value x, a, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_un(I, n, RLX_OP_ABS, x, &a));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, a, 1, &a));
-  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, x, a, &y));
   return imp_out(I, n, 0, y);
 }
 
@@ -314,15 +326,6 @@ static rlx_status *map_mish(rlx_imp *I, const Onnx__NodeProto *n) { /* x tanh(so
   return imp_out(I, n, 0, y);
 }
 
-static rlx_status *map_thresholded_relu(rlx_imp *I, const Onnx__NodeProto *n) { /* x > alpha ? x : 0 */
-  rlx_value x, m, z, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_GREATER, x, imp_attr_f(n, "alpha", 1.0), &m));
-  RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, 0, &z));
-  RLX_TRY(imp_select(I, n, m, x, z, &y));
-  return imp_out(I, n, 0, y);
-}
-
 static rlx_status *map_gelu(rlx_imp *I, const Onnx__NodeProto *n) {
   char buf[16];
   const char *approx = imp_attr_s(n, "approximate", "none", buf, sizeof buf);
@@ -331,12 +334,9 @@ static rlx_status *map_gelu(rlx_imp *I, const Onnx__NodeProto *n) {
 }
 
 static rlx_status *map_isinf(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_value x, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
   rlx_attr a[2] = {RLX_ATTR_I("detect_negative", imp_attr_i(n, "detect_negative", 1)),
                    RLX_ATTR_I("detect_positive", imp_attr_i(n, "detect_positive", 1))};
-  RLX_TRY(imp_add(I, n, RLX_OP_IS_INF, 1, &x, 2, a, &y));
-  return imp_out(I, n, 0, y);
+  return imp_op_out(I, n, RLX_OP_IS_INF, 1, 2, a);
 }
 
 /* ---- the table ---- */
@@ -380,6 +380,7 @@ const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int
     const size_t *len;
   } tables[] = {{table, &table_len},
                 {rlx_onnx_tensor_ops, &rlx_onnx_tensor_ops_len},
+                {rlx_onnx_reduce_ops, &rlx_onnx_reduce_ops_len},
                 {rlx_onnx_nn_ops, &rlx_onnx_nn_ops_len},
                 {rlx_onnx_fftsample_ops, &rlx_onnx_fftsample_ops_len},
                 {rlx_onnx_attention_ops, &rlx_onnx_attention_ops_len},

@@ -6,6 +6,8 @@
 
 extern const rlx_onnx_op rlx_onnx_tensor_ops[];
 extern const size_t rlx_onnx_tensor_ops_len;
+extern const rlx_onnx_op rlx_onnx_reduce_ops[];
+extern const size_t rlx_onnx_reduce_ops_len;
 extern const rlx_onnx_op rlx_onnx_nn_ops[];
 extern const size_t rlx_onnx_nn_ops_len;
 extern const rlx_onnx_op rlx_onnx_fftsample_ops[];
@@ -16,30 +18,24 @@ extern const rlx_onnx_op rlx_onnx_control_ops[];
 extern const size_t rlx_onnx_control_ops_len;
 extern const rlx_onnx_op rlx_onnx_importer_ops[];
 extern const size_t rlx_onnx_importer_ops_len;
+extern const rlx_onnx_op rlx_onnx_convquant_ops[];
+extern const size_t rlx_onnx_convquant_ops_len;
 /* A note rlx_onnx_describe shows next to a mapped op (what must be known at import time), or NULL. */
 const char *rlx_onnx_op_note(const char *domain, const char *op_type);
+
+/* y = the ONNX activation function `name` (case-insensitive: Relu, Tanh, Sigmoid, Softplus,
+ * LeakyRelu, ThresholdedRelu, Elu, HardSigmoid, Softsign, Affine, ScaledTanh; the formulas of the
+ * ONNX operators of those names and of the RNN docs for Affine and ScaledTanh) of x, with alpha /
+ * beta (NULL: the operator's default). UNIMPLEMENTED naming other functions. */
+rlx_status *imp_activation(rlx_imp *I, const Onnx__NodeProto *n, const char *name, const double *alpha, const double *beta, rlx_value x,
+                           rlx_value *y);
 
 /* LayerNormalization-shaped ops (x, scale, [bias]; attributes axis, epsilon): normalizes x over its
  * dims [axis, rank) with the rlx norm `op` (LayerNorm, RmsNorm) on x flattened to [outer, inner]. */
 rlx_status *imp_trailing_norm(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value *y);
-/* y = op(x, c) with c a scalar constant of x's dtype. */
-rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);
-rlx_status *imp_bin(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value b, rlx_value *y);
-rlx_status *imp_un(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value *y);
-rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_value a, rlx_value b, rlx_value *y);
 /* Reduce x over axes (kind sum/mean/max/min/prod). */
 rlx_status *imp_reduce(rlx_imp *I, const Onnx__NodeProto *n, const char *kind, rlx_value x, size_t na, const int64_t *axes,
                        bool keepdims, rlx_value *y);
-/* x[.., start:start+len, ..] along axis. */
-rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y);
-/* Concat of any number of values along axis (v is overwritten with partial results). */
-rlx_status *imp_concat_many(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *v, size_t count, int64_t axis, rlx_value *y);
-rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y);
-/* Defines output k of the node as known data (takes ownership of t). */
-rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t);
-/* The static type of input k (from its known data or its graph value); error for symbolic dims
- * when need_static. */
-rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need_static, rlx_type *out);
 /* Axes from an attribute (older opsets) or from input k (newer ones); *present false when neither. */
 rlx_status *imp_axes(rlx_imp *I, const Onnx__NodeProto *n, const char *attr, size_t k, bool from_input, int64_t **axes,
                      size_t *cnt, bool *present);
@@ -55,8 +51,5 @@ rlx_status *imp_conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose, size_
  * (-inf, or the integer dtype's minimum): a window whose maximum equals it may name a pad. */
 rlx_status *imp_pool_argmax(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, const rlx_type *ty, const int64_t *k,
                             const int64_t *s, const int64_t *d, const int64_t *pads, bool column_major, rlx_value *out);
-
-extern const rlx_onnx_op rlx_onnx_convquant_ops[];
-extern const size_t rlx_onnx_convquant_ops_len;
 
 #endif

@@ -9,16 +9,14 @@
 /* [B,S,H*D] -> [B,H,S,D] and back. */
 static rlx_status *split_heads(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int64_t h, rlx_value *out) {
   const rlx_type *t = imp_type(I, v);
-  rlx_attr perm = RLX_ATTR_IS("perm", 4, ((int64_t[]){0, 2, 1, 3}));
   RLX_TRY(imp_reshape(I, n, v, 4, (int64_t[]){t->dims[0], t->dims[1], h, t->dims[2] / h}, out));
-  return imp_add(I, n, RLX_OP_TRANSPOSE, 1, out, 1, &perm, out);
+  return imp_transpose(I, n, *out, 4, (int64_t[]){0, 2, 1, 3}, out);
 }
 
 static rlx_status *merge_heads(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_value *out) {
   const rlx_type *t = imp_type(I, v);
   int64_t dims[3] = {t->dims[0], t->dims[2], t->dims[1] * t->dims[3]};
-  rlx_attr perm = RLX_ATTR_IS("perm", 4, ((int64_t[]){0, 2, 1, 3}));
-  RLX_TRY(imp_add(I, n, RLX_OP_TRANSPOSE, 1, &v, 1, &perm, out));
+  RLX_TRY(imp_transpose(I, n, v, 4, (int64_t[]){0, 2, 1, 3}, out));
   return imp_reshape(I, n, *out, 3, dims, out);
 }
 

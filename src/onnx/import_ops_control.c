@@ -304,8 +304,7 @@ static rlx_status *move_axis(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, 
     if (k == from) k++;
     perm[i] = i == to ? from : k++;
   }
-  rlx_attr a = RLX_ATTR_IS("perm", (size_t)r, perm);
-  return imp_add(I, n, RLX_OP_TRANSPOSE, 1, &v, 1, &a, out);
+  return imp_transpose(I, n, v, r, perm, out);
 }
 
 /* rlx Scan over states[0..ns) and xs[0..nx) (each scanned along axis 0, forward): the ONNX body

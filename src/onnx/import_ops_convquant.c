@@ -11,8 +11,6 @@
 
 #include "onnx/import_ops.h"
 
-static int64_t norm_ax(int64_t a, int64_t r) { return a < 0 ? a + r : a; }
-
 /* A quantization parameter v (scale or zero point) shaped to broadcast against x (type tx): a
  * scalar or [1] stays; a 1-D per-axis [D] becomes [1..D..1]; blocked (block_size > 0, v of x's
  * rank with ceil(D / block_size) along axis) repeats each entry block_size times along the axis,
@@ -20,7 +18,7 @@ static int64_t norm_ax(int64_t a, int64_t r) { return a < 0 ? a + r : a; }
 static rlx_status *quant_param(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, const rlx_type *tx, int64_t axis,
                                int64_t block, rlx_value *out) {
   rlx_type t = *imp_type(I, v);
-  int64_t a = norm_ax(axis, tx->rank);
+  int64_t a = imp_axis(axis, tx->rank);
   if (block <= 0 && (t.rank != 1 || t.dims[0] == 1 || tx->rank == 0)) return *out = v, NULL; /* per tensor */
   if (a < 0 || a >= tx->rank) IMP_FAIL(OUT_OF_RANGE, "axis %lld for rank %d", (long long)axis, tx->rank);
   if (block <= 0) {
@@ -36,14 +34,12 @@ static rlx_status *quant_param(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v
     d[j] = e[j] = t.dims[i], j++;
     if (i == a) d[j] = 1, e[j++] = block;
   }
-  rlx_attr ex = RLX_ATTR_IS("shape", (size_t)t.rank + 1, e);
   RLX_TRY(imp_reshape(I, n, v, t.rank + 1, d, &v));
-  RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &v, 1, &ex, &v));
+  RLX_TRY(imp_expand(I, n, v, t.rank + 1, e, &v));
   t.dims[a] *= block;
   RLX_TRY(imp_reshape(I, n, v, t.rank, t.dims, &v));
   if (t.dims[a] == tx->dims[a]) return *out = v, NULL;
-  rlx_attr nw[3] = {RLX_ATTR_I("axis", a), RLX_ATTR_I("start", 0), RLX_ATTR_I("length", tx->dims[a])};
-  return imp_add(I, n, RLX_OP_NARROW, 1, &v, 3, nw, out);
+  return imp_narrow(I, n, v, a, 0, tx->dims[a], out);
 }
 
 /* Rounds y half to even, clamps it to the range of integer dtype qt and casts it there. */

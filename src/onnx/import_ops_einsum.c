@@ -93,6 +93,59 @@ static rlx_status *ein_diagonal(rlx_imp *I, const Onnx__NodeProto *n, ein_term *
 
 /* Einsum: per-term diagonals and sums, then a left fold of DotGeneral contractions (labels shared
  * with later terms or the output are batch dims), then a transpose to the output order. */
+/* Broadcasts the terms against each other: a size-1 dim of a label that another term has larger
+ * expands to that size. INVALID_ARGUMENT when a label has two sizes other than 1. */
+static rlx_status *ein_broadcast(rlx_imp *I, const Onnx__NodeProto *n, ein_term *t, size_t nt) {
+  for (size_t i = 0; i < nt; i++) {
+    const rlx_type *ty = imp_type(I, t[i].v);
+    int64_t want[RLX_MAX_RANK];
+    bool grow = false;
+    for (int j = 0; j < t[i].rank; j++) {
+      want[j] = ty->dims[j];
+      for (size_t o = 0; o < nt; o++) {
+        int p = ein_find(t[o].lab, t[o].rank, t[i].lab[j]);
+        int64_t d = p < 0 ? 1 : imp_type(I, t[o].v)->dims[p];
+        if (d != want[j] && want[j] != 1 && d != 1)
+          IMP_FAIL(INVALID_ARGUMENT, "einsum label '%c' has sizes %lld and %lld", t[i].lab[j] < 256 ? t[i].lab[j] : '.', (long long)want[j],
+                   (long long)d);
+        if (want[j] == 1 && d != 1) want[j] = d, grow = true;
+      }
+    }
+    if (grow) RLX_TRY(imp_expand(I, n, t[i].v, t[i].rank, want, &t[i].v));
+  }
+  return NULL;
+}
+
+/* r = a (x) b as one DotGeneral: labels both share are batch dims when a later term or the output
+ * (later[0..nl)) needs them, else summed over; r's labels are the batch ones, then a's and b's
+ * remaining ones in order. */
+static rlx_status *ein_contract(rlx_imp *I, const Onnx__NodeProto *n, const ein_term *a, const ein_term *b, const int *later, int nl,
+                                ein_term *out) {
+  int64_t lb[RLX_MAX_RANK], rb[RLX_MAX_RANK], lc[RLX_MAX_RANK], rc[RLX_MAX_RANK];
+  size_t nb = 0, nc = 0;
+  ein_term r = {.rank = 0};
+  bool used_a[RLX_MAX_RANK] = {0}, used_b[RLX_MAX_RANK] = {0};
+  for (int j = 0; j < a->rank; j++) {
+    int q = ein_find(b->lab, b->rank, a->lab[j]);
+    if (q < 0) continue;
+    used_a[j] = used_b[q] = true;
+    if (ein_find(later, nl, a->lab[j]) >= 0) lb[nb] = j, rb[nb++] = q, r.lab[r.rank++] = a->lab[j];
+    else lc[nc] = j, rc[nc++] = q;
+  }
+  for (int j = 0; j < a->rank; j++)
+    if (!used_a[j]) r.lab[r.rank++] = a->lab[j];
+  for (int j = 0; j < b->rank; j++) {
+    if (used_b[j]) continue;
+    if (r.rank == RLX_MAX_RANK) IMP_FAIL(UNIMPLEMENTED, "einsum intermediate rank above %d", RLX_MAX_RANK);
+    r.lab[r.rank++] = b->lab[j];
+  }
+  rlx_attr at[4] = {RLX_ATTR_IS("lhs_contracting", nc, lc), RLX_ATTR_IS("rhs_contracting", nc, rc), RLX_ATTR_IS("lhs_batch", nb, lb),
+                    RLX_ATTR_IS("rhs_batch", nb, rb)};
+  RLX_TRY(imp_add(I, n, RLX_OP_DOT_GENERAL, 2, (rlx_value[]){a->v, b->v}, 4, at, &r.v));
+  *out = r;
+  return NULL;
+}
+
 rlx_status *rlx_onnx_map_einsum(rlx_imp *I, const Onnx__NodeProto *n) {
   char eq[256], raw[256];
   const char *eqs = imp_attr_s(n, "equation", "", raw, sizeof raw);
@@ -143,26 +196,8 @@ rlx_status *rlx_onnx_map_einsum(rlx_imp *I, const Onnx__NodeProto *n) {
       }
     }
   }
-  /* broadcast sizes per label; operands with a size-1 dim expand to it */
   for (size_t i = 0; i < nt; i++) RLX_TRY(ein_diagonal(I, n, &t[i]));
-  for (size_t i = 0; i < nt; i++) {
-    const rlx_type *ty = imp_type(I, t[i].v);
-    int64_t want[RLX_MAX_RANK];
-    bool grow = false;
-    for (int j = 0; j < t[i].rank; j++) {
-      want[j] = ty->dims[j];
-      for (size_t o = 0; o < nt; o++) {
-        int p = ein_find(t[o].lab, t[o].rank, t[i].lab[j]);
-        int64_t d = p < 0 ? 1 : imp_type(I, t[o].v)->dims[p];
-        if (d != want[j] && want[j] != 1 && d != 1) IMP_FAIL(INVALID_ARGUMENT, "einsum label '%c' has sizes %lld and %lld", t[i].lab[j] < 256 ? t[i].lab[j] : '.', (long long)want[j], (long long)d);
-        if (want[j] == 1 && d != 1) want[j] = d, grow = true;
-      }
-    }
-    if (grow) {
-      rlx_attr a = RLX_ATTR_IS("shape", (size_t)t[i].rank, want);
-      RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &t[i].v, 1, &a, &t[i].v));
-    }
-  }
+  RLX_TRY(ein_broadcast(I, n, t, nt));
   /* labels needed after term i: the output's and those of later terms */
   for (size_t i = 0; i < nt; i++) {
     int keep[16 * RLX_MAX_RANK + RLX_MAX_RANK], nk = 0;
@@ -177,29 +212,7 @@ rlx_status *rlx_onnx_map_einsum(rlx_imp *I, const Onnx__NodeProto *n) {
     for (int j = 0; j < no; j++) later[nl++] = out[j];
     for (size_t o = i + 1; o < nt; o++)
       for (int j = 0; j < t[o].rank; j++) later[nl++] = t[o].lab[j];
-    int64_t lb[RLX_MAX_RANK], rb[RLX_MAX_RANK], lc[RLX_MAX_RANK], rc[RLX_MAX_RANK];
-    size_t nb = 0, nc = 0;
-    ein_term r = {.rank = 0};
-    bool used_a[RLX_MAX_RANK] = {0}, used_b[RLX_MAX_RANK] = {0};
-    for (int j = 0; j < acc.rank; j++) {
-      int q = ein_find(t[i].lab, t[i].rank, acc.lab[j]);
-      if (q < 0) continue;
-      used_a[j] = used_b[q] = true;
-      if (ein_find(later, nl, acc.lab[j]) >= 0) lb[nb] = j, rb[nb++] = q, r.lab[r.rank++] = acc.lab[j];
-      else lc[nc] = j, rc[nc++] = q;
-    }
-    for (int j = 0; j < acc.rank; j++)
-      if (!used_a[j]) r.lab[r.rank++] = acc.lab[j];
-    for (int j = 0; j < t[i].rank; j++) {
-      if (used_b[j]) continue;
-      if (r.rank == RLX_MAX_RANK) IMP_FAIL(UNIMPLEMENTED, "einsum intermediate rank above %d", RLX_MAX_RANK);
-      r.lab[r.rank++] = t[i].lab[j];
-    }
-    rlx_attr a[4] = {RLX_ATTR_IS("lhs_contracting", nc, lc), RLX_ATTR_IS("rhs_contracting", nc, rc), RLX_ATTR_IS("lhs_batch", nb, lb),
-                     RLX_ATTR_IS("rhs_batch", nb, rb)};
-    rlx_value in[2] = {acc.v, t[i].v};
-    RLX_TRY(imp_add(I, n, RLX_OP_DOT_GENERAL, 2, in, 4, a, &r.v));
-    acc = r;
+    RLX_TRY(ein_contract(I, n, &acc, &t[i], later, nl, &acc));
   }
   RLX_TRY(ein_sum_out(I, n, &acc, out, no));
   if (acc.rank != no) IMP_FAIL(INVALID_ARGUMENT, "the output of '%s' names a label no input has", eq);

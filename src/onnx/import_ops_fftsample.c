@@ -8,16 +8,6 @@
 
 #include "onnx/import_ops.h"
 
-static rlx_status *transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y) {
-  rlx_attr a = RLX_ATTR_IS("perm", (size_t)rank, perm);
-  return imp_add(I, n, RLX_OP_TRANSPOSE, 1, &x, 1, &a, y);
-}
-
-static rlx_status *narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int axis, int64_t start, int64_t len, rlx_value *y) {
-  rlx_attr a[3] = {RLX_ATTR_I("axis", axis), RLX_ATTR_I("start", start), RLX_ATTR_I("length", len)};
-  return imp_add(I, n, RLX_OP_NARROW, 1, &x, 3, a, y);
-}
-
 static rlx_status *concat(rlx_imp *I, const Onnx__NodeProto *n, rlx_value a, rlx_value b, int axis, rlx_value *y) {
   rlx_attr ax = RLX_ATTR_I("axis", axis);
   return imp_add(I, n, RLX_OP_CONCAT, 2, (rlx_value[]){a, b}, 1, &ax, y);
@@ -29,7 +19,7 @@ static rlx_status *swap_last(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, 
   int64_t perm[RLX_MAX_RANK];
   for (int i = 0; i < r; i++) perm[i] = i;
   perm[r - 2] = r - 1, perm[r - 1] = r - 2;
-  return transpose(I, n, x, r, perm, y);
+  return imp_transpose(I, n, x, r, perm, y);
 }
 
 /* x with its last axis replaced by `dims` (a reshape of the trailing axis). */
@@ -57,7 +47,7 @@ static rlx_status *to_block(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, i
 /* Real block [P.., 2N], first k bins -> [P.., k, 2]. */
 static rlx_status *from_block(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t len, int64_t k, rlx_value *y) {
   RLX_TRY(reshape_last(I, n, x, 1, 2, (int64_t[]){2, len}, &x));
-  if (k < len) RLX_TRY(narrow(I, n, x, -1, 0, k, &x));
+  if (k < len) RLX_TRY(imp_narrow(I, n, x, -1, 0, k, &x));
   return swap_last(I, n, x, y);
 }
 
@@ -73,10 +63,9 @@ static rlx_status *hermitian_extend(rlx_imp *I, const Onnx__NodeProto *n, rlx_va
   rlx_status *st = imp_tensor_const(I, ix, &idx);
   rlx_tensor_free(ix);
   RLX_TRY(st);
-  rlx_attr ax = RLX_ATTR_I("axis", -1);
-  RLX_TRY(imp_add(I, n, RLX_OP_GATHER, 2, (rlx_value[]){x, idx}, 1, &ax, &m));
-  RLX_TRY(narrow(I, n, m, -2, 0, 1, &re));
-  RLX_TRY(narrow(I, n, m, -2, 1, 1, &im));
+  RLX_TRY(imp_gather(I, n, RLX_OP_GATHER, x, idx, -1, &m));
+  RLX_TRY(imp_narrow(I, n, m, -2, 0, 1, &re));
+  RLX_TRY(imp_narrow(I, n, m, -2, 1, 1, &im));
   RLX_TRY(imp_un(I, n, RLX_OP_NEG, im, &im));
   RLX_TRY(concat(I, n, re, im, -2, &m));
   return concat(I, n, x, m, -1, y);
@@ -87,7 +76,7 @@ static rlx_status *fit_length(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x,
   const rlx_type *t = imp_type(I, x);
   int64_t have = t->dims[axis];
   if (have == len) return *y = x, NULL;
-  if (have > len) return narrow(I, n, x, axis, 0, len, y);
+  if (have > len) return imp_narrow(I, n, x, axis, 0, len, y);
   int64_t pads[2 * RLX_MAX_RANK] = {0};
   pads[t->rank + axis] = len - have;
   rlx_attr a = RLX_ATTR_IS("pads", (size_t)(2 * t->rank), pads);
@@ -114,7 +103,7 @@ static rlx_status *dft(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_
   perm[k++] = axis, perm[k] = r - 1;
   for (int i = 0; i < r; i++) inv[perm[i]] = i;
   bool moved = axis != r - 2;
-  if (moved) RLX_TRY(transpose(I, n, x, r, perm, &x));
+  if (moved) RLX_TRY(imp_transpose(I, n, x, r, perm, &x));
   int64_t len = t.dims[axis];
   rlx_value b;
   if (inverse && onesided) { /* irfft: bins 0..len-1 -> a real signal of length n */
@@ -141,7 +130,7 @@ static rlx_status *dft(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_
       RLX_TRY(from_block(I, n, b, nn, bins, y));
     }
   }
-  return moved ? transpose(I, n, *y, r, inv, y) : NULL;
+  return moved ? imp_transpose(I, n, *y, r, inv, y) : NULL;
 }
 
 /* A scalar integer input known at import time; `dflt` when absent. */
@@ -192,8 +181,7 @@ static rlx_status *map_stft(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_status *st = imp_tensor_const(I, ix, &idx);
   rlx_tensor_free(ix);
   RLX_TRY(st);
-  rlx_attr ax = RLX_ATTR_I("axis", 1);
-  RLX_TRY(imp_add(I, n, RLX_OP_GATHER, 2, (rlx_value[]){x, idx}, 1, &ax, &y)); /* [B, F, L, c] */
+  RLX_TRY(imp_gather(I, n, RLX_OP_GATHER, x, idx, 1, &y)); /* [B, F, L, c] */
   if (tw.rank == 1) {
     rlx_value w;
     RLX_TRY(imp_in(I, n, 2, &w));

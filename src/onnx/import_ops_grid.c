@@ -217,19 +217,13 @@ rlx_status *rlx_onnx_map_grid_sample(rlx_imp *I, const Onnx__NodeProto *n) {
     }
     if (valid) {
       rlx_value ws = wt;
-      if (imp_type(I, wt)->rank == 0) { /* nearest: a scalar weight */
-        rlx_attr a = RLX_ATTR_IS("shape", 2, ((int64_t[]){G.N, Q}));
-        RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &ws, 1, &a, &ws));
-      }
+      if (imp_type(I, wt)->rank == 0) RLX_TRY(imp_expand(I, n, ws, 2, (int64_t[]){G.N, Q}, &ws)); /* nearest: a scalar weight */
       RLX_TRY(imp_select(I, n, valid, ws, zero, &wt));
     }
-    rlx_value g, gin[2];
+    rlx_value g;
     RLX_TRY(imp_reshape(I, n, lin, 3, (int64_t[]){G.N, 1, Q}, &lin));
-    rlx_attr ex = RLX_ATTR_IS("shape", 3, ((int64_t[]){G.N, C, Q}));
-    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &lin, 1, &ex, &lin));
-    gin[0] = x, gin[1] = lin;
-    rlx_attr a2 = RLX_ATTR_I("axis", 2);
-    RLX_TRY(imp_add(I, n, RLX_OP_GATHER_ELEMENTS, 2, gin, 1, &a2, &g));
+    RLX_TRY(imp_expand(I, n, lin, 3, (int64_t[]){G.N, C, Q}, &lin));
+    RLX_TRY(imp_gather(I, n, RLX_OP_GATHER_ELEMENTS, x, lin, 2, &g));
     if (imp_type(I, wt)->rank) RLX_TRY(imp_reshape(I, n, wt, 3, (int64_t[]){G.N, 1, Q}, &wt));
     if (mode || valid) RLX_TRY(bin(&G, RLX_OP_MUL, g, wt, &g));
     if (y) RLX_TRY(bin(&G, RLX_OP_ADD, y, g, &y));
@@ -379,12 +373,9 @@ rlx_status *rlx_onnx_map_roi_align(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(st);
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_reshape(I, n, x, 3, (int64_t[]){N, C, H * W}, &x));
-  rlx_attr a0 = RLX_ATTR_I("axis", 0), a2 = RLX_ATTR_I("axis", 2), ex = RLX_ATTR_IS("shape", 3, ((int64_t[]){R, C, T}));
-  rlx_value g0[2] = {x, ib};
-  RLX_TRY(imp_add(I, n, RLX_OP_GATHER, 2, g0, 1, &a0, &x)); /* [R, C, HW] */
-  RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &ip, 1, &ex, &ip));
-  rlx_value g1[2] = {x, ip};
-  RLX_TRY(imp_add(I, n, RLX_OP_GATHER_ELEMENTS, 2, g1, 1, &a2, &y)); /* [R, C, T] */
+  RLX_TRY(imp_gather(I, n, RLX_OP_GATHER, x, ib, 0, &x)); /* [R, C, HW] */
+  RLX_TRY(imp_expand(I, n, ip, 3, (int64_t[]){R, C, T}, &ip));
+  RLX_TRY(imp_gather(I, n, RLX_OP_GATHER_ELEMENTS, x, ip, 2, &y)); /* [R, C, T] */
   RLX_TRY(imp_cast(I, n, w, tx.dtype, &w));
   RLX_TRY(imp_bin(I, n, RLX_OP_MUL, y, w, &y));
   RLX_TRY(imp_reshape(I, n, y, 5, (int64_t[]){R, C, bins, smax, 4}, &y));
@@ -432,7 +423,7 @@ static rlx_status *bilinear_zeros(gs *G, rlx_value xg, rlx_value y, rlx_value x,
   RLX_TRY(imp_scalar(I, 0, G->ft, &zero));
   for (int a = 0; a < 2; a++)
     for (int b = 0; b < 2; b++) {
-      rlx_value lin, w, ok, g, gin[2];
+      rlx_value lin, w, ok, g;
       RLX_TRY(sc(G, RLX_OP_MUL, iy[a], (double)W, &lin));
       RLX_TRY(bin(G, RLX_OP_ADD, lin, ix[b], &lin));
       RLX_TRY(bin(G, RLX_OP_MUL, wy[a], wx[b], &w));
@@ -440,10 +431,8 @@ static rlx_status *bilinear_zeros(gs *G, rlx_value xg, rlx_value y, rlx_value x,
       RLX_TRY(imp_select(I, n, ok, w, zero, &w));
       if (scale) RLX_TRY(bin(G, RLX_OP_MUL, w, scale, &w));
       RLX_TRY(imp_reshape(I, n, lin, 3, (int64_t[]){G->N, 1, G->Q}, &lin));
-      rlx_attr ex = RLX_ATTR_IS("shape", 3, ((int64_t[]){G->N, Cg, G->Q})), a2 = RLX_ATTR_I("axis", 2);
-      RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &lin, 1, &ex, &lin));
-      gin[0] = xg, gin[1] = lin;
-      RLX_TRY(imp_add(I, n, RLX_OP_GATHER_ELEMENTS, 2, gin, 1, &a2, &g));
+      RLX_TRY(imp_expand(I, n, lin, 3, (int64_t[]){G->N, Cg, G->Q}, &lin));
+      RLX_TRY(imp_gather(I, n, RLX_OP_GATHER_ELEMENTS, xg, lin, 2, &g));
       RLX_TRY(imp_reshape(I, n, w, 3, (int64_t[]){G->N, 1, G->Q}, &w));
       RLX_TRY(bin(G, RLX_OP_MUL, g, w, &g));
       if (acc) RLX_TRY(bin(G, RLX_OP_ADD, acc, g, &acc));

@@ -8,17 +8,6 @@
 
 #include "onnx/import_ops_importer.h"
 
-rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out) {
-  rlx_tensor *t;
-  rlx_type ty;
-  RLX_TRY(rlx_type_make(dt, rank, dims, &ty));
-  size_t nbytes;
-  RLX_TRY(rlx_type_nbytes(&ty, &nbytes));
-  RLX_TRY(rlx_tensor_create(dt, rank, dims, data, nbytes, &t));
-  rlx_status *st = imp_tensor_const(I, t, out);
-  rlx_tensor_free(t);
-  return st;
-}
 
 /* ---- losses ---- */
 
@@ -51,9 +40,7 @@ static rlx_status *nll(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, size_t
   for (int i = 0; i < tx.rank; i++) d[i] = i == 1 ? 1 : tx.dims[i];
   rlx_value idx;
   RLX_TRY(imp_reshape(I, n, safe, tx.rank, d, &idx));
-  rlx_attr a1 = RLX_ATTR_I("axis", 1);
-  rlx_value gin[2] = {x, idx};
-  RLX_TRY(imp_add(I, n, RLX_OP_GATHER_ELEMENTS, 2, gin, 1, &a1, &g));
+  RLX_TRY(imp_gather(I, n, RLX_OP_GATHER_ELEMENTS, x, idx, 1, &g));
   RLX_TRY(imp_reshape(I, n, g, tt.rank, tt.dims, &g));
   RLX_TRY(imp_un(I, n, RLX_OP_NEG, g, &loss));
   if (weighted) {
@@ -61,9 +48,7 @@ static rlx_status *nll(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, size_t
     RLX_TRY(imp_in(I, n, k_weight, &wt));
     RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, safe, (double)(C - 1), &cl));
     RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, cl, 0, &cl));
-    rlx_attr a0 = RLX_ATTR_I("axis", 0);
-    rlx_value win[2] = {wt, cl};
-    RLX_TRY(imp_add(I, n, RLX_OP_GATHER, 2, win, 1, &a0, &w));
+    RLX_TRY(imp_gather(I, n, RLX_OP_GATHER, wt, cl, 0, &w));
     if (ignore) RLX_TRY(imp_bin(I, n, RLX_OP_MUL, w, keep, &w));
   } else if (ignore) {
     w = keep;

@@ -5,9 +5,6 @@
 
 #include "onnx/import_ops.h"
 
-/* A constant from host data of the given static type (copied); import_ops_importer.c. */
-rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out);
-
 /* import_ops_einsum.c */
 rlx_status *rlx_onnx_map_einsum(rlx_imp *I, const Onnx__NodeProto *n);
 

@@ -7,35 +7,11 @@
 
 #include "onnx/import_ops_importer.h"
 
-static int64_t norm_ax(int64_t a, int64_t r) { return a < 0 ? a + r : a; }
-
-/* A rank-`rank` view of a length-L int64 vector along `axis` (1 elsewhere). */
-static rlx_status *along(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, int64_t axis, int64_t L, rlx_value *y) {
-  int64_t d[RLX_MAX_RANK];
-  for (int i = 0; i < rank; i++) d[i] = i == axis ? L : 1;
-  return imp_reshape(I, n, v, rank, d, y);
-}
-
-/* arange(L) as an int64 constant. */
-static rlx_status *arange(rlx_imp *I, int64_t L, rlx_value *y) {
-  int64_t *a = malloc(sizeof(int64_t) * (size_t)(L > 0 ? L : 1));
-  if (!a) return RLX_OOM();
-  for (int64_t i = 0; i < L; i++) a[i] = i;
-  rlx_status *st = imp_host_const(I, RLX_DTYPE_I64, 1, &L, a, y);
-  free(a);
-  return st;
-}
-
-static rlx_status *expand(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, const rlx_type *to, rlx_value *y) {
-  rlx_attr a = RLX_ATTR_IS("shape", (size_t)to->rank, to->dims);
-  return imp_add(I, n, RLX_OP_EXPAND, 1, &v, 1, &a, y);
-}
-
 static rlx_status *known_axis(rlx_imp *I, const Onnx__NodeProto *n, size_t k, int rank, int64_t *axis) {
   const rlx_tensor *t = imp_const(I, n, k);
   if (!t || rlx_tensor_numel(t) != 1) IMP_FAIL(UNIMPLEMENTED, "the axis input must be a scalar known at import time");
   int64_t a = (int64_t)rlx_tensor_get_f64(t, 0);
-  *axis = norm_ax(a, rank);
+  *axis = imp_axis(a, rank);
   if (*axis < 0 || *axis >= rank) IMP_FAIL(OUT_OF_RANGE, "axis %lld for rank %d", (long long)a, rank);
   return NULL;
 }
@@ -82,7 +58,7 @@ rlx_status *rlx_onnx_map_compress(rlx_imp *I, const Onnx__NodeProto *n) {
   const rlx_tensor *c = imp_const(I, n, 1);
   if (!c) IMP_FAIL(UNIMPLEMENTED, "Compress with a run-time condition has a data-dependent shape");
   bool has_axis = imp_attr(n, "axis") != NULL;
-  int64_t a = has_axis ? norm_ax(imp_attr_i(n, "axis", 0), tx.rank) : 0, L;
+  int64_t a = has_axis ? imp_axis(imp_attr_i(n, "axis", 0), tx.rank) : 0, L;
   if (has_axis && (a < 0 || a >= tx.rank)) IMP_FAIL(OUT_OF_RANGE, "axis %lld for rank %d", (long long)imp_attr_i(n, "axis", 0), tx.rank);
   RLX_TRY(rlx_type_numel(&tx, &L));
   if (has_axis) L = tx.dims[a];
@@ -98,9 +74,7 @@ rlx_status *rlx_onnx_map_compress(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(st);
   RLX_TRY(imp_in(I, n, 0, &x));
   if (!has_axis) RLX_TRY(imp_reshape(I, n, x, 1, &L, &x));
-  rlx_attr at = RLX_ATTR_I("axis", a);
-  rlx_value in[2] = {x, iv};
-  RLX_TRY(imp_add(I, n, RLX_OP_GATHER, 2, in, 1, &at, &y));
+  RLX_TRY(imp_gather(I, n, RLX_OP_GATHER, x, iv, a, &y));
   return imp_out(I, n, 0, y);
 }
 
@@ -117,7 +91,7 @@ rlx_status *rlx_onnx_map_center_crop_pad(rlx_imp *I, const Onnx__NodeProto *n) {
   for (int i = 0; i < tx.rank; i++) want[i] = tx.dims[i];
   rlx_status *st = (na ? na : (size_t)tx.rank) != ns ? RLX_ERR(INVALID_ARGUMENT, "shape has %zu entries for %zu axes", ns, na ? na : (size_t)tx.rank) : NULL;
   for (size_t i = 0; !st && i < ns; i++) {
-    int64_t a = na ? norm_ax(axa[i], tx.rank) : (int64_t)i;
+    int64_t a = na ? imp_axis(axa[i], tx.rank) : (int64_t)i;
     if (a < 0 || a >= tx.rank || shape[i] < 0) st = RLX_ERR(INVALID_ARGUMENT, "bad axis or size at entry %zu", i);
     else want[a] = shape[i];
   }
@@ -187,11 +161,10 @@ rlx_status *rlx_onnx_map_col2im(rlx_imp *I, const Onnx__NodeProto *n) {
   free(pos), free(img), free(blk);
   RLX_TRY(st);
   rlx_type tu = {.dtype = tx.dtype, .rank = 3, .dims = {N, C, K * L}};
-  RLX_TRY(expand(I, n, iv, &(rlx_type){.rank = 3, .dims = {N, C, K * L}}, &iv));
+  RLX_TRY(imp_expand(I, n, iv, 3, (int64_t[]){N, C, K * L}, &iv));
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_reshape(I, n, x, 3, tu.dims, &x));
-  RLX_TRY(imp_scalar(I, 0, tx.dtype, &z));
-  RLX_TRY(expand(I, n, z, &(rlx_type){.rank = 3, .dims = {N, C, P + 1}}, &z));
+  RLX_TRY(imp_filled(I, n, 0, tx.dtype, 3, (int64_t[]){N, C, P + 1}, &z));
   rlx_attr at[2] = {RLX_ATTR_I("axis", 2), RLX_ATTR_S("reduction", "add")};
   rlx_value in[3] = {z, iv, x};
   RLX_TRY(imp_add(I, n, RLX_OP_SCATTER_ELEMENTS, 3, in, 2, at, &y));
@@ -205,24 +178,22 @@ rlx_status *rlx_onnx_map_col2im(rlx_imp *I, const Onnx__NodeProto *n) {
 rlx_status *rlx_onnx_map_reverse_sequence(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, true, &tx));
-  int64_t ba = norm_ax(imp_attr_i(n, "batch_axis", 1), tx.rank), ta = norm_ax(imp_attr_i(n, "time_axis", 0), tx.rank);
+  int64_t ba = imp_axis(imp_attr_i(n, "batch_axis", 1), tx.rank), ta = imp_axis(imp_attr_i(n, "time_axis", 0), tx.rank);
   if (tx.rank < 2 || ba < 0 || ta < 0 || ba >= tx.rank || ta >= tx.rank || ba == ta)
     IMP_FAIL(INVALID_ARGUMENT, "batch_axis and time_axis must be distinct axes of %s", RLX_TYPE_STR(&tx));
   rlx_value lens, t, lt, rv, idx, x, y;
   RLX_TRY(imp_in(I, n, 1, &lens));
   RLX_TRY(imp_cast(I, n, lens, RLX_DTYPE_I64, &lens));
-  RLX_TRY(along(I, n, lens, tx.rank, ba, tx.dims[ba], &lens));
-  RLX_TRY(arange(I, tx.dims[ta], &t));
-  RLX_TRY(along(I, n, t, tx.rank, ta, tx.dims[ta], &t));
+  RLX_TRY(imp_along(I, n, lens, tx.rank, ba, tx.dims[ba], &lens));
+  RLX_TRY(imp_arange(I, tx.dims[ta], &t));
+  RLX_TRY(imp_along(I, n, t, tx.rank, ta, tx.dims[ta], &t));
   RLX_TRY(imp_bin(I, n, RLX_OP_LESS, t, lens, &lt));
   RLX_TRY(imp_bin(I, n, RLX_OP_SUB, lens, t, &rv));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_SUB, rv, 1, &rv));
   RLX_TRY(imp_select(I, n, lt, rv, t, &idx));
-  RLX_TRY(expand(I, n, idx, &tx, &idx));
+  RLX_TRY(imp_expand(I, n, idx, tx.rank, tx.dims, &idx));
   RLX_TRY(imp_in(I, n, 0, &x));
-  rlx_attr at = RLX_ATTR_I("axis", ta);
-  rlx_value in[2] = {x, idx};
-  RLX_TRY(imp_add(I, n, RLX_OP_GATHER_ELEMENTS, 2, in, 1, &at, &y));
+  RLX_TRY(imp_gather(I, n, RLX_OP_GATHER_ELEMENTS, x, idx, ta, &y));
   return imp_out(I, n, 0, y);
 }
 
@@ -262,8 +233,7 @@ rlx_status *rlx_onnx_map_max_unpool(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_in(I, n, 1, &idx));
   RLX_TRY(imp_reshape(I, n, x, 1, &cnt, &x));
   RLX_TRY(imp_reshape(I, n, idx, 1, &cnt, &idx));
-  RLX_TRY(imp_scalar(I, 0, tx.dtype, &z));
-  RLX_TRY(expand(I, n, z, &(rlx_type){.rank = 1, .dims = {total}}, &z));
+  RLX_TRY(imp_filled(I, n, 0, tx.dtype, 1, &total, &z));
   rlx_attr at[2] = {RLX_ATTR_I("axis", 0), RLX_ATTR_S("reduction", "none")};
   rlx_value in[3] = {z, idx, x};
   RLX_TRY(imp_add(I, n, RLX_OP_SCATTER_ELEMENTS, 3, in, 2, at, &y));
@@ -281,23 +251,23 @@ rlx_status *rlx_onnx_map_tensor_scatter(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type tp, tu;
   RLX_TRY(imp_in_type(I, n, 0, true, &tp));
   RLX_TRY(imp_in_type(I, n, 1, true, &tu));
-  int64_t a = norm_ax(imp_attr_i(n, "axis", -2), tp.rank);
+  int64_t a = imp_axis(imp_attr_i(n, "axis", -2), tp.rank);
   if (a <= 0 || a >= tp.rank || tu.rank != tp.rank) IMP_FAIL(INVALID_ARGUMENT, "axis %lld for past %s and update %s", (long long)a, RLX_TYPE_STR(&tp), RLX_TYPE_STR(&tu));
   char mb[16];
   const char *mode = imp_attr_s(n, "mode", "linear", mb, sizeof mb);
   if (strcmp(mode, "linear") && strcmp(mode, "circular")) IMP_FAIL(INVALID_ARGUMENT, "mode '%s'", mode);
   rlx_value t, idx, past, upd, y;
-  RLX_TRY(arange(I, tu.dims[a], &t));
-  RLX_TRY(along(I, n, t, tp.rank, a, tu.dims[a], &idx));
+  RLX_TRY(imp_arange(I, tu.dims[a], &t));
+  RLX_TRY(imp_along(I, n, t, tp.rank, a, tu.dims[a], &idx));
   if (imp_has(n, 2)) {
     rlx_value wi;
     RLX_TRY(imp_in(I, n, 2, &wi));
     RLX_TRY(imp_cast(I, n, wi, RLX_DTYPE_I64, &wi));
-    RLX_TRY(along(I, n, wi, tp.rank, 0, tp.dims[0], &wi));
+    RLX_TRY(imp_along(I, n, wi, tp.rank, 0, tp.dims[0], &wi));
     RLX_TRY(imp_bin(I, n, RLX_OP_ADD, idx, wi, &idx));
   }
   if (!strcmp(mode, "circular")) RLX_TRY(imp_with_scalar(I, n, RLX_OP_MOD, idx, (double)tp.dims[a], &idx));
-  RLX_TRY(expand(I, n, idx, &tu, &idx));
+  RLX_TRY(imp_expand(I, n, idx, tu.rank, tu.dims, &idx));
   RLX_TRY(imp_in(I, n, 0, &past));
   RLX_TRY(imp_in(I, n, 1, &upd));
   rlx_attr at[2] = {RLX_ATTR_I("axis", a), RLX_ATTR_S("reduction", "none")};
@@ -386,7 +356,7 @@ rlx_status *rlx_onnx_map_unique(rlx_imp *I, const Onnx__NodeProto *n) {
   if (!x) IMP_FAIL(UNIMPLEMENTED, "Unique of a run-time input has a data-dependent shape");
   const rlx_type *tx = rlx_tensor_type(x);
   bool has_axis = imp_attr(n, "axis") != NULL, sorted = imp_attr_i(n, "sorted", 1) != 0;
-  int64_t a = has_axis ? norm_ax(imp_attr_i(n, "axis", 0), tx->rank) : 0;
+  int64_t a = has_axis ? imp_axis(imp_attr_i(n, "axis", 0), tx->rank) : 0;
   if (has_axis && (a < 0 || a >= tx->rank)) IMP_FAIL(OUT_OF_RANGE, "axis %lld for rank %d", (long long)imp_attr_i(n, "axis", 0), tx->rank);
   uslices s = {.x = x, .outer = 1, .L = has_axis ? tx->dims[a] : rlx_tensor_numel(x), .inner = 1};
   for (int i = 0; has_axis && i < tx->rank; i++) {

@@ -8,11 +8,6 @@
 
 #include "onnx/import_ops_importer.h"
 
-static rlx_status *expand(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, const int64_t *dims, rlx_value *y) {
-  rlx_attr a = RLX_ATTR_IS("shape", (size_t)rank, dims);
-  return imp_add(I, n, RLX_OP_EXPAND, 1, &v, 1, &a, y);
-}
-
 /* ---- Det: LU factorization with partial pivoting, unrolled over the static size n ---- */
 
 /* Det(A[.., n, n]) = sign * prod(pivots): at step k the row with the largest |A[i, k]| (i >= k)
@@ -30,15 +25,10 @@ rlx_status *rlx_onnx_map_det(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_scalar(I, 1, ta.dtype, &one));
   RLX_TRY(imp_scalar(I, -1, ta.dtype, &neg));
   RLX_TRY(imp_scalar(I, 0, ta.dtype, &zero));
-  int64_t *rows = malloc(sizeof(int64_t) * (size_t)(N > 0 ? N : 1));
-  if (!rows) return RLX_OOM();
-  for (int64_t i = 0; i < N; i++) rows[i] = i;
-  rlx_status *st = imp_host_const(I, RLX_DTYPE_I64, 1, &N, rows, &ar);
-  free(rows);
-  RLX_TRY(st);
+  RLX_TRY(imp_arange(I, N, &ar));
   int64_t kd[RLX_MAX_RANK]; /* [.., 1, 1] */
   for (int i = 0; i < r; i++) kd[i] = i < r - 2 ? ta.dims[i] : 1;
-  RLX_TRY(expand(I, n, one, r, kd, &det));
+  RLX_TRY(imp_expand(I, n, one, r, kd, &det));
   rlx_value arc; /* row numbers as a column [n, 1] */
   RLX_TRY(imp_reshape(I, n, ar, 2, (int64_t[]){N, 1}, &arc));
   for (int64_t k = 0; k < N; k++) {
@@ -59,10 +49,8 @@ rlx_status *rlx_onnx_map_det(rlx_imp *I, const Onnx__NodeProto *n) {
     RLX_TRY(imp_select(I, n, isk, p, idx, &idx));
     int64_t full[RLX_MAX_RANK];
     memcpy(full, ta.dims, sizeof full);
-    RLX_TRY(expand(I, n, idx, r, full, &idx));
-    rlx_attr ax = RLX_ATTR_I("axis", r - 2);
-    rlx_value gin[2] = {A, idx};
-    RLX_TRY(imp_add(I, n, RLX_OP_GATHER_ELEMENTS, 2, gin, 1, &ax, &A));
+    RLX_TRY(imp_expand(I, n, idx, r, full, &idx));
+    RLX_TRY(imp_gather(I, n, RLX_OP_GATHER_ELEMENTS, A, idx, r - 2, &A));
     RLX_TRY(imp_with_scalar(I, n, RLX_OP_NOT_EQUAL, p, (double)k, &swapped));
     RLX_TRY(imp_select(I, n, swapped, neg, one, &t));
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, det, t, &det));
@@ -146,12 +134,13 @@ typedef struct opt {
   rlx_value r, t;      /* learning rate and step count, cast to the tensors' dtype */
   rlx_value t_pos;     /* T > 0 */
   size_t groups;       /* tensors optimized */
+  size_t per;          /* inputs per tensor: X, G, then the state (H / V ...) */
 } opt;
 
 static rlx_status *opt_begin(rlx_imp *I, const Onnx__NodeProto *n, size_t per, opt *o) {
   size_t k = imp_nin(n);
   if (k < 2 + per || (k - 2) % per) IMP_FAIL(INVALID_ARGUMENT, "%zu inputs: expected R, T and groups of %zu tensors", k, per);
-  o->I = I, o->n = n, o->groups = (k - 2) / per;
+  o->I = I, o->n = n, o->groups = (k - 2) / per, o->per = per;
   rlx_value x0;
   RLX_TRY(imp_in(I, n, 2, &x0));
   rlx_dtype dt = imp_type(I, x0)->dtype;
@@ -162,15 +151,24 @@ static rlx_status *opt_begin(rlx_imp *I, const Onnx__NodeProto *n, size_t per, o
   return imp_cast(I, n, o->t, dt, &o->t);
 }
 
-/* Tensor i of the k-th input group (X, G, then H / V ...). */
-static rlx_status *opt_in(opt *o, size_t k, size_t i, rlx_value *v) { return imp_in(o->I, o->n, 2 + k * o->groups + i, v); }
-
 /* a x + b y */
 static rlx_status *axpby(opt *o, double a, rlx_value x, double b, rlx_value y, rlx_value *z) {
   rlx_value u, v;
   RLX_TRY(imp_with_scalar(o->I, o->n, RLX_OP_MUL, x, a, &u));
   RLX_TRY(imp_with_scalar(o->I, o->n, RLX_OP_MUL, y, b, &v));
   return imp_bin(o->I, o->n, RLX_OP_ADD, u, v, z);
+}
+
+/* The inputs of tensor i, v[0..per) = X, G, state...; G regularized to norm X + G. */
+static rlx_status *opt_group(opt *o, size_t i, double norm, rlx_value *v) {
+  for (size_t k = 0; k < o->per; k++) RLX_TRY(imp_in(o->I, o->n, 2 + k * o->groups + i, &v[k]));
+  return axpby(o, norm, v[0], 1, v[1], &v[1]);
+}
+
+/* The new values of tensor i, v[0..per-1) = X', state'... */
+static rlx_status *opt_out(opt *o, size_t i, const rlx_value *v) {
+  for (size_t k = 0; k + 1 < o->per; k++) RLX_TRY(imp_out(o->I, o->n, k * o->groups + i, v[k]));
+  return NULL;
 }
 
 /* Adagrad: r' = R / (1 + T decay), g' = norm x + g, h' = h + g'^2, x' = x - r' g' / (sqrt h' + eps). */
@@ -183,11 +181,9 @@ rlx_status *rlx_onnx_map_adagrad(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_ADD, rr, 1, &rr));
   RLX_TRY(imp_bin(I, n, RLX_OP_DIV, o.r, rr, &rr));
   for (size_t i = 0; i < o.groups; i++) {
-    rlx_value x, g, h, d;
-    RLX_TRY(opt_in(&o, 0, i, &x));
-    RLX_TRY(opt_in(&o, 1, i, &g));
-    RLX_TRY(opt_in(&o, 2, i, &h));
-    RLX_TRY(axpby(&o, norm, x, 1, g, &g));
+    rlx_value in[3], d; /* x, g, h */
+    RLX_TRY(opt_group(&o, i, norm, in));
+    rlx_value x = in[0], g = in[1], h = in[2];
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, g, g, &d));
     RLX_TRY(imp_bin(I, n, RLX_OP_ADD, h, d, &h));
     RLX_TRY(imp_un(I, n, RLX_OP_SQRT, h, &d));
@@ -195,8 +191,7 @@ rlx_status *rlx_onnx_map_adagrad(rlx_imp *I, const Onnx__NodeProto *n) {
     RLX_TRY(imp_bin(I, n, RLX_OP_DIV, g, d, &d));
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, rr, d, &d));
     RLX_TRY(imp_bin(I, n, RLX_OP_SUB, x, d, &x));
-    RLX_TRY(imp_out(I, n, i, x));
-    RLX_TRY(imp_out(I, n, o.groups + i, h));
+    RLX_TRY(opt_out(&o, i, (rlx_value[]){x, h}));
   }
   return NULL;
 }
@@ -223,12 +218,9 @@ rlx_status *rlx_onnx_map_adam(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_bin(I, n, RLX_OP_MUL, o.r, rr, &rr));
   RLX_TRY(imp_select(I, n, o.t_pos, rr, o.r, &rr));
   for (size_t i = 0; i < o.groups; i++) {
-    rlx_value x, g, v, h, d, e;
-    RLX_TRY(opt_in(&o, 0, i, &x));
-    RLX_TRY(opt_in(&o, 1, i, &g));
-    RLX_TRY(opt_in(&o, 2, i, &v));
-    RLX_TRY(opt_in(&o, 3, i, &h));
-    RLX_TRY(axpby(&o, norm, x, 1, g, &g));
+    rlx_value in[4], d, e; /* x, g, v, h */
+    RLX_TRY(opt_group(&o, i, norm, in));
+    rlx_value x = in[0], g = in[1], v = in[2], h = in[3];
     RLX_TRY(axpby(&o, alpha, v, 1 - alpha, g, &v));
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, g, g, &d));
     RLX_TRY(axpby(&o, beta, h, 1 - beta, d, &h));
@@ -238,9 +230,7 @@ rlx_status *rlx_onnx_map_adam(rlx_imp *I, const Onnx__NodeProto *n) {
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, rr, d, &d));
     RLX_TRY(imp_bin(I, n, RLX_OP_SUB, x, d, &x));
     RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, x, 1 - post, &x));
-    RLX_TRY(imp_out(I, n, i, x));
-    RLX_TRY(imp_out(I, n, o.groups + i, v));
-    RLX_TRY(imp_out(I, n, 2 * o.groups + i, h));
+    RLX_TRY(opt_out(&o, i, (rlx_value[]){x, v, h}));
   }
   return NULL;
 }
@@ -262,11 +252,9 @@ rlx_status *rlx_onnx_map_momentum(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_scalar(I, 1, dt, &c1));
   RLX_TRY(imp_select(I, n, o.t_pos, cb, c1, &bt));
   for (size_t i = 0; i < o.groups; i++) {
-    rlx_value x, g, v, d;
-    RLX_TRY(opt_in(&o, 0, i, &x));
-    RLX_TRY(opt_in(&o, 1, i, &g));
-    RLX_TRY(opt_in(&o, 2, i, &v));
-    RLX_TRY(axpby(&o, norm, x, 1, g, &g));
+    rlx_value in[3], d; /* x, g, v */
+    RLX_TRY(opt_group(&o, i, norm, in));
+    rlx_value x = in[0], g = in[1], v = in[2];
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, bt, g, &d));
     RLX_TRY(imp_with_scalar(I, n, RLX_OP_MUL, v, alpha, &v));
     RLX_TRY(imp_bin(I, n, RLX_OP_ADD, v, d, &v));
@@ -274,8 +262,7 @@ rlx_status *rlx_onnx_map_momentum(rlx_imp *I, const Onnx__NodeProto *n) {
     else d = v;
     RLX_TRY(imp_bin(I, n, RLX_OP_MUL, o.r, d, &d));
     RLX_TRY(imp_bin(I, n, RLX_OP_SUB, x, d, &x));
-    RLX_TRY(imp_out(I, n, i, x));
-    RLX_TRY(imp_out(I, n, o.groups + i, v));
+    RLX_TRY(opt_out(&o, i, (rlx_value[]){x, v}));
   }
   return NULL;
 }
@@ -304,9 +291,7 @@ rlx_status *rlx_onnx_map_array_feature_extractor(rlx_imp *I, const Onnx__NodePro
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_in(I, n, 1, &idx));
   RLX_TRY(imp_reshape(I, n, idx, 1, &k, &idx));
-  rlx_attr a = RLX_ATTR_I("axis", tx.rank - 1);
-  rlx_value in[2] = {x, idx};
-  RLX_TRY(imp_add(I, n, RLX_OP_GATHER, 2, in, 1, &a, &y));
+  RLX_TRY(imp_gather(I, n, RLX_OP_GATHER, x, idx, tx.rank - 1, &y));
   if (tx.rank == 1) RLX_TRY(imp_reshape(I, n, y, 2, (int64_t[]){1, k}, &y));
   return imp_out(I, n, 0, y);
 }
@@ -344,10 +329,7 @@ static rlx_status *gram_counts(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x
   }
   free(col);
   RLX_TRY(st);
-  if (!total) { /* no window fits: zero counts */
-    RLX_TRY(imp_scalar(I, 0, RLX_DTYPE_F32, &total));
-    return expand(I, n, total, 2, (int64_t[]){B, P}, out);
-  }
+  if (!total) return imp_filled(I, n, 0, RLX_DTYPE_F32, 2, (int64_t[]){B, P}, out); /* no window fits: zero counts */
   *out = total;
   return NULL;
 }
@@ -400,8 +382,7 @@ rlx_status *rlx_onnx_map_tfidf_vectorizer(rlx_imp *I, const Onnx__NodeProto *n) 
     gram += P > 0 ? P : 0;
   }
   if (!y) {
-    RLX_TRY(imp_scalar(I, 0, RLX_DTYPE_F32, &y));
-    RLX_TRY(expand(I, n, y, 2, (int64_t[]){B, out_size}, &y));
+    RLX_TRY(imp_filled(I, n, 0, RLX_DTYPE_F32, 2, (int64_t[]){B, out_size}, &y));
   }
   rlx_value w = 0;
   if (nw) {

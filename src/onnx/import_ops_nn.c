@@ -6,8 +6,6 @@
 
 #include "onnx/import_ops.h"
 
-static int64_t norm_ax(int64_t a, int64_t r) { return a < 0 ? a + r : a; }
-
 /* [C] -> [C,1,...,1] so it broadcasts over x[N,C,d...] of rank r. */
 static rlx_status *per_channel(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int r, rlx_value *out) {
   const rlx_type *t = imp_type(I, v);
@@ -16,13 +14,7 @@ static rlx_status *per_channel(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v
   return imp_reshape(I, n, v, r - 1, d, out);
 }
 
-static rlx_status *map_matmul(rlx_imp *I, const Onnx__NodeProto *n) {
-  rlx_value in[2], y;
-  RLX_TRY(imp_in(I, n, 0, &in[0]));
-  RLX_TRY(imp_in(I, n, 1, &in[1]));
-  RLX_TRY(imp_add(I, n, RLX_OP_MATMUL, 2, in, 0, NULL, &y));
-  return imp_out(I, n, 0, y);
-}
+static rlx_status *map_matmul(rlx_imp *I, const Onnx__NodeProto *n) { return imp_op_out(I, n, RLX_OP_MATMUL, 2, 0, NULL); }
 
 /* Gemm: alpha A' B' + beta C (A' = A^T when transA, B' likewise). */
 static rlx_status *map_gemm(rlx_imp *I, const Onnx__NodeProto *n) {
@@ -319,8 +311,7 @@ static rlx_status *map_group_norm(rlx_imp *I, const Onnx__NodeProto *n) {
     const rlx_type *t = imp_type(I, sb[i]);
     if (t->rank == 1 && t->dims[0] == G && G != C) { /* repeat each group's value C/G times */
       RLX_TRY(imp_reshape(I, n, sb[i], 2, (int64_t[]){G, 1}, &sb[i]));
-      rlx_attr e = RLX_ATTR_IS("shape", 2, ((int64_t[]){G, C / G}));
-      RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &sb[i], 1, &e, &sb[i]));
+      RLX_TRY(imp_expand(I, n, sb[i], 2, (int64_t[]){G, C / G}, &sb[i]));
       RLX_TRY(imp_reshape(I, n, sb[i], 1, &C, &sb[i]));
     }
   }
@@ -331,7 +322,7 @@ static rlx_status *map_group_norm(rlx_imp *I, const Onnx__NodeProto *n) {
 rlx_status *imp_trailing_norm(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value *out) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, true, &tx));
-  int64_t axis = norm_ax(imp_attr_i(n, "axis", -1), tx.rank), outer = 1, inner = 1;
+  int64_t axis = imp_axis(imp_attr_i(n, "axis", -1), tx.rank), outer = 1, inner = 1;
   if (axis < 0 || axis >= tx.rank) IMP_FAIL(OUT_OF_RANGE, "axis for rank %d", tx.rank);
   for (int i = 0; i < tx.rank; i++) *(i < axis ? &outer : &inner) *= tx.dims[i];
   rlx_value x2, p[2], y;
@@ -340,8 +331,7 @@ rlx_status *imp_trailing_norm(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, r
   size_t np = imp_has(n, 2) ? 2 : 1;
   for (size_t i = 0; i < np; i++) {
     RLX_TRY(imp_in(I, n, 1 + i, &p[i]));
-    rlx_attr e = RLX_ATTR_IS("shape", (size_t)(tx.rank - axis), tx.dims + axis);
-    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &p[i], 1, &e, &p[i]));
+    RLX_TRY(imp_expand(I, n, p[i], (int)(tx.rank - axis), tx.dims + axis, &p[i]));
     RLX_TRY(imp_reshape(I, n, p[i], 1, &inner, &p[i]));
     RLX_TRY(imp_cast(I, n, p[i], tx.dtype, &p[i]));
   }
@@ -358,7 +348,7 @@ static rlx_status *map_layer_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_trailing_norm(I, n, RLX_OP_LAYER_NORM, &y));
   RLX_TRY(imp_in_type(I, n, 0, true, &tx));
   RLX_TRY(imp_in(I, n, 0, &x));
-  int64_t axis = norm_ax(imp_attr_i(n, "axis", -1), tx.rank);
+  int64_t axis = imp_axis(imp_attr_i(n, "axis", -1), tx.rank);
   double eps = imp_attr_f(n, "epsilon", 1e-5);
   RLX_TRY(imp_out(I, n, 0, y));
   if ((n->n_output > 1 && n->output[1][0]) || (n->n_output > 2 && n->output[2][0])) {
@@ -383,7 +373,7 @@ static rlx_status *softmax_like(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op,
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
   bool coerce = I->opset < 13;
-  int64_t axis = norm_ax(imp_attr_i(n, "axis", coerce ? 1 : -1), tx.rank);
+  int64_t axis = imp_axis(imp_attr_i(n, "axis", coerce ? 1 : -1), tx.rank);
   if (axis < 0 || axis >= tx.rank) IMP_FAIL(OUT_OF_RANGE, "axis for rank %d", tx.rank);
   rlx_value x, y;
   RLX_TRY(imp_in(I, n, 0, &x));
@@ -401,15 +391,8 @@ static rlx_status *softmax_like(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op,
     rlx_attr a[3] = {RLX_ATTR_I("axis", ax), RLX_ATTR_I("keepdims", 1), RLX_ATTR_I("select_last_index", 0)};
     RLX_TRY(imp_add(I, n, RLX_OP_ARG_MAX, 1, &x, 3, a, &am));
     int64_t len = t.dims[ax];
-    rlx_tensor *r;
-    RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, 1, &len, NULL, 0, &r));
-    for (int64_t i = 0; i < len; i++) ((int64_t *)rlx_tensor_data(r))[i] = i;
-    rlx_status *st = imp_tensor_const(I, r, &ar);
-    rlx_tensor_free(r);
-    RLX_TRY(st);
-    int64_t d[RLX_MAX_RANK];
-    for (int i = 0; i < t.rank; i++) d[i] = i == ax ? len : 1;
-    RLX_TRY(imp_reshape(I, n, ar, t.rank, d, &ar));
+    RLX_TRY(imp_arange(I, len, &ar));
+    RLX_TRY(imp_along(I, n, ar, t.rank, ax, len, &ar));
     RLX_TRY(imp_bin(I, n, RLX_OP_EQUAL, am, ar, &y));
     RLX_TRY(imp_cast(I, n, y, t.dtype, &y));
   } else {
@@ -445,7 +428,7 @@ static rlx_status *resize(rlx_imp *I, const Onnx__NodeProto *n, bool upsample) {
   const int64_t *axa = imp_attr_ints(n, "axes", &na);
   if (na > (size_t)r) IMP_FAIL(INVALID_ARGUMENT, "axes has %zu entries for rank %d", na, r);
   for (size_t i = 0; i < na; i++) {
-    axes[i] = norm_ax(axa[i], r);
+    axes[i] = imp_axis(axa[i], r);
     if (axes[i] < 0 || axes[i] >= r) IMP_FAIL(OUT_OF_RANGE, "axis %lld for rank %d", (long long)axa[i], r);
   }
   if (!na)

@@ -4,7 +4,6 @@
  * Rb; X is [S,B,I] (layout 0) or [B,S,I] (layout 1). */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "onnx/import_ops_importer.h"
 
@@ -30,54 +29,9 @@ static rlx_status *scalar_op(rnn *R, rlx_op op, rlx_value x, double c, rlx_value
   return imp_with_scalar(R->I, R->n, op, x, c, y);
 }
 
-/* The activation functions of the ONNX RNN family. */
+/* A recurrent activation function: the ONNX activation of that name (imp_activation). */
 static rlx_status *activate(rnn *R, const rnn_act *a, rlx_value x, rlx_value *y) {
-  rlx_imp *I = R->I;
-  const Onnx__NodeProto *n = R->n;
-  const char *f = a->name;
-  rlx_value t, m, z;
-  if (!strcasecmp(f, "Sigmoid")) return imp_un(I, n, RLX_OP_SIGMOID, x, y);
-  if (!strcasecmp(f, "Tanh")) return imp_un(I, n, RLX_OP_TANH, x, y);
-  if (!strcasecmp(f, "Relu")) return imp_un(I, n, RLX_OP_RELU, x, y);
-  if (!strcasecmp(f, "Softplus")) return imp_un(I, n, RLX_OP_SOFTPLUS, x, y);
-  if (!strcasecmp(f, "Affine")) { /* alpha x + beta */
-    RLX_TRY(scalar_op(R, RLX_OP_MUL, x, a->has_alpha ? a->alpha : 1, &t));
-    return scalar_op(R, RLX_OP_ADD, t, a->has_beta ? a->beta : 0, y);
-  }
-  if (!strcasecmp(f, "ScaledTanh")) { /* alpha tanh(beta x) */
-    RLX_TRY(scalar_op(R, RLX_OP_MUL, x, a->has_beta ? a->beta : 1, &t));
-    RLX_TRY(imp_un(I, n, RLX_OP_TANH, t, &t));
-    return scalar_op(R, RLX_OP_MUL, t, a->has_alpha ? a->alpha : 1, y);
-  }
-  if (!strcasecmp(f, "HardSigmoid")) { /* min(max(alpha x + beta, 0), 1) */
-    RLX_TRY(scalar_op(R, RLX_OP_MUL, x, a->has_alpha ? a->alpha : 0.2, &t));
-    RLX_TRY(scalar_op(R, RLX_OP_ADD, t, a->has_beta ? a->beta : 0.5, &t));
-    RLX_TRY(scalar_op(R, RLX_OP_MAX, t, 0, &t));
-    return scalar_op(R, RLX_OP_MIN, t, 1, y);
-  }
-  if (!strcasecmp(f, "LeakyRelu")) { /* x >= 0 ? x : alpha x */
-    RLX_TRY(scalar_op(R, RLX_OP_MUL, x, a->has_alpha ? a->alpha : 0.01, &t));
-    RLX_TRY(scalar_op(R, RLX_OP_GREATER_EQUAL, x, 0, &m));
-    return imp_select(I, n, m, x, t, y);
-  }
-  if (!strcasecmp(f, "ThresholdedRelu")) { /* x >= alpha ? x : 0 */
-    RLX_TRY(scalar_op(R, RLX_OP_GREATER_EQUAL, x, a->has_alpha ? a->alpha : 1, &m));
-    RLX_TRY(imp_scalar(I, 0, R->dt, &z));
-    return imp_select(I, n, m, x, z, y);
-  }
-  if (!strcasecmp(f, "Elu")) { /* x >= 0 ? x : alpha (exp(x) - 1) */
-    RLX_TRY(imp_un(I, n, RLX_OP_EXP, x, &t));
-    RLX_TRY(scalar_op(R, RLX_OP_SUB, t, 1, &t));
-    RLX_TRY(scalar_op(R, RLX_OP_MUL, t, a->has_alpha ? a->alpha : 1, &t));
-    RLX_TRY(scalar_op(R, RLX_OP_GREATER_EQUAL, x, 0, &m));
-    return imp_select(I, n, m, x, t, y);
-  }
-  if (!strcasecmp(f, "Softsign")) { /* x / (1 + |x|) */
-    RLX_TRY(imp_un(I, n, RLX_OP_ABS, x, &t));
-    RLX_TRY(scalar_op(R, RLX_OP_ADD, t, 1, &t));
-    return imp_bin(I, n, RLX_OP_DIV, x, t, y);
-  }
-  IMP_FAIL(UNIMPLEMENTED, "recurrent activation '%s'", f);
+  return imp_activation(R->I, R->n, a->name, a->has_alpha ? &a->alpha : NULL, a->has_beta ? &a->beta : NULL, x, y);
 }
 
 /* Clip (when set) then activate: a gate's pre-activation. */
@@ -100,122 +54,156 @@ static rlx_status *per_dir(rnn *R, size_t k, int64_t d, int64_t axis, int rank, 
   return imp_reshape(R->I, R->n, v, rank, dims, y);
 }
 
+/* One direction d's weights: the recurrence weights Rm [H, G*H] (transposed), the recurrence bias
+ * Rb [G*H] (has_rb: the node has B) and the LSTM peepholes P [3H] (has_p). */
+typedef struct rnn_dir {
+  int d;
+  rlx_value Rm, Rb, P;
+  bool has_rb, has_p;
+} rnn_dir;
+
+/* RNN: H = f(x W + H R + b); xt = x W + Wb, hr = H R + Rb. */
+static rlx_status *rnn_step(rnn *R, const rnn_dir *w, rlx_value xt, rlx_value hr, rlx_value *Hs) {
+  rlx_value g;
+  RLX_TRY(imp_bin(R->I, R->n, RLX_OP_ADD, xt, hr, &g));
+  return gate(R, w->d, 0, g, Hs);
+}
+
+/* GRU: z = f(xz + hz), r = f(xr + hr), h = g(xh + r (H Rh + Rbh)) (linear_before_reset) or
+ * g(xh + (r H) Rh + Rbh), H = (1 - z) h + z H. */
+static rlx_status *gru_step(rnn *R, const rnn_dir *w, rlx_value xt, rlx_value hr, rlx_value *Hs) {
+  rlx_imp *I = R->I;
+  const Onnx__NodeProto *n = R->n;
+  int64_t H = R->H;
+  rlx_value xz, xr, xh, hz, hrr, hh, z, r, h, t;
+  RLX_TRY(block(R, xt, 0, &xz));
+  RLX_TRY(block(R, xt, 1, &xr));
+  RLX_TRY(block(R, xt, 2, &xh));
+  RLX_TRY(block(R, hr, 0, &hz));
+  RLX_TRY(block(R, hr, 1, &hrr));
+  RLX_TRY(imp_bin(I, n, RLX_OP_ADD, xz, hz, &z));
+  RLX_TRY(gate(R, w->d, 0, z, &z));
+  RLX_TRY(imp_bin(I, n, RLX_OP_ADD, xr, hrr, &r));
+  RLX_TRY(gate(R, w->d, 0, r, &r));
+  if (R->lbr) {
+    RLX_TRY(block(R, hr, 2, &hh));
+    RLX_TRY(imp_bin(I, n, RLX_OP_MUL, r, hh, &hh));
+  } else {
+    rlx_value rh, Rh;
+    RLX_TRY(imp_bin(I, n, RLX_OP_MUL, r, *Hs, &rh));
+    RLX_TRY(imp_narrow(I, n, w->Rm, 1, 2 * H, H, &Rh));
+    RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, rh, Rh, &hh));
+    if (w->has_rb) {
+      rlx_value rbh;
+      RLX_TRY(imp_narrow(I, n, w->Rb, 0, 2 * H, H, &rbh));
+      RLX_TRY(imp_bin(I, n, RLX_OP_ADD, hh, rbh, &hh));
+    }
+  }
+  RLX_TRY(imp_bin(I, n, RLX_OP_ADD, xh, hh, &h));
+  RLX_TRY(gate(R, w->d, 1, h, &h));
+  /* (1 - z) h + z H = h + z (H - h) */
+  RLX_TRY(imp_bin(I, n, RLX_OP_SUB, *Hs, h, &t));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, z, t, &t));
+  return imp_bin(I, n, RLX_OP_ADD, h, t, Hs);
+}
+
+/* gate += P[k H : (k+1) H] * C (a peephole). */
+static rlx_status *peephole(rnn *R, const rnn_dir *w, int64_t k, rlx_value C, rlx_value *gate_v) {
+  rlx_value p;
+  RLX_TRY(imp_narrow(R->I, R->n, w->P, 0, k * R->H, R->H, &p));
+  RLX_TRY(imp_bin(R->I, R->n, RLX_OP_MUL, p, C, &p));
+  return imp_bin(R->I, R->n, RLX_OP_ADD, *gate_v, p, gate_v);
+}
+
+/* LSTM: i = f(gi + Pi C), f = f(gf + Pf C) (or 1 - i with input_forget), c = g(gc),
+ * C = f C + i c, o = f(go + Po C), H = o h(C). */
+static rlx_status *lstm_step(rnn *R, const rnn_dir *w, rlx_value xt, rlx_value hr, rlx_value *Hs, rlx_value *Cs) {
+  rlx_imp *I = R->I;
+  const Onnx__NodeProto *n = R->n;
+  rlx_value g, gi, go, gf, gc, i, o, f, c, t;
+  RLX_TRY(imp_bin(I, n, RLX_OP_ADD, xt, hr, &g));
+  RLX_TRY(block(R, g, 0, &gi));
+  RLX_TRY(block(R, g, 1, &go));
+  RLX_TRY(block(R, g, 2, &gf));
+  RLX_TRY(block(R, g, 3, &gc));
+  if (w->has_p) { /* peepholes on the previous cell state: i and f */
+    RLX_TRY(peephole(R, w, 0, *Cs, &gi));
+    RLX_TRY(peephole(R, w, 2, *Cs, &gf));
+  }
+  RLX_TRY(gate(R, w->d, 0, gi, &i));
+  if (R->input_forget) {
+    RLX_TRY(scalar_op(R, RLX_OP_MUL, i, -1, &f));
+    RLX_TRY(scalar_op(R, RLX_OP_ADD, f, 1, &f));
+  } else {
+    RLX_TRY(gate(R, w->d, 0, gf, &f));
+  }
+  RLX_TRY(gate(R, w->d, 1, gc, &c));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, f, *Cs, &t));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MUL, i, c, &c));
+  RLX_TRY(imp_bin(I, n, RLX_OP_ADD, t, c, Cs));
+  if (w->has_p) RLX_TRY(peephole(R, w, 1, *Cs, &go)); /* the output gate peeks at the new cell state */
+  RLX_TRY(gate(R, w->d, 0, go, &o));
+  RLX_TRY(activate(R, &R->act[w->d * 3 + 2], *Cs, &t));
+  return imp_bin(I, n, RLX_OP_MUL, o, t, Hs);
+}
+
+/* Step t: the new H (and C) from the input projection XW [S,B,G*H]; y receives H as [1,1,B,H]. */
+static rlx_status *step(rnn *R, const rnn_dir *w, rlx_value XW, int64_t t, rlx_value *Hs, rlx_value *Cs, rlx_value *y) {
+  rlx_imp *I = R->I;
+  const Onnx__NodeProto *n = R->n;
+  rlx_value xt, hr;
+  RLX_TRY(imp_narrow(I, n, XW, 0, t, 1, &xt));
+  RLX_TRY(imp_reshape(I, n, xt, 2, (int64_t[]){R->B, R->G * R->H}, &xt));
+  RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, *Hs, w->Rm, &hr));
+  if (w->has_rb) RLX_TRY(imp_bin(I, n, RLX_OP_ADD, hr, w->Rb, &hr));
+  if (R->kind == 0) RLX_TRY(rnn_step(R, w, xt, hr, Hs));
+  else if (R->kind == 1) RLX_TRY(gru_step(R, w, xt, hr, Hs));
+  else RLX_TRY(lstm_step(R, w, xt, hr, Hs, Cs));
+  return imp_reshape(I, n, *Hs, 4, (int64_t[]){1, 1, R->B, R->H}, y);
+}
+
 /* One direction over the sequence: Y [S,1,B,H], final H (and C for LSTM) [1,B,H]. */
 static rlx_status *direction(rnn *R, rlx_value X, int64_t d, bool reverse, rlx_value *Y, rlx_value *Hout, rlx_value *Cout) {
   rlx_imp *I = R->I;
   const Onnx__NodeProto *n = R->n;
   int64_t GH = R->G * R->H, B = R->B, H = R->H;
   int64_t tr[2] = {1, 0};
-  rlx_value W, Rm, Wb = 0, Rb = 0, XW, Hs, Cs = 0, P = 0;
+  rnn_dir w = {.d = (int)d};
+  rlx_value W, Wb, XW, Hs, Cs = 0;
   RLX_TRY(per_dir(R, 1, d, 0, 2, (int64_t[]){GH, R->In}, &W));
-  RLX_TRY(per_dir(R, 2, d, 0, 2, (int64_t[]){GH, H}, &Rm));
+  RLX_TRY(per_dir(R, 2, d, 0, 2, (int64_t[]){GH, H}, &w.Rm));
   RLX_TRY(imp_transpose(I, n, W, 2, tr, &W));
-  RLX_TRY(imp_transpose(I, n, Rm, 2, tr, &Rm));
-  bool bias = imp_has(n, 3);
-  if (bias) {
+  RLX_TRY(imp_transpose(I, n, w.Rm, 2, tr, &w.Rm));
+  /* the input projection of every step at once: [S,B,I] @ [I,GH] (+ Wb) */
+  RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, X, W, &XW));
+  if (imp_has(n, 3)) {
     rlx_value b;
     RLX_TRY(per_dir(R, 3, d, 0, 1, (int64_t[]){2 * GH}, &b));
     RLX_TRY(imp_narrow(I, n, b, 0, 0, GH, &Wb));
-    RLX_TRY(imp_narrow(I, n, b, 0, GH, GH, &Rb));
+    RLX_TRY(imp_narrow(I, n, b, 0, GH, GH, &w.Rb));
+    RLX_TRY(imp_bin(I, n, RLX_OP_ADD, XW, Wb, &XW));
+    w.has_rb = true;
   }
-  /* the input projection of every step at once: [S,B,I] @ [I,GH] (+ Wb) */
-  RLX_TRY(imp_bin(I, n, RLX_OP_MATMUL, X, W, &XW));
-  if (bias) RLX_TRY(imp_bin(I, n, RLX_OP_ADD, XW, Wb, &XW));
   int64_t bh[2] = {B, H};
   int64_t hax = imp_attr_i(n, "layout", 0) ? 1 : 0; /* the direction axis of initial_h/c */
   rlx_value zeros;
-  rlx_attr za = RLX_ATTR_IS("shape", 2, bh);
-  RLX_TRY(imp_scalar(I, 0, R->dt, &zeros));
-  RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &zeros, 1, &za, &zeros));
+  RLX_TRY(imp_filled(I, n, 0, R->dt, 2, bh, &zeros));
   Hs = zeros;
   if (imp_has(n, 5)) RLX_TRY(per_dir(R, 5, d, hax, 2, bh, &Hs));
   if (R->kind == 2) {
     Cs = zeros;
     if (imp_has(n, 6)) RLX_TRY(per_dir(R, 6, d, hax, 2, bh, &Cs));
-    if (imp_has(n, 7)) RLX_TRY(per_dir(R, 7, d, 0, 1, (int64_t[]){3 * H}, &P));
+    if (imp_has(n, 7)) {
+      RLX_TRY(per_dir(R, 7, d, 0, 1, (int64_t[]){3 * H}, &w.P));
+      w.has_p = true;
+    }
   }
-  rlx_value *ys = malloc(sizeof(rlx_value) * (size_t)R->S);
+  rlx_value *ys = malloc(sizeof(rlx_value) * (size_t)(R->S ? R->S : 1));
   if (!ys) return RLX_OOM();
   rlx_status *st = NULL;
   for (int64_t s = 0; !st && s < R->S; s++) {
     int64_t t = reverse ? R->S - 1 - s : s;
-    rlx_value xt, hr;
-    st = imp_narrow(I, n, XW, 0, t, 1, &xt);
-    if (!st) st = imp_reshape(I, n, xt, 2, (int64_t[]){B, GH}, &xt);
-    if (!st) st = imp_bin(I, n, RLX_OP_MATMUL, Hs, Rm, &hr);
-    if (!st && bias) st = imp_bin(I, n, RLX_OP_ADD, hr, Rb, &hr);
-    if (st) break;
-    if (R->kind == 0) { /* H = f(x W + H R + b) */
-      rlx_value g;
-      st = imp_bin(I, n, RLX_OP_ADD, xt, hr, &g);
-      if (!st) st = gate(R, (int)d, 0, g, &Hs);
-    } else if (R->kind == 1) { /* GRU */
-      rlx_value xz, xr, xh, hz, hrr, hh, z, r, h, one;
-      st = block(R, xt, 0, &xz);
-      if (!st) st = block(R, xt, 1, &xr);
-      if (!st) st = block(R, xt, 2, &xh);
-      if (!st) st = block(R, hr, 0, &hz);
-      if (!st) st = block(R, hr, 1, &hrr);
-      if (!st) st = imp_bin(I, n, RLX_OP_ADD, xz, hz, &z);
-      if (!st) st = gate(R, (int)d, 0, z, &z);
-      if (!st) st = imp_bin(I, n, RLX_OP_ADD, xr, hrr, &r);
-      if (!st) st = gate(R, (int)d, 0, r, &r);
-      if (!st && R->lbr) { /* h = g(x Wh + r (H Rh + Rbh) + Wbh) */
-        st = block(R, hr, 2, &hh);
-        if (!st) st = imp_bin(I, n, RLX_OP_MUL, r, hh, &hh);
-      } else if (!st) { /* h = g(x Wh + (r H) Rh + Rbh + Wbh) */
-        rlx_value rh, Rh;
-        st = imp_bin(I, n, RLX_OP_MUL, r, Hs, &rh);
-        if (!st) st = imp_narrow(I, n, Rm, 1, 2 * H, H, &Rh);
-        if (!st) st = imp_bin(I, n, RLX_OP_MATMUL, rh, Rh, &hh);
-        if (!st && bias) {
-          rlx_value rbh;
-          st = imp_narrow(I, n, Rb, 0, 2 * H, H, &rbh);
-          if (!st) st = imp_bin(I, n, RLX_OP_ADD, hh, rbh, &hh);
-        }
-      }
-      if (!st) st = imp_bin(I, n, RLX_OP_ADD, xh, hh, &h);
-      if (!st) st = gate(R, (int)d, 1, h, &h);
-      /* H = (1 - z) h + z H = h + z (H - h) */
-      if (!st) st = imp_bin(I, n, RLX_OP_SUB, Hs, h, &one);
-      if (!st) st = imp_bin(I, n, RLX_OP_MUL, z, one, &one);
-      if (!st) st = imp_bin(I, n, RLX_OP_ADD, h, one, &Hs);
-    } else { /* LSTM */
-      rlx_value g, gi, go, gf, gc, i, o, f, c, p, tmp;
-      st = imp_bin(I, n, RLX_OP_ADD, xt, hr, &g);
-      if (!st) st = block(R, g, 0, &gi);
-      if (!st) st = block(R, g, 1, &go);
-      if (!st) st = block(R, g, 2, &gf);
-      if (!st) st = block(R, g, 3, &gc);
-      if (!st && P) { /* peepholes on the previous cell state: i and f */
-        st = imp_narrow(I, n, P, 0, 0, H, &p);
-        if (!st) st = imp_bin(I, n, RLX_OP_MUL, p, Cs, &tmp);
-        if (!st) st = imp_bin(I, n, RLX_OP_ADD, gi, tmp, &gi);
-        if (!st) st = imp_narrow(I, n, P, 0, 2 * H, H, &p);
-        if (!st) st = imp_bin(I, n, RLX_OP_MUL, p, Cs, &tmp);
-        if (!st) st = imp_bin(I, n, RLX_OP_ADD, gf, tmp, &gf);
-      }
-      if (!st) st = gate(R, (int)d, 0, gi, &i);
-      if (!st && R->input_forget) {
-        st = scalar_op(R, RLX_OP_MUL, i, -1, &f);
-        if (!st) st = scalar_op(R, RLX_OP_ADD, f, 1, &f);
-      } else if (!st) {
-        st = gate(R, (int)d, 0, gf, &f);
-      }
-      if (!st) st = gate(R, (int)d, 1, gc, &c);
-      if (!st) st = imp_bin(I, n, RLX_OP_MUL, f, Cs, &tmp);
-      if (!st) st = imp_bin(I, n, RLX_OP_MUL, i, c, &c);
-      if (!st) st = imp_bin(I, n, RLX_OP_ADD, tmp, c, &Cs);
-      if (!st && P) { /* the output gate peeks at the new cell state */
-        st = imp_narrow(I, n, P, 0, H, H, &p);
-        if (!st) st = imp_bin(I, n, RLX_OP_MUL, p, Cs, &tmp);
-        if (!st) st = imp_bin(I, n, RLX_OP_ADD, go, tmp, &go);
-      }
-      if (!st) st = gate(R, (int)d, 0, go, &o);
-      if (!st) st = activate(R, &R->act[d * 3 + 2], Cs, &tmp);
-      if (!st) st = imp_bin(I, n, RLX_OP_MUL, o, tmp, &Hs);
-    }
-    if (!st) st = imp_reshape(I, n, Hs, 4, (int64_t[]){1, 1, B, H}, &ys[t]);
+    st = step(R, &w, XW, t, &Hs, &Cs, &ys[t]);
   }
   if (!st) st = imp_concat_many(I, n, ys, (size_t)R->S, 0, Y);
   free(ys);

@@ -29,9 +29,7 @@ rlx_status *rlx_onnx_map_causal_conv_with_state(rlx_imp *I, const Onnx__NodeProt
   if (imp_has(n, 3)) {
     RLX_TRY(imp_in(I, n, 3, &past));
   } else {
-    rlx_attr ex = RLX_ATTR_IS("shape", 3, ((int64_t[]){B, C, k - 1}));
-    RLX_TRY(imp_scalar(I, 0, tx.dtype, &past));
-    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &past, 1, &ex, &past));
+    RLX_TRY(imp_filled(I, n, 0, tx.dtype, 3, (int64_t[]){B, C, k - 1}, &past));
   }
   rlx_attr ax = RLX_ATTR_I("axis", 2);
   rlx_value parts[2] = {past, x};
@@ -135,9 +133,7 @@ rlx_status *rlx_onnx_map_linear_attention(rlx_imp *I, const Onnx__NodeProto *n) 
     state_dt = imp_type(I, S)->dtype;
     RLX_TRY(imp_cast(I, n, S, ft, &S));
   } else {
-    rlx_attr ex = RLX_ATTR_IS("shape", 4, sd);
-    RLX_TRY(imp_scalar(I, 0, ft, &S));
-    RLX_TRY(imp_add(I, n, RLX_OP_EXPAND, 1, &S, 1, &ex, &S));
+    RLX_TRY(imp_filled(I, n, 0, ft, 4, sd, &S));
   }
   if (gated) {
     RLX_TRY(imp_in(I, n, 4, &g));

@@ -1,11 +1,9 @@
-/* import_ops_tensor.c: ONNX shape, data-movement, indexing, reduction and constant ops. */
+/* import_ops_tensor.c: ONNX shape, data-movement, indexing and constant ops. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onnx/import_ops.h"
-
-static int64_t norm_ax(int64_t a, int64_t r) { return a < 0 ? a + r : a; }
 
 /* ---- constants and shapes ---- */
 
@@ -35,7 +33,7 @@ static rlx_status *map_constant(rlx_imp *I, const Onnx__NodeProto *n) {
 static rlx_status *map_shape(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type t;
   RLX_TRY(imp_in_type(I, n, 0, true, &t));
-  int64_t r = t.rank, s = norm_ax(imp_attr_i(n, "start", 0), r), e = norm_ax(imp_attr_i(n, "end", r), r);
+  int64_t r = t.rank, s = imp_axis(imp_attr_i(n, "start", 0), r), e = imp_axis(imp_attr_i(n, "end", r), r);
   s = s < 0 ? 0 : s > r ? r : s;
   e = e < 0 ? 0 : e > r ? r : e;
   int64_t len = e > s ? e - s : 0;
@@ -117,18 +115,20 @@ static rlx_status *map_range(rlx_imp *I, const Onnx__NodeProto *n) {
 
 /* ---- reshaping ---- */
 
+/* Output 0 = input 0 reshaped to dims. */
+static rlx_status *reshape_out(rlx_imp *I, const Onnx__NodeProto *n, int rank, const int64_t *dims) {
+  rlx_value x, y;
+  RLX_TRY(imp_in(I, n, 0, &x));
+  RLX_TRY(imp_reshape(I, n, x, rank, dims, &y));
+  return imp_out(I, n, 0, y);
+}
+
 static rlx_status *map_reshape(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type t;
   RLX_TRY(imp_in_type(I, n, 0, false, &t));
   int64_t *shape = NULL;
   size_t r;
-  if (I->opset < 5) {
-    const int64_t *a = imp_attr_ints(n, "shape", &r);
-    if (!(shape = malloc((r ? r : 1) * 8))) return RLX_OOM();
-    if (r) memcpy(shape, a, r * 8);
-  } else {
-    RLX_TRY(imp_const_ints(I, n, 1, "shape", &shape, &r));
-  }
+  RLX_TRY(I->opset < 5 ? imp_attr_ints_copy(n, "shape", &shape, &r) : imp_const_ints(I, n, 1, "shape", &shape, &r));
   rlx_status *st = NULL;
   if (r > RLX_MAX_RANK) st = RLX_ERR(UNIMPLEMENTED, "reshape to rank %zu", r);
   bool allowzero = imp_attr_i(n, "allowzero", 0) != 0;
@@ -154,10 +154,7 @@ static rlx_status *map_reshape(rlx_imp *I, const Onnx__NodeProto *n) {
     else if (known == 0 || total % known) st = RLX_ERR(INVALID_ARGUMENT, "cannot infer the -1 of the shape for %lld elements", (long long)total);
     else shape[infer] = total / known;
   }
-  rlx_value x, y;
-  if (!st) st = imp_in(I, n, 0, &x);
-  if (!st) st = imp_reshape(I, n, x, (int)r, shape, &y);
-  if (!st) st = imp_out(I, n, 0, y);
+  if (!st) st = reshape_out(I, n, (int)r, shape);
   free(shape);
   return st;
 }
@@ -165,13 +162,10 @@ static rlx_status *map_reshape(rlx_imp *I, const Onnx__NodeProto *n) {
 static rlx_status *map_flatten(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type t;
   RLX_TRY(imp_in_type(I, n, 0, true, &t));
-  int64_t a = norm_ax(imp_attr_i(n, "axis", 1), t.rank), d[2] = {1, 1};
+  int64_t a = imp_axis(imp_attr_i(n, "axis", 1), t.rank), d[2] = {1, 1};
   if (a < 0 || a > t.rank) IMP_FAIL(OUT_OF_RANGE, "axis %lld for rank %d", (long long)imp_attr_i(n, "axis", 1), t.rank);
   for (int i = 0; i < t.rank; i++) d[i >= a] *= t.dims[i];
-  rlx_value x, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_reshape(I, n, x, 2, d, &y));
-  return imp_out(I, n, 0, y);
+  return reshape_out(I, n, 2, d);
 }
 
 rlx_status *imp_axes(rlx_imp *I, const Onnx__NodeProto *n, const char *attr, size_t k, bool from_input, int64_t **axes,
@@ -184,27 +178,27 @@ rlx_status *imp_axes(rlx_imp *I, const Onnx__NodeProto *n, const char *attr, siz
     *present = true;
     return imp_const_ints(I, n, k, "axes", axes, cnt);
   }
-  size_t c;
-  const int64_t *a = imp_attr_ints(n, attr, &c);
   if (!imp_attr(n, attr)) return NULL;
   *present = true;
-  if (!(*axes = malloc((c ? c : 1) * 8))) return RLX_OOM();
-  if (c) memcpy(*axes, a, c * 8);
-  *cnt = c;
-  return NULL;
+  return imp_attr_ints_copy(n, attr, axes, cnt);
+}
+
+/* Squeeze/Unsqueeze: x's type and the axes (an attribute before opset 13, input 1 after; free). */
+static rlx_status *squeeze_args(rlx_imp *I, const Onnx__NodeProto *n, rlx_type *t, int64_t **axes, size_t *na) {
+  bool present;
+  RLX_TRY(imp_in_type(I, n, 0, false, t));
+  return imp_axes(I, n, "axes", 1, I->opset >= 13, axes, na, &present);
 }
 
 static rlx_status *map_squeeze(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type t;
-  RLX_TRY(imp_in_type(I, n, 0, false, &t));
   int64_t *axes;
   size_t na;
-  bool present;
-  RLX_TRY(imp_axes(I, n, "axes", 1, I->opset >= 13, &axes, &na, &present));
+  RLX_TRY(squeeze_args(I, n, &t, &axes, &na));
   bool drop[RLX_MAX_RANK] = {0};
   rlx_status *st = NULL;
   for (size_t i = 0; i < na && !st; i++) {
-    int64_t a = norm_ax(axes[i], t.rank);
+    int64_t a = imp_axis(axes[i], t.rank);
     if (a < 0 || a >= t.rank || t.dims[a] != 1) st = RLX_ERR(INVALID_ARGUMENT, "cannot squeeze axis %lld of %s", (long long)axes[i], RLX_TYPE_STR(&t));
     else drop[a] = true;
   }
@@ -216,24 +210,19 @@ static rlx_status *map_squeeze(rlx_imp *I, const Onnx__NodeProto *n) {
   int r = 0;
   for (int i = 0; i < t.rank; i++)
     if (!drop[i]) d[r++] = t.dims[i];
-  rlx_value x, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_reshape(I, n, x, r, d, &y));
-  return imp_out(I, n, 0, y);
+  return reshape_out(I, n, r, d);
 }
 
 static rlx_status *map_unsqueeze(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type t;
-  RLX_TRY(imp_in_type(I, n, 0, false, &t));
   int64_t *axes;
   size_t na;
-  bool present;
-  RLX_TRY(imp_axes(I, n, "axes", 1, I->opset >= 13, &axes, &na, &present));
+  RLX_TRY(squeeze_args(I, n, &t, &axes, &na));
   int64_t r = t.rank + (int64_t)na;
   bool ins[2 * RLX_MAX_RANK] = {0};
   rlx_status *st = r > RLX_MAX_RANK ? RLX_ERR(UNIMPLEMENTED, "result rank %lld", (long long)r) : NULL;
   for (size_t i = 0; i < na && !st; i++) {
-    int64_t a = norm_ax(axes[i], r);
+    int64_t a = imp_axis(axes[i], r);
     if (a < 0 || a >= r || ins[a]) st = RLX_ERR(INVALID_ARGUMENT, "bad unsqueeze axis %lld for output rank %lld", (long long)axes[i], (long long)r);
     else ins[a] = true;
   }
@@ -241,20 +230,14 @@ static rlx_status *map_unsqueeze(rlx_imp *I, const Onnx__NodeProto *n) {
   if (st) return st;
   int64_t d[RLX_MAX_RANK];
   for (int64_t i = 0, j = 0; i < r; i++) d[i] = ins[i] ? 1 : t.dims[j++];
-  rlx_value x, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
-  RLX_TRY(imp_reshape(I, n, x, (int)r, d, &y));
-  return imp_out(I, n, 0, y);
+  return reshape_out(I, n, (int)r, d);
 }
 
 static rlx_status *map_transpose(rlx_imp *I, const Onnx__NodeProto *n) {
   size_t np;
   const int64_t *perm = imp_attr_ints(n, "perm", &np);
-  rlx_value x, y;
-  RLX_TRY(imp_in(I, n, 0, &x));
   rlx_attr a = RLX_ATTR_IS("perm", np, perm);
-  RLX_TRY(imp_add(I, n, RLX_OP_TRANSPOSE, 1, &x, 1, &a, &y));
-  return imp_out(I, n, 0, y);
+  return imp_op_out(I, n, RLX_OP_TRANSPOSE, 1, 1, &a);
 }
 
 static rlx_status *map_concat(rlx_imp *I, const Onnx__NodeProto *n) {
@@ -276,34 +259,11 @@ static rlx_status *map_concat(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
-rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y) {
-  rlx_attr a[3] = {RLX_ATTR_I("axis", axis), RLX_ATTR_I("start", start), RLX_ATTR_I("length", len)};
-  return imp_add(I, n, RLX_OP_NARROW, 1, &x, 3, a, y);
-}
-
-rlx_status *imp_concat_many(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *v, size_t count, int64_t axis, rlx_value *y) {
-  enum { MAX_IN = 256 }; /* Concat's arity */
-  rlx_attr a = RLX_ATTR_I("axis", axis);
-  while (count > MAX_IN) { /* concatenate groups of MAX_IN in place until one group is left */
-    size_t groups = (count + MAX_IN - 1) / MAX_IN;
-    for (size_t gi = 0; gi < groups; gi++) {
-      size_t lo = gi * MAX_IN, len = count - lo < MAX_IN ? count - lo : MAX_IN;
-      RLX_TRY(imp_add(I, n, RLX_OP_CONCAT, len, v + lo, 1, &a, &v[gi]));
-    }
-    count = groups;
-  }
-  return imp_add(I, n, RLX_OP_CONCAT, count, v, 1, &a, y);
-}
-
-rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y) {
-  rlx_attr a = RLX_ATTR_IS("perm", (size_t)rank, perm);
-  return imp_add(I, n, RLX_OP_TRANSPOSE, 1, &x, 1, &a, y);
-}
 
 static rlx_status *map_split(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type t;
   RLX_TRY(imp_in_type(I, n, 0, false, &t));
-  int64_t axis = norm_ax(imp_attr_i(n, "axis", 0), t.rank);
+  int64_t axis = imp_axis(imp_attr_i(n, "axis", 0), t.rank);
   if (axis < 0 || axis >= t.rank || t.dims[axis] < 0) IMP_FAIL(INVALID_ARGUMENT, "bad split axis for %s", RLX_TYPE_STR(&t));
   int64_t *split = NULL;
   size_t ns = 0;
@@ -340,10 +300,9 @@ static rlx_status *map_slice(rlx_imp *I, const Onnx__NodeProto *n) {
   size_t ns = 0, ne = 0, na = 0, nsp = 0;
   rlx_status *e = NULL;
   if (I->opset < 10) {
-    const int64_t *a;
-    a = imp_attr_ints(n, "starts", &ns), st = malloc((ns + 1) * 8), memcpy(st, a ? a : st, ns * 8);
-    a = imp_attr_ints(n, "ends", &ne), en = malloc((ne + 1) * 8), memcpy(en, a ? a : en, ne * 8);
-    a = imp_attr_ints(n, "axes", &na), ax = malloc((na + 1) * 8), memcpy(ax, a ? a : ax, na * 8);
+    e = imp_attr_ints_copy(n, "starts", &st, &ns);
+    if (!e) e = imp_attr_ints_copy(n, "ends", &en, &ne);
+    if (!e) e = imp_attr_ints_copy(n, "axes", &ax, &na);
   } else {
     e = imp_const_ints(I, n, 1, "starts", &st, &ns);
     if (!e) e = imp_const_ints(I, n, 2, "ends", &en, &ne);
@@ -359,55 +318,41 @@ static rlx_status *map_slice(rlx_imp *I, const Onnx__NodeProto *n) {
   return e;
 }
 
-static rlx_status *indexed(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, size_t na, const rlx_attr *a) {
-  rlx_value in[3], y;
-  for (size_t i = 0; i < nin; i++) RLX_TRY(imp_in(I, n, i, &in[i]));
-  RLX_TRY(imp_add(I, n, op, nin, in, na, a, &y));
-  return imp_out(I, n, 0, y);
-}
-
 static rlx_status *map_gather(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_attr a = RLX_ATTR_I("axis", imp_attr_i(n, "axis", 0));
-  return indexed(I, n, RLX_OP_GATHER, 2, 1, &a);
+  return imp_op_out(I, n, RLX_OP_GATHER, 2, 1, &a);
 }
 static rlx_status *map_gather_elements(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_attr a = RLX_ATTR_I("axis", imp_attr_i(n, "axis", 0));
-  return indexed(I, n, RLX_OP_GATHER_ELEMENTS, 2, 1, &a);
+  return imp_op_out(I, n, RLX_OP_GATHER_ELEMENTS, 2, 1, &a);
 }
 static rlx_status *map_gather_nd(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_attr a = RLX_ATTR_I("batch_dims", imp_attr_i(n, "batch_dims", 0));
-  return indexed(I, n, RLX_OP_GATHER_ND, 2, 1, &a);
+  return imp_op_out(I, n, RLX_OP_GATHER_ND, 2, 1, &a);
 }
 static rlx_status *map_scatter_elements(rlx_imp *I, const Onnx__NodeProto *n) {
   char buf[16];
   rlx_attr a[2] = {RLX_ATTR_I("axis", imp_attr_i(n, "axis", 0)), RLX_ATTR_S("reduction", imp_attr_s(n, "reduction", "none", buf, sizeof buf))};
-  return indexed(I, n, RLX_OP_SCATTER_ELEMENTS, 3, 2, a);
+  return imp_op_out(I, n, RLX_OP_SCATTER_ELEMENTS, 3, 2, a);
 }
 static rlx_status *map_scatter_nd(rlx_imp *I, const Onnx__NodeProto *n) {
   char buf[16];
   rlx_attr a = RLX_ATTR_S("reduction", imp_attr_s(n, "reduction", "none", buf, sizeof buf));
-  return indexed(I, n, RLX_OP_SCATTER_ND, 3, 1, &a);
+  return imp_op_out(I, n, RLX_OP_SCATTER_ND, 3, 1, &a);
 }
 
-static rlx_status *map_expand(rlx_imp *I, const Onnx__NodeProto *n) {
-  int64_t *shape;
+/* op(x) with the ints attribute `attr` taken from input 1, known at import time. */
+static rlx_status *with_known_ints(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, const char *attr) {
+  int64_t *v;
   size_t r;
-  RLX_TRY(imp_const_ints(I, n, 1, "shape", &shape, &r));
-  rlx_attr a = RLX_ATTR_IS("shape", r, shape);
-  rlx_status *st = indexed(I, n, RLX_OP_EXPAND, 1, 1, &a);
-  free(shape);
+  RLX_TRY(imp_const_ints(I, n, 1, attr, &v, &r));
+  rlx_attr a = RLX_ATTR_IS(attr, r, v);
+  rlx_status *st = imp_op_out(I, n, op, 1, 1, &a);
+  free(v);
   return st;
 }
-
-static rlx_status *map_tile(rlx_imp *I, const Onnx__NodeProto *n) {
-  int64_t *reps;
-  size_t r;
-  RLX_TRY(imp_const_ints(I, n, 1, "repeats", &reps, &r));
-  rlx_attr a = RLX_ATTR_IS("repeats", r, reps);
-  rlx_status *st = indexed(I, n, RLX_OP_TILE, 1, 1, &a);
-  free(reps);
-  return st;
-}
+static rlx_status *map_expand(rlx_imp *I, const Onnx__NodeProto *n) { return with_known_ints(I, n, RLX_OP_EXPAND, "shape"); }
+static rlx_status *map_tile(rlx_imp *I, const Onnx__NodeProto *n) { return with_known_ints(I, n, RLX_OP_TILE, "repeats"); }
 
 static rlx_status *map_pad(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type t;
@@ -419,9 +364,7 @@ static rlx_status *map_pad(rlx_imp *I, const Onnx__NodeProto *n) {
   double value = 0;
   rlx_status *st = NULL;
   if (I->opset < 11) {
-    const int64_t *p = imp_attr_ints(n, I->opset < 2 ? "paddings" : "pads", &np);
-    pads = malloc((np + 1) * 8);
-    if (pads && np) memcpy(pads, p, np * 8);
+    st = imp_attr_ints_copy(n, I->opset < 2 ? "paddings" : "pads", &pads, &np);
     value = imp_attr_f(n, "value", 0);
   } else {
     st = imp_const_ints(I, n, 1, "pads", &pads, &np);
@@ -436,8 +379,9 @@ static rlx_status *map_pad(rlx_imp *I, const Onnx__NodeProto *n) {
   if (!st && na) { /* pads for the listed axes only */
     if (np != 2 * na) st = RLX_ERR(INVALID_ARGUMENT, "pads has %zu entries for %zu axes", np, na);
     for (size_t i = 0; !st && i < na; i++) {
-      int64_t a = norm_ax(axes[i], t.rank);
-      full[a] = pads[i], full[a + t.rank] = pads[i + na];
+      int64_t a = imp_axis(axes[i], t.rank);
+      if (a < 0 || a >= t.rank) st = RLX_ERR(OUT_OF_RANGE, "axes[%zu] = %lld for rank %d", i, (long long)axes[i], t.rank);
+      else full[a] = pads[i], full[a + t.rank] = pads[i + na];
     }
     np = 2 * (size_t)t.rank;
   } else if (!st) {
@@ -447,7 +391,7 @@ static rlx_status *map_pad(rlx_imp *I, const Onnx__NodeProto *n) {
   free(pads), free(axes);
   if (st) return st;
   rlx_attr a[3] = {RLX_ATTR_IS("pads", np, full), RLX_ATTR_S("mode", mode), RLX_ATTR_F("value", value)};
-  return indexed(I, n, RLX_OP_PAD, 1, 3, a);
+  return imp_op_out(I, n, RLX_OP_PAD, 1, 3, a);
 }
 
 /* DepthToSpace (DCR / CRD) and SpaceToDepth: reshape, transpose, reshape (ONNX operator docs). */
@@ -471,8 +415,7 @@ static rlx_status *depth_space(rlx_imp *I, const Onnx__NodeProto *n, bool to_spa
   rlx_value x, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_reshape(I, n, x, 6, s6, &y));
-  rlx_attr a = RLX_ATTR_IS("perm", 6, perm);
-  RLX_TRY(imp_add(I, n, RLX_OP_TRANSPOSE, 1, &y, 1, &a, &y));
+  RLX_TRY(imp_transpose(I, n, y, 6, perm, &y));
   RLX_TRY(imp_reshape(I, n, y, 4, out, &y));
   return imp_out(I, n, 0, y);
 }
@@ -513,7 +456,7 @@ static rlx_status *map_one_hot(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_in_type(I, n, 0, false, &ti));
   const rlx_tensor *dt = imp_const(I, n, 1);
   if (!dt) IMP_FAIL(UNIMPLEMENTED, "depth must be known at import time");
-  int64_t depth = (int64_t)rlx_tensor_get_f64(dt, 0), r = ti.rank + 1, axis = norm_ax(imp_attr_i(n, "axis", -1), r);
+  int64_t depth = (int64_t)rlx_tensor_get_f64(dt, 0), r = ti.rank + 1, axis = imp_axis(imp_attr_i(n, "axis", -1), r);
   if (r > RLX_MAX_RANK || axis < 0 || axis >= r) IMP_FAIL(INVALID_ARGUMENT, "bad axis for indices %s", RLX_TYPE_STR(&ti));
   rlx_value idx, vals, ar, eq, on, off, y;
   RLX_TRY(imp_in(I, n, 0, &idx));
@@ -527,20 +470,11 @@ static rlx_status *map_one_hot(rlx_imp *I, const Onnx__NodeProto *n) {
   int64_t d[RLX_MAX_RANK];
   for (int64_t i = 0, j = 0; i < r; i++) d[i] = i == axis ? 1 : ti.dims[j++];
   RLX_TRY(imp_reshape(I, n, idx, (int)r, d, &idx));
-  rlx_tensor *at;
-  RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, 1, &depth, NULL, 0, &at));
-  for (int64_t i = 0; i < depth; i++) ((int64_t *)rlx_tensor_data(at))[i] = i;
-  int64_t ad[RLX_MAX_RANK];
-  for (int64_t i = 0; i < r; i++) ad[i] = i == axis ? depth : 1;
-  rlx_status *st = imp_tensor_const(I, at, &ar);
-  rlx_tensor_free(at);
-  RLX_TRY(st);
-  RLX_TRY(imp_reshape(I, n, ar, (int)r, ad, &ar));
+  RLX_TRY(imp_arange(I, depth, &ar));
+  RLX_TRY(imp_along(I, n, ar, (int)r, axis, depth, &ar));
   RLX_TRY(imp_bin(I, n, RLX_OP_EQUAL, idx, ar, &eq));
-  rlx_attr a0[3] = {RLX_ATTR_I("axis", 0), RLX_ATTR_I("start", 0), RLX_ATTR_I("length", 1)};
-  rlx_attr a1[3] = {RLX_ATTR_I("axis", 0), RLX_ATTR_I("start", 1), RLX_ATTR_I("length", 1)};
-  RLX_TRY(imp_add(I, n, RLX_OP_NARROW, 1, &vals, 3, a0, &off));
-  RLX_TRY(imp_add(I, n, RLX_OP_NARROW, 1, &vals, 3, a1, &on));
+  RLX_TRY(imp_narrow(I, n, vals, 0, 0, 1, &off));
+  RLX_TRY(imp_narrow(I, n, vals, 0, 1, 1, &on));
   RLX_TRY(imp_reshape(I, n, off, 0, NULL, &off));
   RLX_TRY(imp_reshape(I, n, on, 0, NULL, &on));
   RLX_TRY(imp_select(I, n, eq, on, off, &y));
@@ -564,109 +498,6 @@ static rlx_status *map_eye_like(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(st);
   RLX_TRY(imp_cast(I, n, v, dt, &y));
   return imp_out(I, n, 0, y);
-}
-
-/* ---- reductions, scans, sorting ---- */
-
-rlx_status *imp_reduce(rlx_imp *I, const Onnx__NodeProto *n, const char *kind, rlx_value x, size_t na, const int64_t *axes,
-                       bool keepdims, rlx_value *y) {
-  rlx_attr a[3] = {RLX_ATTR_S("kind", kind), RLX_ATTR_IS("axes", na, axes), RLX_ATTR_I("keepdims", keepdims)};
-  return imp_add(I, n, RLX_OP_REDUCE, 1, &x, 3, a, y);
-}
-
-/* ReduceX: axes from the attribute (opset < 13, or < 18 except ReduceSum) or input 1. */
-static rlx_status *reduce(rlx_imp *I, const Onnx__NodeProto *n, int variant) {
-  enum { SUM, MEAN, MAX, MIN, PROD, L1, L2, LOGSUM, LOGSUMEXP, SUMSQUARE };
-  bool from_input = variant == SUM ? I->opset >= 13 : I->opset >= 18;
-  int64_t *axes;
-  size_t na;
-  bool present;
-  RLX_TRY(imp_axes(I, n, "axes", 1, from_input, &axes, &na, &present));
-  bool keep = imp_attr_i(n, "keepdims", 1) != 0;
-  rlx_value x, y;
-  rlx_status *st = imp_in(I, n, 0, &x);
-  if (!st && na == 0 && imp_attr_i(n, "noop_with_empty_axes", 0)) {
-    free(axes);
-    return imp_out(I, n, 0, x);
-  }
-  static const char *kinds[] = {"sum", "mean", "max", "min", "prod"};
-  if (!st) switch (variant) {
-      case SUM: case MEAN: case MAX: case MIN: case PROD:
-        st = imp_reduce(I, n, kinds[variant], x, na, axes, keep, &y);
-        break;
-      case L1:
-        st = imp_un(I, n, RLX_OP_ABS, x, &y);
-        if (!st) st = imp_reduce(I, n, "sum", y, na, axes, keep, &y);
-        break;
-      case L2: case SUMSQUARE:
-        st = imp_bin(I, n, RLX_OP_MUL, x, x, &y);
-        if (!st) st = imp_reduce(I, n, "sum", y, na, axes, keep, &y);
-        if (!st && variant == L2) st = imp_un(I, n, RLX_OP_SQRT, y, &y);
-        break;
-      case LOGSUM:
-        st = imp_reduce(I, n, "sum", x, na, axes, keep, &y);
-        if (!st) st = imp_un(I, n, RLX_OP_LOG, y, &y);
-        break;
-      default: { /* log(sum(exp(x - m))) + m with m the max (overflow-safe) */
-        rlx_value m, mk, d;
-        st = imp_reduce(I, n, "max", x, na, axes, true, &mk);
-        if (!st) st = imp_bin(I, n, RLX_OP_SUB, x, mk, &d);
-        if (!st) st = imp_un(I, n, RLX_OP_EXP, d, &d);
-        if (!st) st = imp_reduce(I, n, "sum", d, na, axes, keep, &y);
-        if (!st) st = imp_un(I, n, RLX_OP_LOG, y, &y);
-        if (!st) st = keep ? (m = mk, NULL) : imp_reduce(I, n, "max", x, na, axes, false, &m);
-        if (!st) st = imp_bin(I, n, RLX_OP_ADD, y, m, &y);
-        break;
-      }
-    }
-  free(axes);
-  if (st) return st;
-  return imp_out(I, n, 0, y);
-}
-#define REDUCE(fn, v) \
-  static rlx_status *fn(rlx_imp *I, const Onnx__NodeProto *n) { return reduce(I, n, v); }
-REDUCE(map_reduce_sum, 0)
-REDUCE(map_reduce_mean, 1)
-REDUCE(map_reduce_max, 2)
-REDUCE(map_reduce_min, 3)
-REDUCE(map_reduce_prod, 4)
-REDUCE(map_reduce_l1, 5)
-REDUCE(map_reduce_l2, 6)
-REDUCE(map_reduce_log_sum, 7)
-REDUCE(map_reduce_log_sum_exp, 8)
-REDUCE(map_reduce_sum_square, 9)
-
-static rlx_status *map_cumsum(rlx_imp *I, const Onnx__NodeProto *n) {
-  const rlx_tensor *ax = imp_const(I, n, 1);
-  if (!ax) IMP_FAIL(UNIMPLEMENTED, "axis must be known at import time");
-  rlx_attr a[3] = {RLX_ATTR_I("axis", (int64_t)rlx_tensor_get_f64(ax, 0)), RLX_ATTR_I("exclusive", imp_attr_i(n, "exclusive", 0)),
-                   RLX_ATTR_I("reverse", imp_attr_i(n, "reverse", 0))};
-  return indexed(I, n, RLX_OP_CUMSUM, 1, 3, a);
-}
-
-static rlx_status *map_arg(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op) {
-  rlx_attr a[3] = {RLX_ATTR_I("axis", imp_attr_i(n, "axis", 0)), RLX_ATTR_I("keepdims", imp_attr_i(n, "keepdims", 1)),
-                   RLX_ATTR_I("select_last_index", imp_attr_i(n, "select_last_index", 0))};
-  return indexed(I, n, op, 1, 3, a);
-}
-static rlx_status *map_argmax(rlx_imp *I, const Onnx__NodeProto *n) { return map_arg(I, n, RLX_OP_ARG_MAX); }
-static rlx_status *map_argmin(rlx_imp *I, const Onnx__NodeProto *n) { return map_arg(I, n, RLX_OP_ARG_MIN); }
-
-static rlx_status *map_topk(rlx_imp *I, const Onnx__NodeProto *n) {
-  int64_t k;
-  if (I->opset < 10) k = imp_attr_i(n, "k", 0);
-  else {
-    const rlx_tensor *kt = imp_const(I, n, 1);
-    if (!kt) IMP_FAIL(UNIMPLEMENTED, "K must be known at import time");
-    k = (int64_t)rlx_tensor_get_f64(kt, 0);
-  }
-  rlx_value x, y[2];
-  RLX_TRY(imp_in(I, n, 0, &x));
-  rlx_attr a[4] = {RLX_ATTR_I("k", k), RLX_ATTR_I("axis", imp_attr_i(n, "axis", -1)), RLX_ATTR_I("largest", imp_attr_i(n, "largest", 1)),
-                   RLX_ATTR_I("sorted", imp_attr_i(n, "sorted", 1))};
-  RLX_TRY(imp_addn(I, n, RLX_OP_TOPK, 1, &x, 4, a, 2, y, NULL));
-  RLX_TRY(imp_out(I, n, 0, y[0]));
-  return imp_out(I, n, 1, y[1]);
 }
 
 const rlx_onnx_op rlx_onnx_tensor_ops[] = {
@@ -697,19 +528,5 @@ const rlx_onnx_op rlx_onnx_tensor_ops[] = {
     {"Trilu", 0, map_trilu, false},
     {"OneHot", 0, map_one_hot, false},
     {"EyeLike", 0, map_eye_like, false},
-    {"ReduceSum", 0, map_reduce_sum, false},
-    {"ReduceMean", 0, map_reduce_mean, false},
-    {"ReduceMax", 0, map_reduce_max, false},
-    {"ReduceMin", 0, map_reduce_min, false},
-    {"ReduceProd", 0, map_reduce_prod, false},
-    {"ReduceL1", 0, map_reduce_l1, false},
-    {"ReduceL2", 0, map_reduce_l2, false},
-    {"ReduceLogSum", 0, map_reduce_log_sum, false},
-    {"ReduceLogSumExp", 0, map_reduce_log_sum_exp, false},
-    {"ReduceSumSquare", 0, map_reduce_sum_square, false},
-    {"CumSum", 0, map_cumsum, false},
-    {"ArgMax", 0, map_argmax, false},
-    {"ArgMin", 0, map_argmin, false},
-    {"TopK", 0, map_topk, false},
 };
 const size_t rlx_onnx_tensor_ops_len = RLX_ARRAY_LEN(rlx_onnx_tensor_ops);

@@ -1,9 +1,10 @@
-/* importer.c: ONNX model -> rlx graph: scopes, leaves, folding, outputs, and rlx_onnx_describe. */
+/* importer.c: ONNX model -> rlx graph: options, the model object, scopes, folding, graph inputs
+ * and outputs. The mappings' helpers are in import_helpers.c, rlx_onnx_describe in describe.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx/import_ops.h"
+#include "onnx/importer.h"
 #include "rlx/executable.h"
 
 /* ---- options ---- */
@@ -71,7 +72,7 @@ rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, i
   }
   f->rank = rank;
   f->value = NULL;
-  memcpy(f->dims, dims, sizeof(int64_t) * (size_t)rank);
+  if (rank) memcpy(f->dims, dims, sizeof(int64_t) * (size_t)rank);
   return NULL;
 }
 
@@ -103,7 +104,18 @@ const char *rlx_onnx_model_param_name(const rlx_onnx_model *m, size_t i) { retur
 const rlx_tensor *rlx_onnx_model_param_value(const rlx_onnx_model *m, size_t i) { return m->pvals[i]; }
 int64_t rlx_onnx_model_opset(const rlx_onnx_model *m) { return m->opset; }
 
+/* Appends param `name` with value t (the model takes t on success). */
+static rlx_status *model_add_param(rlx_onnx_model *m, const char *name, rlx_tensor *t) {
+  if (!rlx_grow((void **)&m->pnames, &m->capn, m->np + 1, sizeof(char *)) ||
+      !rlx_grow((void **)&m->pvals, &m->capv, m->np + 1, sizeof(rlx_tensor *)))
+    return RLX_OOM();
+  if (!(m->pnames[m->np] = rlx_strdup(name))) return RLX_OOM();
+  m->pvals[m->np++] = t;
+  return NULL;
+}
+
 rlx_status *rlx_onnx_model_set_params(const rlx_onnx_model *m, rlx_executable *ex) {
+  if (!m || !ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_model_set_params: NULL argument");
   for (size_t i = 0; i < m->np; i++) RLX_TRY(rlx_executable_set_param(ex, m->pnames[i], m->pvals[i]));
   return NULL;
 }
@@ -135,6 +147,13 @@ static imp_val *lookup_in(rlx_imp *I, const char *name, rlx_imp **owner) {
 static imp_val *lookup(rlx_imp *I, const char *name) { return lookup_in(I, name, NULL); }
 
 const imp_val *imp_lookup(rlx_imp *I, const char *name) { return lookup(I, name); }
+
+const rlx_type *imp_name_type(rlx_imp *I, const char *name) {
+  rlx_imp *owner;
+  const imp_val *v = lookup_in(I, name, &owner);
+  if (!v) return NULL;
+  return v->has_v ? rlx_graph_value_type(owner->g, v->v) : v->data ? rlx_tensor_type(v->data) : NULL;
+}
 
 static rlx_status *define(rlx_imp *I, const char *name, imp_val val) {
   imp_val *v = rlx_strmap_get(&I->vals, name);
@@ -172,18 +191,6 @@ static rlx_imp *graph_root(rlx_imp *I) {
   return I;
 }
 
-/* ---- helpers for mapping functions ---- */
-
-size_t imp_nin(const Onnx__NodeProto *n) {
-  size_t k = n->n_input;
-  while (k > 0 && !*n->input[k - 1]) k--;
-  return k;
-}
-
-bool imp_has(const Onnx__NodeProto *n, size_t k) { return k < n->n_input && n->input[k][0]; }
-
-static rlx_status *model_add_param(rlx_onnx_model *m, const char *name, rlx_tensor *t);
-
 /* Makes initializer `v` a param named `name` of I->g. The first time an initializer becomes a
  * param the model takes its tensor (unused or folded-away initializers are never params and are
  * freed with their scope). */
@@ -194,10 +201,6 @@ static rlx_status *add_param(rlx_imp *I, const char *name, imp_val *v, rlx_value
     v->owns_data = false;
   }
   return NULL;
-}
-
-rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out) {
-  return rlx_graph_add_constant(I->g, rlx_tensor_type(t), rlx_tensor_cdata(t), rlx_tensor_nbytes(t), out);
 }
 
 /* Makes the outer graph value `name` an Input of the sub-graph rooted at R (its operand comes
@@ -241,168 +244,6 @@ static rlx_status *materialize(rlx_imp *I, const char *name, rlx_value *out) {
 }
 
 rlx_status *imp_value(rlx_imp *I, const char *name, rlx_value *out) { return materialize(I, name, out); }
-
-rlx_status *imp_in(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value *out) {
-  if (!imp_has(n, k)) return RLX_ERR(INVALID_ARGUMENT, "input %zu is missing", k);
-  return materialize(I, n->input[k], out);
-}
-
-const rlx_type *imp_type(rlx_imp *I, rlx_value v) { return rlx_graph_value_type(I->g, v); }
-
-const rlx_tensor *imp_const(rlx_imp *I, const Onnx__NodeProto *n, size_t k) {
-  if (!imp_has(n, k)) return NULL;
-  imp_val *v = lookup(I, n->input[k]);
-  return v ? v->data : NULL;
-}
-
-static rlx_status *const_numbers(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, bool ints, void **out,
-                                 size_t *cnt) {
-  const rlx_tensor *t = imp_const(I, n, k);
-  if (!t) {
-    if (!imp_has(n, k)) return RLX_ERR(INVALID_ARGUMENT, "input %zu (%s) is missing", k, what);
-    return RLX_ERR(UNIMPLEMENTED, "input %zu (%s) must be known at import time (a constant, an initializer or computed from static shapes); "
-                                  "fix symbolic input dims with --dim/--shape", k, what);
-  }
-  int64_t c = rlx_tensor_numel(t);
-  void *buf = malloc((size_t)(c ? c : 1) * 8);
-  if (!buf) return RLX_OOM();
-  for (int64_t i = 0; i < c; i++) {
-    double d = rlx_tensor_get_f64(t, i);
-    if (ints) {
-      /* int64 values beyond 2^53 (INT64_MAX sentinels in Slice) need exact reads */
-      if (rlx_tensor_dtype(t) == RLX_DTYPE_I64) memcpy((int64_t *)buf + i, (const char *)rlx_tensor_cdata(t) + 8 * i, 8);
-      else ((int64_t *)buf)[i] = (int64_t)d;
-    } else {
-      ((double *)buf)[i] = d;
-    }
-  }
-  *out = buf;
-  *cnt = (size_t)c;
-  return NULL;
-}
-
-rlx_status *imp_const_ints(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, int64_t **out, size_t *cnt) {
-  return const_numbers(I, n, k, what, true, (void **)out, cnt);
-}
-
-rlx_status *imp_const_floats(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, double **out, size_t *cnt) {
-  return const_numbers(I, n, k, what, false, (void **)out, cnt);
-}
-
-rlx_status *imp_out(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value v) {
-  if (k >= n->n_output || !n->output[k][0]) return NULL; /* optional output not requested */
-  return define(I, n->output[k], (imp_val){.v = v, .has_v = true});
-}
-
-rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t) {
-  if (k >= n->n_output || !n->output[k][0]) {
-    rlx_tensor_free(t);
-    return NULL;
-  }
-  rlx_status *st = define(I, n->output[k], (imp_val){.data = t, .owns_data = true});
-  if (st) rlx_tensor_free(t);
-  return st;
-}
-
-rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need_static, rlx_type *out) {
-  if (!imp_has(n, k)) return RLX_ERR(INVALID_ARGUMENT, "input %zu is missing", k);
-  rlx_imp *owner;
-  imp_val *v = lookup_in(I, n->input[k], &owner);
-  if (!v) return RLX_ERR(INVALID_ARGUMENT, "value '%s' is not defined", n->input[k]);
-  const rlx_type *t = v->has_v ? rlx_graph_value_type(owner->g, v->v) : v->data ? rlx_tensor_type(v->data) : NULL;
-  if (!t) return RLX_ERR(INTERNAL, "value '%s' has no type", n->input[k]);
-  if (need_static && !rlx_type_is_static(t))
-    return RLX_ERR(UNIMPLEMENTED, "input %zu ('%s') has symbolic dims %s; fix the model's input dims with --dim/--shape", k,
-                   n->input[k], RLX_TYPE_STR(t));
-  *out = *t;
-  return NULL;
-}
-
-static const char *node_label(const Onnx__NodeProto *n) {
-  if (n->name && *n->name) return n->name;
-  return n->n_output && n->output[0] ? n->output[0] : n->op_type;
-}
-
-rlx_status *imp_addn(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
-                     const rlx_attr *a, size_t cap, rlx_value *out, size_t *nout) {
-  return rlx_graph_add(I->g, op, n ? node_label(n) : NULL, nin, in, na, a, cap, out, nout);
-}
-
-rlx_status *imp_add(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
-                    const rlx_attr *a, rlx_value *out) {
-  return imp_addn(I, n, op, nin, in, na, a, 1, out, NULL);
-}
-
-rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out) {
-  unsigned char buf[8] = {0};
-  switch (dt) {
-    case RLX_DTYPE_F32: { float f = (float)v; memcpy(buf, &f, 4); break; }
-    case RLX_DTYPE_F64: memcpy(buf, &v, 8); break;
-    case RLX_DTYPE_I8: case RLX_DTYPE_U8: buf[0] = (unsigned char)(int64_t)v; break;
-    case RLX_DTYPE_BOOL: buf[0] = v != 0; break;
-    case RLX_DTYPE_I16: case RLX_DTYPE_U16: { uint16_t h = (uint16_t)(int64_t)v; memcpy(buf, &h, 2); break; }
-    case RLX_DTYPE_I32: case RLX_DTYPE_U32: { int32_t i = (int32_t)(int64_t)v; memcpy(buf, &i, 4); break; }
-    case RLX_DTYPE_I64: case RLX_DTYPE_U64: { int64_t i = (int64_t)v; memcpy(buf, &i, 8); break; }
-    default: { /* float16/bfloat16/complex: make f32 and cast */
-      float f = (float)v;
-      memcpy(buf, &f, 4);
-      rlx_type t = {.dtype = RLX_DTYPE_F32};
-      rlx_value c;
-      RLX_TRY(rlx_graph_add_constant(I->g, &t, buf, 4, &c));
-      return imp_cast(I, NULL, c, dt, out);
-    }
-  }
-  rlx_type t = {.dtype = dt};
-  return rlx_graph_add_constant(I->g, &t, buf, rlx_dtype_size(dt), out);
-}
-
-rlx_status *imp_cast(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, rlx_value *out) {
-  if (imp_type(I, v)->dtype == dt) return *out = v, NULL;
-  rlx_attr a = RLX_ATTR_I("to", dt);
-  return imp_add(I, n, RLX_OP_CAST, 1, &v, 1, &a, out);
-}
-
-rlx_status *imp_reshape(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, const int64_t *dims, rlx_value *out) {
-  rlx_attr a = RLX_ATTR_IS("shape", (size_t)rank, dims);
-  return imp_add(I, n, RLX_OP_RESHAPE, 1, &v, 1, &a, out);
-}
-
-const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name) {
-  for (size_t i = 0; i < n->n_attribute; i++)
-    if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0) return n->attribute[i];
-  return NULL;
-}
-
-int64_t imp_attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt) {
-  const Onnx__AttributeProto *a = imp_attr(n, name);
-  return a && a->has_i ? a->i : dflt;
-}
-
-double imp_attr_f(const Onnx__NodeProto *n, const char *name, double dflt) {
-  const Onnx__AttributeProto *a = imp_attr(n, name);
-  return a && a->has_f ? a->f : dflt;
-}
-
-const char *imp_attr_s(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t cap) {
-  const Onnx__AttributeProto *a = imp_attr(n, name);
-  if (!a || !a->has_s) return dflt;
-  size_t l = a->s.len < cap - 1 ? a->s.len : cap - 1;
-  memcpy(buf, a->s.data, l);
-  buf[l] = '\0';
-  return buf;
-}
-
-const int64_t *imp_attr_ints(const Onnx__NodeProto *n, const char *name, size_t *cnt) {
-  const Onnx__AttributeProto *a = imp_attr(n, name);
-  *cnt = a ? a->n_ints : 0;
-  return a ? a->ints : NULL;
-}
-
-const float *imp_attr_floats(const Onnx__NodeProto *n, const char *name, size_t *cnt) {
-  const Onnx__AttributeProto *a = imp_attr(n, name);
-  *cnt = a ? a->n_floats : 0;
-  return a ? a->floats : NULL;
-}
 
 /* ---- folding: run a node whose inputs are all known on MLX, keep its outputs as data ----
  * A node whose inputs are known but derive from a provided input value (is_input) is mapped as
@@ -516,7 +357,7 @@ static rlx_status *input_type(rlx_imp *I, const Onnx__ValueInfoProto *vi, rlx_ty
 
 /* ---- the import ---- */
 
-static int64_t default_opset(const Onnx__ModelProto *mp) {
+int64_t rlx_onnx_default_opset(const Onnx__ModelProto *mp) {
   for (size_t i = 0; i < mp->n_opset_import; i++) {
     const char *d = mp->opset_import[i]->domain;
     if (!d || !*d || !strcmp(d, "ai.onnx")) return mp->opset_import[i]->version;
@@ -536,7 +377,7 @@ static rlx_status *map_node(rlx_imp *I, const Onnx__NodeProto *n) {
     st = all_known && !provided ? fold(I, n, op, false) : op->fn(I, n);
     if (!st && all_known && provided) rlx_status_free(fold(I, n, op, true)); /* optional knowledge */
   }
-  if (st) st = rlx_status_annotate(st, "ONNX node '%s' (%s, opset %lld)", node_label(n), n->op_type, (long long)I->opset);
+  if (st) st = rlx_status_annotate(st, "ONNX node '%s' (%s, opset %lld)", imp_node_label(n), n->op_type, (long long)I->opset);
   return st;
 }
 
@@ -601,17 +442,24 @@ rlx_status *imp_capture_free(rlx_imp *I, const Onnx__GraphProto *gp) {
   return st;
 }
 
-rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp) {
+/* Defines gp's initializers in scope I as known data (is_init: they become params when used). */
+static rlx_status *define_initializers(rlx_imp *I, const Onnx__GraphProto *gp, bool is_init) {
+  if (gp->n_sparse_initializer) return RLX_ERR(UNIMPLEMENTED, "sparse initializers are not supported");
   for (size_t i = 0; i < gp->n_initializer; i++) {
+    const Onnx__TensorProto *tp = gp->initializer[i];
     rlx_tensor *t;
-    RLX_TRY(rlx_onnx_tensor_from_proto(gp->initializer[i], I->dir, &t));
-    rlx_status *st = define(I, gp->initializer[i]->name ? gp->initializer[i]->name : "", (imp_val){.data = t, .owns_data = true});
+    RLX_TRY(rlx_onnx_tensor_from_proto(tp, I->dir, &t));
+    rlx_status *st = define(I, tp->name ? tp->name : "", (imp_val){.data = t, .owns_data = true, .is_init = is_init});
     if (st) {
       rlx_tensor_free(t);
       return st;
     }
   }
-  if (gp->n_sparse_initializer) return RLX_ERR(UNIMPLEMENTED, "sparse initializers are not supported");
+  return NULL;
+}
+
+rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp) {
+  RLX_TRY(define_initializers(I, gp, false));
   for (size_t i = 0; i < gp->n_node; i++) RLX_TRY(map_node(I, gp->node[i]));
   return NULL;
 }
@@ -648,27 +496,8 @@ rlx_status *imp_eval(rlx_imp *I, const char *name, rlx_tensor **out) {
   return rlx_status_annotate(st, "evaluating '%s' at import time", name);
 }
 
-static rlx_status *model_add_param(rlx_onnx_model *m, const char *name, rlx_tensor *t) {
-  if (!rlx_grow((void **)&m->pnames, &m->capn, m->np + 1, sizeof(char *)) ||
-      !rlx_grow((void **)&m->pvals, &m->capv, m->np + 1, sizeof(rlx_tensor *)))
-    return RLX_OOM();
-  if (!(m->pnames[m->np] = rlx_strdup(name))) return RLX_OOM();
-  m->pvals[m->np++] = t;
-  return NULL;
-}
-
 static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
-  for (size_t i = 0; i < gp->n_initializer; i++) {
-    const Onnx__TensorProto *tp = gp->initializer[i];
-    rlx_tensor *t;
-    RLX_TRY(rlx_onnx_tensor_from_proto(tp, I->dir, &t));
-    rlx_status *st = define(I, tp->name ? tp->name : "", (imp_val){.data = t, .owns_data = true, .is_init = true});
-    if (st) {
-      rlx_tensor_free(t);
-      return st;
-    }
-  }
-  if (gp->n_sparse_initializer) return RLX_ERR(UNIMPLEMENTED, "sparse initializers are not supported");
+  RLX_TRY(define_initializers(I, gp, true));
   for (size_t i = 0; i < gp->n_input; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
     if (!vi->name || rlx_strmap_get(&I->vals, vi->name)) continue; /* initializer listed as an input */
@@ -698,7 +527,7 @@ rlx_status *rlx_onnx_import_bytes(const void *bytes, size_t nbytes, const char *
   if (!mp) return RLX_ERR(DATA_LOSS, "not a serialized ONNX ModelProto");
   rlx_onnx_model *m = calloc(1, sizeof *m);
   rlx_status *st = m ? NULL : RLX_OOM();
-  rlx_imp I = {.opts = opts, .dir = dir, .model = m, .opset = default_opset(mp)};
+  rlx_imp I = {.opts = opts, .dir = dir, .model = m, .opset = rlx_onnx_default_opset(mp)};
   if (!st) {
     m->opset = I.opset;
     st = rlx_graph_create(&I.g);
@@ -724,155 +553,8 @@ rlx_status *rlx_onnx_import(const char *path, const rlx_onnx_options *opts, rlx_
   size_t len;
   RLX_TRY(rlx_read_file(path, &buf, &len));
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = '\0';
-  else snprintf(dir, sizeof dir, ".");
+  rlx_onnx_dir_of(path, dir, sizeof dir);
   rlx_status *st = rlx_onnx_import_bytes(buf, len, dir, opts, out);
   free(buf);
   return rlx_status_annotate(st, "%s", path);
-}
-
-/* ---- describe ---- */
-
-static bool is_initializer(const Onnx__GraphProto *g, const char *name) {
-  for (size_t k = 0; name && k < g->n_initializer; k++)
-    if (g->initializer[k]->name && !strcmp(g->initializer[k]->name, name)) return true;
-  return false;
-}
-
-static void print_value_info(FILE *f, const Onnx__ValueInfoProto *vi) {
-  fprintf(f, "  %s: ", vi->name ? vi->name : "");
-  if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
-    fprintf(f, "(not a tensor)\n");
-    return;
-  }
-  const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
-  rlx_dtype dt;
-  rlx_status *st = rlx_onnx_dtype(tt->elem_type, &dt);
-  fprintf(f, "%s[", st ? "unsupported-type" : rlx_dtype_name(dt));
-  rlx_status_free(st);
-  for (size_t i = 0; tt->shape && i < tt->shape->n_dim; i++) {
-    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) fprintf(f, "%s%lld", i ? "," : "", (long long)d->dim_value);
-    else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) fprintf(f, "%s%s", i ? "," : "", d->dim_param);
-    else fprintf(f, "%s?", i ? "," : "");
-  }
-  fprintf(f, "]%s\n", tt->shape ? "" : " (no shape)");
-}
-
-typedef struct op_count {
-  char key[160];
-  size_t count;
-} op_count;
-
-static void count_ops(const Onnx__GraphProto *g, op_count *counts, size_t *n, size_t cap) {
-  for (size_t i = 0; i < g->n_node; i++) {
-    const Onnx__NodeProto *nd = g->node[i];
-    char key[160];
-    snprintf(key, sizeof key, "%s%s%s", nd->domain && *nd->domain ? nd->domain : "", nd->domain && *nd->domain ? "." : "", nd->op_type);
-    size_t j = 0;
-    while (j < *n && strcmp(counts[j].key, key)) j++;
-    if (j == *n && *n < cap) snprintf(counts[(*n)++].key, sizeof counts[0].key, "%s", key);
-    if (j < *n) counts[j].count++;
-    for (size_t a = 0; a < nd->n_attribute; a++) {
-      if (nd->attribute[a]->g) count_ops(nd->attribute[a]->g, counts, n, cap);
-      for (size_t k = 0; k < nd->attribute[a]->n_graphs; k++) count_ops(nd->attribute[a]->graphs[k], counts, n, cap);
-    }
-  }
-}
-
-/* Reads and parses the ModelProto at `path` (free with onnx__model_proto__free_unpacked). */
-static rlx_status *load_model_proto(const char *path, Onnx__ModelProto **out) {
-  unsigned char *buf;
-  size_t len;
-  RLX_TRY(rlx_read_file(path, &buf, &len));
-  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-  free(buf);
-  if (!mp || !mp->graph) {
-    if (mp) onnx__model_proto__free_unpacked(mp, NULL);
-    return RLX_ERR(DATA_LOSS, "%s: not a serialized ONNX ModelProto", path);
-  }
-  *out = mp;
-  return NULL;
-}
-
-rlx_status *rlx_onnx_describe(const char *path, FILE *f) {
-  Onnx__ModelProto *mp;
-  RLX_TRY(load_model_proto(path, &mp));
-  const Onnx__GraphProto *g = mp->graph;
-  int64_t opset = default_opset(mp);
-  fprintf(f, "model: %s\nproducer: %s %s\nir_version: %lld\nopsets:", path, mp->producer_name ? mp->producer_name : "",
-          mp->producer_version ? mp->producer_version : "", (long long)mp->ir_version);
-  for (size_t i = 0; i < mp->n_opset_import; i++)
-    fprintf(f, " %s=%lld", mp->opset_import[i]->domain && *mp->opset_import[i]->domain ? mp->opset_import[i]->domain : "ai.onnx",
-            (long long)mp->opset_import[i]->version);
-  size_t nparams = 0, nbytes = 0;
-  for (size_t i = 0; i < g->n_initializer; i++) {
-    nparams++;
-    nbytes += g->initializer[i]->raw_data.len + 4 * g->initializer[i]->n_float_data;
-  }
-  fprintf(f, "\ninitializers: %zu (%.1f MB)\ninputs:\n", nparams, (double)nbytes / 1e6);
-  for (size_t i = 0; i < g->n_input; i++)
-    if (!is_initializer(g, g->input[i]->name)) print_value_info(f, g->input[i]);
-  fprintf(f, "outputs:\n");
-  for (size_t i = 0; i < g->n_output; i++) print_value_info(f, g->output[i]);
-  op_count counts[512];
-  size_t n = 0, total = 0, unsupported = 0;
-  count_ops(g, counts, &n, 512);
-  fprintf(f, "ops:\n");
-  for (size_t i = 0; i < n; i++) {
-    char *dot = strrchr(counts[i].key, '.');
-    char domain[160] = "";
-    const char *type = counts[i].key;
-    if (dot) {
-      snprintf(domain, sizeof domain, "%.*s", (int)(dot - counts[i].key), counts[i].key);
-      type = dot + 1;
-    }
-    const rlx_onnx_op *op = rlx_onnx_find_op(domain, type, opset);
-    total += counts[i].count;
-    if (!op) unsupported++;
-    const char *note = op ? rlx_onnx_op_note(domain, type) : NULL;
-    fprintf(f, "  %-28s %5zu%s%s%s\n", counts[i].key, counts[i].count, op ? "" : "  UNSUPPORTED", note ? "  " : "", note ? note : "");
-  }
-  fprintf(f, "nodes: %zu, op types: %zu, unsupported op types: %zu\n", total, n, unsupported);
-  if (unsupported) {
-    fprintf(f, "not supported by rlx yet:");
-    for (size_t i = 0; i < n; i++) {
-      char *dot = strrchr(counts[i].key, '.');
-      char domain[160] = "";
-      if (dot) snprintf(domain, sizeof domain, "%.*s", (int)(dot - counts[i].key), counts[i].key);
-      if (!rlx_onnx_op_supported(domain, dot ? dot + 1 : counts[i].key, opset)) fprintf(f, " %s", counts[i].key);
-    }
-    fprintf(f, "\n");
-  }
-  onnx__model_proto__free_unpacked(mp, NULL);
-  return NULL;
-}
-
-rlx_status *rlx_onnx_input_names(const char *path, char ***out_names, size_t *out_n) {
-  if (!path || !out_names || !out_n) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_input_names: NULL argument");
-  Onnx__ModelProto *mp;
-  RLX_TRY(load_model_proto(path, &mp));
-  const Onnx__GraphProto *g = mp->graph;
-  char **names = calloc(g->n_input ? g->n_input : 1, sizeof *names);
-  size_t n = 0;
-  rlx_status *st = names ? NULL : RLX_OOM();
-  for (size_t i = 0; !st && i < g->n_input; i++) {
-    if (is_initializer(g, g->input[i]->name)) continue;
-    if (!(names[n++] = rlx_strdup(g->input[i]->name ? g->input[i]->name : ""))) st = RLX_OOM();
-  }
-  onnx__model_proto__free_unpacked(mp, NULL);
-  if (st) {
-    for (size_t i = 0; i < n; i++) free(names[i]);
-    free(names);
-    return st;
-  }
-  *out_names = names;
-  *out_n = n;
-  return NULL;
-}
-
-bool rlx_onnx_op_supported(const char *domain, const char *op_type, int64_t opset) {
-  return rlx_onnx_find_op(domain, op_type, opset) != NULL;
 }

@@ -47,11 +47,15 @@ typedef struct rlx_onnx_op {
 
 /* The op-mapping table (import_ops*.c) and its lookup for an opset. */
 const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int64_t opset);
+/* The default-domain ("" or "ai.onnx") opset a model imports (1 when it lists none). */
+int64_t rlx_onnx_default_opset(const Onnx__ModelProto *mp);
 
 /* ---- tensors ---- */
 rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out);
-int32_t rlx_onnx_type_of(rlx_dtype dt);
 rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *dir, rlx_tensor **out);
+/* The folder of `path` ("." for a bare file name), where external data files are looked up;
+ * written NUL-terminated into dir (cap bytes). */
+void rlx_onnx_dir_of(const char *path, char *dir, size_t cap);
 
 /* ---- scopes (ONNX sub-graphs: If branches, Loop and Scan bodies) ----
  * A scope maps ONNX names to values of one rlx graph. A sub-graph scope has its own graph (a
@@ -83,44 +87,93 @@ rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp);
  * input it needs has no provided value. *out is a new tensor. */
 rlx_status *imp_eval(rlx_imp *I, const char *name, rlx_tensor **out);
 
-/* ---- helpers for mapping functions ---- */
+/* A possibly negative ONNX axis counted from the end (a + r when a < 0); the caller checks the
+ * range. */
+static inline int64_t imp_axis(int64_t a, int64_t r) { return a < 0 ? a + r : a; }
+
+/* ---- helpers for mapping functions (import_helpers.c) ----
+ * Values and types returned are those of I's graph (rlx_value ids of I->g; type pointers borrowed
+ * from it, valid until the next node is added). Errors name the input by position or name; the
+ * caller (map_node) prefixes the ONNX node. Out-parameters are untouched on failure. */
 /* Number of inputs present (trailing empty names do not count). */
 size_t imp_nin(const Onnx__NodeProto *n);
 /* true when input k is present and not the empty name. */
 bool imp_has(const Onnx__NodeProto *n, size_t k);
-/* The graph value of input k (materializing constants/initializers). */
+/* The graph value of input k (materializing constants/initializers). INVALID_ARGUMENT when input
+ * k is missing or its name is undefined. */
 rlx_status *imp_in(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value *out);
-/* The type of input k's value (materialized). */
+/* The type of a value of I's graph. */
 const rlx_type *imp_type(rlx_imp *I, rlx_value v);
-/* The known value of input k, or NULL when it is computed at run time. */
+/* The type of `name` as scope I sees it, without materializing it; NULL when undefined. */
+const rlx_type *imp_name_type(rlx_imp *I, const char *name);
+/* The static type of input k (from its known data or its graph value) without materializing it.
+ * INVALID_ARGUMENT when missing or undefined; UNIMPLEMENTED for symbolic dims when need_static. */
+rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need_static, rlx_type *out);
+/* The known value of input k (borrowed from the scope), or NULL when it is absent or computed at
+ * run time. */
 const rlx_tensor *imp_const(rlx_imp *I, const Onnx__NodeProto *n, size_t k);
-/* Input k as an int64 list; it must be known at import time (INVALID_ARGUMENT otherwise). The
- * list is malloc'ed into *out (free it). */
+/* Input k as an int64 (float64) list; it must be known at import time: INVALID_ARGUMENT when the
+ * input is missing, UNIMPLEMENTED when it is computed at run time (`what` names it). The list is
+ * malloc'ed into *out (at least one element; free it), *cnt entries. */
 rlx_status *imp_const_ints(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, int64_t **out, size_t *cnt);
 rlx_status *imp_const_floats(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, double **out, size_t *cnt);
-/* Sets output k of the node. */
+/* Defines output k of the node as graph value v (nothing when output k is not requested). */
 rlx_status *imp_out(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value v);
-/* Adds an rlx node labelled with the ONNX node's name. */
+/* Defines output k of the node as known data (takes ownership of t, also on failure). */
+rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t);
+
+/* Attributes (absent or of another type: the default). Pointers borrow from the node. */
+const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name);
+int64_t imp_attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt);
+double imp_attr_f(const Onnx__NodeProto *n, const char *name, double dflt);
+/* String attribute copied NUL-terminated into buf (cap bytes, truncated); dflt when absent. */
+const char *imp_attr_s(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t cap);
+const int64_t *imp_attr_ints(const Onnx__NodeProto *n, const char *name, size_t *cnt);
+const float *imp_attr_floats(const Onnx__NodeProto *n, const char *name, size_t *cnt);
+/* An ints attribute copied into a new malloc'ed array (*out, at least one element; free it) of
+ * *cnt entries (0 when absent). RESOURCE_EXHAUSTED. */
+rlx_status *imp_attr_ints_copy(const Onnx__NodeProto *n, const char *name, int64_t **out, size_t *cnt);
+
+/* Adding rlx nodes to I's graph, labelled with the ONNX node's name (n may be NULL). Errors are
+ * rlx_graph_add's. */
+const char *imp_node_label(const Onnx__NodeProto *n);
 rlx_status *imp_add(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
                     const rlx_attr *a, rlx_value *out);
 rlx_status *imp_addn(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
                      const rlx_attr *a, size_t cap, rlx_value *out, size_t *nout);
-/* A scalar constant (rank 0) of dtype dt. */
-rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out);
-/* A constant from a host tensor. */
+/* Output 0 of the node = op applied to the node's inputs 0..nin-1 (nin <= 8) with attributes a:
+ * the mapping of an ONNX op that is one rlx op. */
+rlx_status *imp_op_out(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, size_t na, const rlx_attr *a);
+/* A constant from a host tensor (copied). */
 rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out);
+/* A constant from host data of the given static type (copied; numel * dtype size bytes). */
+rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out);
+/* 0, 1, .., L-1 as an int64 constant [L]. */
+rlx_status *imp_arange(rlx_imp *I, int64_t L, rlx_value *y);
+/* A scalar constant (rank 0) of dtype dt (v converted like a C cast; half types via float32). */
+rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out);
 /* Casts v to dt (no node when it already is). */
 rlx_status *imp_cast(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, rlx_value *out);
 rlx_status *imp_reshape(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, const int64_t *dims, rlx_value *out);
-
-/* Attributes. */
-const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name);
-int64_t imp_attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt);
-double imp_attr_f(const Onnx__NodeProto *n, const char *name, double dflt);
-/* String attribute copied NUL-terminated into buf (cap bytes); dflt when absent. */
-const char *imp_attr_s(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t cap);
-const int64_t *imp_attr_ints(const Onnx__NodeProto *n, const char *name, size_t *cnt);
-const float *imp_attr_floats(const Onnx__NodeProto *n, const char *name, size_t *cnt);
+/* y = op(x, c) with c a scalar constant of x's dtype. */
+rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);
+rlx_status *imp_bin(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value b, rlx_value *y);
+rlx_status *imp_un(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value *y);
+/* Where(c, a, b). */
+rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_value a, rlx_value b, rlx_value *y);
+/* x[.., start:start+len, ..] along axis. */
+rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y);
+/* x broadcast to dims (Expand). */
+rlx_status *imp_expand(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *dims, rlx_value *y);
+/* A tensor of dims filled with v in dtype dt (a scalar constant expanded). */
+rlx_status *imp_filled(rlx_imp *I, const Onnx__NodeProto *n, double v, rlx_dtype dt, int rank, const int64_t *dims, rlx_value *y);
+/* op(x, idx) along axis, op Gather or GatherElements. */
+rlx_status *imp_gather(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, rlx_value idx, int64_t axis, rlx_value *y);
+/* A length-L vector v viewed at rank `rank` along `axis` (size 1 elsewhere), for broadcasting. */
+rlx_status *imp_along(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, int64_t axis, int64_t L, rlx_value *y);
+rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y);
+/* Concat of any number of values along axis (v is overwritten with partial results). */
+rlx_status *imp_concat_many(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *v, size_t count, int64_t axis, rlx_value *y);
 
 #define IMP_FAIL(code, ...) return RLX_ERR(code, __VA_ARGS__)
 

@@ -22,15 +22,6 @@ rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out) {
   return RLX_ERR(UNIMPLEMENTED, "ONNX data type %s (%d) is not supported by rlx", nm, (int)onnx_type);
 }
 
-int32_t rlx_onnx_type_of(rlx_dtype dt) {
-  static const int32_t map[RLX_DTYPE_COUNT] = {
-      [RLX_DTYPE_F32] = 1, [RLX_DTYPE_F16] = 10, [RLX_DTYPE_BF16] = 16, [RLX_DTYPE_F64] = 11, [RLX_DTYPE_I8] = 3,
-      [RLX_DTYPE_I16] = 5, [RLX_DTYPE_I32] = 6,  [RLX_DTYPE_I64] = 7,   [RLX_DTYPE_U8] = 2,   [RLX_DTYPE_U16] = 4,
-      [RLX_DTYPE_U32] = 12, [RLX_DTYPE_U64] = 13, [RLX_DTYPE_BOOL] = 9, [RLX_DTYPE_C64] = 14,
-  };
-  return (unsigned)dt < RLX_DTYPE_COUNT ? map[dt] : 0;
-}
-
 /* Reads (dst != NULL) or size-checks (dst == NULL) a tensor's external data. */
 static rlx_status *read_external(const Onnx__TensorProto *t, const char *dir, size_t need, void *dst) {
   const char *loc = NULL;
@@ -136,7 +127,15 @@ rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *d
   return NULL;
 }
 
+void rlx_onnx_dir_of(const char *path, char *dir, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(dir, cap, ".");
+  else if (slash == path) snprintf(dir, cap, "/");
+  else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
 rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_name) {
+  if (!path || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_tensor_load: NULL argument");
   unsigned char *buf;
   size_t len;
   RLX_TRY(rlx_read_file(path, &buf, &len));
@@ -144,10 +143,7 @@ rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_
   free(buf);
   if (!t) return RLX_ERR(DATA_LOSS, "'%s' is not a serialized ONNX TensorProto", path);
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = '\0';
-  else snprintf(dir, sizeof dir, ".");
+  rlx_onnx_dir_of(path, dir, sizeof dir);
   rlx_tensor *x = NULL;
   rlx_status *st = rlx_onnx_tensor_from_proto(t, dir, &x);
   char *name = NULL;

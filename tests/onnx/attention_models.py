@@ -6,15 +6,14 @@ NaN; nonpad_kv_seqlen without attn_mask fails to broadcast) the expected outputs
 equivalent model with a float 0/-inf mask.
 usage: attention_models.py CONFORMANCE WORKDIR"""
 import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import helper as h
-from onnx import numpy_helper as nh
 from onnx.reference import ReferenceEvaluator
+
+from backend_case import fresh_dir, run_expected, save_case
 
 rng = np.random.default_rng(0)
 
@@ -34,15 +33,7 @@ def write(root, name, node, inputs, opset=23, ref_node=None, ref_inputs=None):
     m = model(node, inputs, outputs, opset)
     ref = model(ref_node or node, ref_inputs or inputs, outputs, opset)
     res = ReferenceEvaluator(ref).run(None, ref_inputs or inputs)
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for i, (k, v) in enumerate(inputs.items()):
-        with open(os.path.join(d, "test_data_set_0", f"input_{i}.pb"), "wb") as fh:
-            fh.write(nh.from_array(v, k).SerializeToString())
-    for i, (o, r) in enumerate(zip(outputs, res)):
-        with open(os.path.join(d, "test_data_set_0", f"output_{i}.pb"), "wb") as fh:
-            fh.write(nh.from_array(r, o).SerializeToString())
+    save_case(os.path.join(root, name), m, inputs, dict(zip(outputs, res)))
     return name
 
 
@@ -95,14 +86,10 @@ def cases(root):
 
 def main():
     runner, work = sys.argv[1:3]
-    root = os.path.join(work, "attention_models")
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
+    root = fresh_dir(work, "attention_models")
     names = list(cases(root))
-    expect = os.path.join(work, "attention_models.expect")
-    with open(expect, "w") as fh:
-        fh.write("".join(n + "\n" for n in names))
-    return subprocess.call([runner, "attention_models", root, "--expect", expect])
+    return run_expected(runner, "attention_models", root, names, os.path.join(work, "attention_models.expect"),
+                        os.path.join(work, "attention_models.txt"))[0]
 
 
 if __name__ == "__main__":

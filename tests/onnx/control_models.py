@@ -8,17 +8,16 @@ Scan axes and directions (opset 9+), and a condition known at import (the branch
 
 usage: control_models.py CONFORMANCE_BINARY WORKDIR"""
 import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto as TP
 from onnx import helper as h
 from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
+
+from backend_case import fresh_dir, run_expected, save_case
 
 rng = np.random.default_rng(5)
 F = TP.FLOAT
@@ -173,9 +172,6 @@ def unsupported_cases():
 
 
 def write_case(root, name, m, inputs):
-    d = os.path.join(root, "test_" + name)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(m, os.path.join(d, "model.onnx"))
     inputs = {k: np.asarray(v) for k, v in inputs.items()}
     outs = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)
     try:
@@ -184,31 +180,21 @@ def write_case(root, name, m, inputs):
         ref = outs
     for a, b in zip(outs, ref):
         np.testing.assert_allclose(np.asarray(b).reshape(np.shape(a)), a, rtol=1e-5, atol=1e-6)
-    for i, (k, v) in enumerate(inputs.items()):
-        onnx.save_tensor(numpy_helper.from_array(np.asarray(v), k), os.path.join(d, "test_data_set_0", f"input_{i}.pb"))
-    for i, (o, v) in enumerate(zip(m.graph.output, outs)):
-        onnx.save_tensor(numpy_helper.from_array(np.asarray(v), o.name), os.path.join(d, "test_data_set_0", f"output_{i}.pb"))
+    save_case(os.path.join(root, "test_" + name), m, inputs, {o.name: v for o, v in zip(m.graph.output, outs)})
     return "test_" + name
 
 
 def main():
     binary, work = sys.argv[1:3]
-    root = os.path.join(work, "onnx_control")
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
+    root = fresh_dir(work, "onnx_control")
     names = [write_case(root, *c) for c in cases()]
     unsupported = [write_case(root, *c) for c in unsupported_cases()]
-    expect = os.path.join(work, "onnx_control_expected.txt")
-    with open(expect, "w") as f:
-        f.write("\n".join(names) + "\n")
     rc = 0
     for mode in ["eager", "lazy", "compiled"]:
         env = dict(os.environ, RLX_MLX_MODE=mode)
-        res = os.path.join(work, f"onnx_control_{mode}.txt")
-        rc |= subprocess.call([binary, f"control-{mode}", root, "--expect", expect, "--results", res], env=env)
-        with open(res) as f:
-            lines = f.readlines()
-        sys.stdout.write("".join(l for l in lines if not l.startswith("PASS")))
+        code, lines = run_expected(binary, f"control-{mode}", root, names, os.path.join(work, "onnx_control_expected.txt"),
+                                   os.path.join(work, f"onnx_control_{mode}.txt"), env=env)
+        rc |= code
         for u in unsupported:
             if not any(l.startswith(f"UNSUPPORTED {u}:") for l in lines):
                 print(f"{u} should be UNSUPPORTED in mode {mode}")

@@ -4,14 +4,13 @@ complex signals, two-sided), with expected outputs from onnx.reference.Reference
 in the backend-test layout and run through the conformance runner; every case must pass.
 usage: fftsample_models.py CONFORMANCE_BINARY WORKDIR"""
 import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
+
+from backend_case import fresh_dir, run_expected, save_case
 
 rng = np.random.default_rng(21)
 
@@ -32,13 +31,8 @@ def model(op, opset, inputs, attrs):
 def write(root, name, op, opset, inputs, attrs):
     m = model(op, opset, inputs, attrs)
     feeds = {k: v for k, v in inputs.items() if v is not None}
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(m, os.path.join(d, "model.onnx"))
     (y,) = ReferenceEvaluator(m).run(None, feeds)
-    for i, (k, v) in enumerate(feeds.items()):
-        onnx.save_tensor(numpy_helper.from_array(v, k), os.path.join(d, "test_data_set_0", f"input_{i}.pb"))
-    onnx.save_tensor(numpy_helper.from_array(y, "y"), os.path.join(d, "test_data_set_0", "output_0.pb"))
+    save_case(os.path.join(root, name), m, feeds, {"y": y})
     return name
 
 
@@ -61,9 +55,7 @@ def stft_case(root, name, shape, step, frame, window=False, onesided=1, dtype=np
 
 def main():
     runner, work = sys.argv[1:3]
-    root = os.path.join(work, "fftsample_models")
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
+    root = fresh_dir(work, "fftsample_models")
     names = []
     for opset in (17, 20):
         names += [
@@ -84,10 +76,8 @@ def main():
         stft_case(root, "stft_window_complex", (1, 33, 2), 4, frame=10, window=True, onesided=0),
         stft_case(root, "stft_window_onesided_odd", (2, 30, 1), 3, frame=7, window=True),
     ]
-    expect = os.path.join(work, "fftsample_models_expected.txt")
-    with open(expect, "w") as f:
-        f.write("".join(n + "\n" for n in sorted(names)))
-    return subprocess.call([runner, "fftsample", root, "--expect", expect, "--results", os.path.join(work, "conformance-fftsample.txt")])
+    return run_expected(runner, "fftsample", root, names, os.path.join(work, "fftsample_models_expected.txt"),
+                        os.path.join(work, "conformance-fftsample.txt"))[0]
 
 
 if __name__ == "__main__":

@@ -6,14 +6,13 @@ pass every one of them.
 
 usage: import_cases.py CONFORMANCE_BINARY WORKDIR"""
 import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
+
+from backend_case import fresh_dir, run_expected, save_case
 
 rng = np.random.default_rng(21)
 
@@ -27,14 +26,7 @@ def write_case(root, name, nodes, inputs, outputs, opset, expected=None):
     got = dict(zip(outputs, ReferenceEvaluator(model).run(None, inputs))) if expected is None else expected
     for v in vout:
         v.type.tensor_type.elem_type = helper.np_dtype_to_tensor_dtype(np.asarray(got[v.name]).dtype)
-    d = os.path.join(root, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for kind, items in (("input", inputs), ("output", {k: got[k] for k in outputs})):
-        for i, (k, v) in enumerate(items.items()):
-            t = numpy_helper.from_array(np.asarray(v), k)
-            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
-                f.write(t.SerializeToString())
+    save_case(os.path.join(root, name), model, inputs, {k: got[k] for k in outputs})
     return name
 
 
@@ -101,18 +93,10 @@ def quantized(root):
 
 def main():
     runner, work = sys.argv[1:3]
-    root = os.path.join(work, "import_cases")
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
+    root = fresh_dir(work, "import_cases")
     names = list(maxpool_indices(root)) + list(quantized(root))
-    expect = os.path.join(work, "import_cases_expected.txt")
-    with open(expect, "w") as f:
-        f.write("\n".join(names) + "\n")
-    results = os.path.join(work, "import_cases_results.txt")
-    rc = subprocess.call([runner, "import-cases", root, "--expect", expect, "--results", results])
-    with open(results) as f:
-        sys.stdout.write("".join(line for line in f if not line.startswith("PASS")))
-    return rc
+    return run_expected(runner, "import-cases", root, names, os.path.join(work, "import_cases_expected.txt"),
+                        os.path.join(work, "import_cases_results.txt"))[0]
 
 
 if __name__ == "__main__":

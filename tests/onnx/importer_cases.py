@@ -6,14 +6,14 @@ usage: importer_cases.py CONFORMANCE_RUNNER WORKDIR [--filter SUBSTRING]
 Exits 1 unless every case passes."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+
+from backend_case import fresh_dir, save_case
 
 rng = np.random.default_rng(7)
 OPSET = 22
@@ -42,15 +42,7 @@ class Case:
     def write(self, root):
         m = self.model()
         want = self.expected if self.expected is not None else reference(self)
-        d = os.path.join(root, "test_" + self.name)
-        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-        onnx.save(m, os.path.join(d, "model.onnx"))
-        for i, (k, v) in enumerate(self.inputs.items()):
-            t = numpy_helper.from_array(np.asarray(v), k)
-            open(os.path.join(d, "test_data_set_0", f"input_{i}.pb"), "wb").write(t.SerializeToString())
-        for i, (k, v) in enumerate(zip(self.outputs, want)):
-            t = numpy_helper.from_array(np.asarray(v), k)
-            open(os.path.join(d, "test_data_set_0", f"output_{i}.pb"), "wb").write(t.SerializeToString())
+        save_case(os.path.join(root, "test_" + self.name), m, self.inputs, dict(zip(self.outputs, want)))
 
 
 def reference(case):
@@ -371,9 +363,7 @@ def all_cases():
 def main():
     runner, work = sys.argv[1:3]
     filt = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--filter" else ""
-    root = os.path.join(work, "importer_cases")
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
+    root = fresh_dir(work, "importer_cases")
     for c in all_cases():
         if filt in c.name:
             c.write(root)

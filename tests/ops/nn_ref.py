@@ -1,6 +1,37 @@
-"""numpy float64 references (independent of rlx) for the attention, rotary, normalization and fused
-ops, and a central finite-difference helper for checking the backward ops."""
+"""numpy float64 references (independent of rlx) for the activations, attention, rotary,
+normalization and fused ops, and the central finite-difference helpers for checking the backward
+ops."""
+import math
+
 import numpy as np
+
+# ---- activations (float64; formulas as in rlx/op_table.h) ----
+
+erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def silu(x):
+    return x * sigmoid(x)
+
+
+def gelu(x):
+    """Exact GELU, x/2 (1 + erf(x / sqrt 2)) (Hendrycks & Gimpel 2016)."""
+    return 0.5 * x * (1 + erf(x / np.sqrt(2)))
+
+
+def gelu_tanh(x):
+    """The tanh approximation of GELU."""
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+# the activation attribute of the fused ops: "none" or a float unary op
+ACTIVATIONS = {"none": lambda x: x, "Relu": lambda x: np.maximum(x, 0), "Gelu": gelu, "GeluApprox": gelu_tanh, "Silu": silu,
+               "Sigmoid": sigmoid, "Tanh": np.tanh, "Exp": np.exp}
+
 
 
 def softmax(s, axis=-1):
@@ -168,6 +199,11 @@ def group_norm(x, g, b, groups, eps=1e-5):
 
 
 # ---- finite differences ----
+
+def fd_elementwise(f, x, h=1e-6):
+    """f'(x) of an elementwise f by central differences."""
+    return (f(x + h) - f(x - h)) / (2 * h)
+
 
 def fd_grad(f, x, dy, eps=1e-6):
     """d/dx sum(f(x) * dy) by central differences in float64 (x is not modified)."""

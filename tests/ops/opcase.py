@@ -99,3 +99,8 @@ class Case:
 def simple(name, op, inputs, expected, atol=1e-6, rtol=1e-5, **attrs):
     """A one-node case: inputs (dict, in order) -> a single output 'out'."""
     return Case(name, [node(op, list(inputs), ["out"], **attrs)], inputs, {"out": expected}, atol=atol, rtol=rtol)
+
+
+def error_case(name, op, inputs, code="INVALID_ARGUMENT", **attrs):
+    """A one-node case whose graph building must fail with status `code` (checked in lazy mode)."""
+    return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, modes=["lazy"])

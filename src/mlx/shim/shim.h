@@ -139,7 +139,6 @@ rlx_mx_arr *rlx_mx_as_strided(rlx_mx *c, rlx_mx_arr *a, int rank, const int64_t 
                               int64_t offset);
 rlx_mx_arr *rlx_mx_arange(rlx_mx *c, double start, double stop, double step, rlx_dtype dtype);
 rlx_mx_arr *rlx_mx_full(rlx_mx *c, int rank, const int64_t *dims, double v, rlx_dtype dtype);
-rlx_mx_arr *rlx_mx_tri(rlx_mx *c, int64_t n, int64_t m, int64_t k, rlx_dtype dtype); /* ones where j <= i + k */
 
 /* ---- indexing ---- */
 rlx_mx_arr *rlx_mx_take(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, int axis);
@@ -149,9 +148,6 @@ rlx_mx_arr *rlx_mx_put_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx
 /* mx::scatter family: indices[i] index axes[i]; updates have rank = idx rank + a rank. */
 rlx_mx_arr *rlx_mx_scatter(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, size_t n_idx, rlx_mx_arr *upd,
                            const int *axes, int reduce);
-/* mx::gather: slice_sizes has a's rank. */
-rlx_mx_arr *rlx_mx_gather(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, size_t n_idx, const int *axes,
-                          const int64_t *slice_sizes);
 
 /* ---- reductions, scans, sorting ---- */
 /* kind: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 logsumexp, 6 all, 7 any. n_axes 0 = all axes. */

@@ -197,10 +197,6 @@ rlx_mx_arr *rlx_mx_full(rlx_mx *c, int rank, const int64_t *dims, double v, rlx_
           }()));
 }
 
-rlx_mx_arr *rlx_mx_tri(rlx_mx *c, int64_t n, int64_t m, int64_t k, rlx_dtype dtype) {
-  SHIM_OP(c, true, mx::tri((int)n, (int)m, (int)k, to_mx(dtype), c->stream));
-}
-
 rlx_mx_arr *rlx_mx_take(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, int axis) {
   SHIM_OP(c, a && idx, mx::take(A(a), A(idx), axis, c->stream));
 }
@@ -251,13 +247,6 @@ rlx_mx_arr *rlx_mx_scatter(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, siz
                            const int *axes, int reduce) {
   SHIM_OP(c, a && upd && all_set(idx, n_idx),
           scatter_kind(A(a), arrays(idx, n_idx), A(upd), std::vector<int>(axes, axes + n_idx), reduce, c->stream));
-}
-
-rlx_mx_arr *rlx_mx_gather(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, size_t n_idx, const int *axes,
-                          const int64_t *slice_sizes) {
-  SHIM_OP(c, a && all_set(idx, n_idx),
-          mx::gather(A(a), arrays(idx, n_idx), std::vector<int>(axes, axes + n_idx),
-                     to_shape((int)A(a).ndim(), slice_sizes), c->stream));
 }
 
 rlx_mx_arr *rlx_mx_reduce(rlx_mx *c, rlx_mx_arr *a, int kind, int n_axes, const int *axes, bool keepdims) {

@@ -2,25 +2,14 @@
 checked here against central finite differences of the forward activation. Round uses the
 straight-through estimator (f' = 1); Sqrt and Rsqrt give 0 where x <= 0. Covers rank 0/1/3,
 float16/float64, a broadcast-free shape check, non-contiguous inputs and bad kinds/shapes."""
-import math
-
 import numpy as np
 
+from nn_ref import erf, fd_elementwise, gelu, gelu_tanh, sigmoid, silu
 from opcase import IS, Case, S, node, simple
 
 rng = np.random.default_rng(5)
-erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def sigmoid(x):
-    return 1 / (1 + np.exp(-x))
-
 
 K, A = np.sqrt(2 / np.pi), 0.044715
-
-
-def gelu_tanh(x):
-    return 0.5 * x * (1 + np.tanh(K * (x + A * x ** 3)))
 
 
 def gelu_tanh_grad(x):
@@ -35,10 +24,10 @@ def pos(f):
 
 # kind: (forward, closed-form derivative, domain)
 KINDS = {
-    "Gelu": (lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))),
+    "Gelu": (gelu,
              lambda x: 0.5 * (1 + erf(x / np.sqrt(2))) + x * np.exp(-x ** 2 / 2) / np.sqrt(2 * np.pi), (-4, 4)),
     "GeluApprox": (gelu_tanh, gelu_tanh_grad, (-4, 4)),
-    "Silu": (lambda x: x * sigmoid(x), lambda x: sigmoid(x) * (1 + x * (1 - sigmoid(x))), (-6, 6)),
+    "Silu": (silu, lambda x: sigmoid(x) * (1 + x * (1 - sigmoid(x))), (-6, 6)),
     "Relu": (lambda x: np.maximum(x, 0), lambda x: (x > 0).astype(np.float64), (-3, 3)),
     "Sigmoid": (sigmoid, lambda x: sigmoid(x) * (1 - sigmoid(x)), (-6, 6)),
     "Tanh": (np.tanh, lambda x: 1 - np.tanh(x) ** 2, (-3, 3)),
@@ -64,17 +53,13 @@ def sample(lo, hi, shape, dtype):
     return x.astype(dtype)
 
 
-def finite_diff(f, x, h=1e-6):
-    return (f(x + h) - f(x - h)) / (2 * h)
-
-
 def checked_grad(kind, x):
     """The closed form, asserted against finite differences (Round: the STE, asserted against 1)."""
     f, df, _ = KINDS[kind]
     x = x.astype(np.float64)
     g = df(x)
     if kind != "Round":
-        np.testing.assert_allclose(g, finite_diff(f, x), rtol=1e-5, atol=1e-6, err_msg=kind)
+        np.testing.assert_allclose(g, fd_elementwise(f, x), rtol=1e-5, atol=1e-6, err_msg=kind)
     return g
 
 

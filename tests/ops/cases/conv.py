@@ -11,7 +11,7 @@ import onnx
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from opcase import IS, Case, I, node, simple
+from opcase import IS, Case, I, error_case as err, node, simple
 
 rng = np.random.default_rng(7)
 
@@ -131,10 +131,6 @@ def convt_case(name, x, w, b=None, atol=2e-5, rtol=1e-4, **a):
         np.testing.assert_allclose(onnx_ref("ConvTranspose", ins, **a), ref, rtol=1e-4, atol=1e-5)
     attrs = {k: (I(v) if k == "group" else IS(v)) for k, v in a.items()}
     return simple(name, "ConvTranspose", ins, ref.astype(x.dtype), atol=atol, rtol=rtol, **attrs)
-
-
-def err(name, op, inputs, code="INVALID_ARGUMENT", **attrs):
-    return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, modes=["lazy"])
 
 
 def conv_cases():

@@ -2,28 +2,16 @@
 FusedResidualLN / FusedResidualRmsNorm (with and without bias / beta), FusedSwiGLU (gate_first,
 cast_to), FusedAttentionBlock (biases, rope, every mask kind with Attention's semantics) and
 FusedTransformerLayer (BERT post-norm, activations, masks); error cases."""
-import math
-
 import numpy as np
 
 import nn_ref as R
 from opcase import DT, Case, F, I, S, node
 
 rng = np.random.default_rng(9)
-erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def rnd(*shape, lo=-1.0, hi=1.0, dtype=np.float32):
     return rng.uniform(lo, hi, size=shape).astype(dtype)
-
-
-def silu(x):
-    return x / (1 + np.exp(-x))
-
-
-ACTS = {"Gelu": lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))), "Relu": lambda x: np.maximum(x, 0),
-        "GeluApprox": lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
-        "none": lambda x: x}
 
 
 def residual_cases():
@@ -58,11 +46,11 @@ def swiglu_cases():
         lo, hi = x[..., :n].astype(np.float64), x[..., n:].astype(np.float64)
         tag = "x".join(map(str, shape))
         yield Case(f"swiglu_{tag}", [node("FusedSwiGLU", ["x"], ["y"])], {"x": x},
-                   {"y": (lo * silu(hi)).astype(np.float32)}, atol=2e-6, rtol=2e-5)
+                   {"y": (lo * R.silu(hi)).astype(np.float32)}, atol=2e-6, rtol=2e-5)
         yield Case(f"swiglu_gate_first_{tag}", [node("FusedSwiGLU", ["x"], ["y"], gate_first=I(1))], {"x": x},
-                   {"y": (hi * silu(lo)).astype(np.float32)}, atol=2e-6, rtol=2e-5)
+                   {"y": (hi * R.silu(lo)).astype(np.float32)}, atol=2e-6, rtol=2e-5)
         yield Case(f"swiglu_cast_{tag}", [node("FusedSwiGLU", ["x"], ["y"], cast_to=DT("float16"))], {"x": x},
-                   {"y": (lo * silu(hi)).astype(np.float16)}, atol=2e-3, rtol=2e-3)
+                   {"y": (lo * R.silu(hi)).astype(np.float16)}, atol=2e-3, rtol=2e-3)
     for nm, x, attrs in (("odd", rnd(2, 5), {}), ("gate", rnd(4), {"gate_first": I(2)}),
                          ("cast", rnd(4), {"cast_to": DT("int32")})):
         yield Case(f"swiglu_err_{nm}", [node("FusedSwiGLU", ["x"], ["y"], **attrs)], {"x": x}, {},
@@ -147,7 +135,7 @@ def transformer_cases():
         a = attn_block_ref(p["h"], p["qkv_w"], p["out_w"], heads, get("qkv_b"), get("out_b"), mask=kind,
                            window=1 if kind == "sliding_window" else 0, m=m)
         y1 = R.layer_norm(p["h"] + a, p["ln1_g"], p["ln1_b"], eps=1e-5)
-        ff = ACTS[act](y1 @ p["ff1_w"] + (p["ff1_b"] if hb else 0)) @ p["ff2_w"] + (p["ff2_b"] if hb else 0)
+        ff = R.ACTIVATIONS[act](y1 @ p["ff1_w"] + (p["ff1_b"] if hb else 0)) @ p["ff2_w"] + (p["ff2_b"] if hb else 0)
         want = R.layer_norm(y1 + ff, p["ln2_g"], p["ln2_b"], eps=1e-6)
         attrs = {"num_heads": I(heads), "has_bias": I(hb), "activation": S(act), "mask": S(kind), "epsilon1": F(1e-5),
                  "epsilon2": F(1e-6)}

@@ -4,17 +4,13 @@ int32 and int64 (and uint8), negative indices count from the end; edge shapes in
 indices, size-1 dims and non-contiguous data (a Transpose feeding the op); plus error cases."""
 import numpy as np
 
-from opcase import IS, Case, I, S, node, simple, sym
+from opcase import IS, Case, I, S, error_case as err, node, simple, sym
 
 rng = np.random.default_rng(99)
 
 
 def uni(*shape, dtype=np.float32):
     return rng.uniform(-3, 3, size=shape).astype(dtype)
-
-
-def err(name, op, inputs, code, **attrs):
-    return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, modes=["lazy"])
 
 
 def wrap(idx, dim):

@@ -4,38 +4,22 @@ and contracting dims (numpy.einsum), bias + activation, LoRA, grouped (per-row e
 and the int8/int4 block-quantized DequantMatMul schemes against a dequantize-then-matmul oracle
 for block sizes 32/64/128. Errors: mismatched dims and dtypes, bad dims lists, unknown and
 unsupported (GGUF, NVFP4, FP8) quantization schemes."""
-import math
 import string
 
 import numpy as np
 
-from opcase import IS, Case, F, I, S, node, simple
+from nn_ref import ACTIVATIONS as ACTS
+from opcase import IS, Case, F, I, S, error_case as err, node, simple
 
 rng = np.random.default_rng(11)
-erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def uni(shape, lo=-1.0, hi=1.0, dtype=np.float32):
     return rng.uniform(lo, hi, size=shape).astype(dtype)
 
 
-def sigmoid(x):
-    return 1 / (1 + np.exp(-x))
-
-
-ACTS = {
-    "none": lambda x: x, "Relu": lambda x: np.maximum(x, 0), "Gelu": lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))),
-    "GeluApprox": lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
-    "Silu": lambda x: x * sigmoid(x), "Sigmoid": sigmoid, "Tanh": np.tanh, "Exp": np.exp,
-}
-
-
 def f64(*a):
     return [np.asarray(v, np.float64) for v in a]
-
-
-def err(name, op, inputs, code="INVALID_ARGUMENT", **attrs):
-    return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, modes=["lazy"])
 
 
 def dot_general_ref(a, b, lc, rc, lb, rb):

@@ -5,7 +5,8 @@ central finite differences of its surrogate function (identity, the clip to +-qm
 hardtanh). Errors: scale_mode ema (UNIMPLEMENTED, naming the op), bad bits/ste/axis/scale."""
 import numpy as np
 
-from opcase import IS, Case, I, S, node, simple
+from nn_ref import fd_elementwise
+from opcase import IS, Case, I, S, error_case as err, node, simple
 
 rng = np.random.default_rng(17)
 
@@ -47,10 +48,6 @@ def fq_case(name, x, bits, axis=None, scale=None, atol=1e-6, rtol=1e-6):
     return simple(name, "FakeQuantize", ins, fake_quant_ref(x, bits, s).astype(x.dtype), atol=atol, rtol=rtol, **attrs)
 
 
-def finite_diff(f, x, h=1e-6):
-    return (f(x + h) - f(x - h)) / (2 * h)
-
-
 def ste_ref(ste, x, dy, bound):
     """The estimator's closed form, asserted against finite differences of its surrogate."""
     x64 = x.astype(np.float64)
@@ -60,7 +57,7 @@ def ste_ref(ste, x, dy, bound):
             "tanh": 1 - np.tanh(x64) ** 2, "hard_tanh": (np.abs(x64) <= 1).astype(np.float64)}[ste]
     away = np.abs(np.abs(x64) - np.broadcast_to(bound, x64.shape)) > 1e-3  # not on a kink
     away &= np.abs(np.abs(x64) - 1) > 1e-3
-    np.testing.assert_allclose(finite_diff(surrogate, x64)[away], grad[away], atol=1e-6, err_msg=ste)
+    np.testing.assert_allclose(fd_elementwise(surrogate, x64)[away], grad[away], atol=1e-6, err_msg=ste)
     return dy.astype(np.float64) * grad
 
 
@@ -75,10 +72,6 @@ def fqb_case(name, x, dy, ste, bits=8, axis=None, scale=None):
     if axis is not None:
         attrs |= {"per_channel": I(1), "axis": I(axis)}
     return simple(name, "FakeQuantizeBackward", ins, ste_ref(ste, x, dy, bound).astype(x.dtype), **attrs)
-
-
-def err(name, op, inputs, code="INVALID_ARGUMENT", **attrs):
-    return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, modes=["lazy"])
 
 
 def cases():

@@ -4,17 +4,13 @@ reverse), ArgMax/ArgMin (select_last_index, keepdims), TopK (largest/smallest, t
 index). Edge shapes: rank 0 and 1, size-0 and size-1 dims, non-contiguous inputs; error cases."""
 import numpy as np
 
-from opcase import IS, Case, I, S, node, simple, sym
+from opcase import IS, Case, I, S, error_case as err, node, simple, sym
 
 rng = np.random.default_rng(77)
 
 
 def uni(*shape, dtype=np.float32):
     return rng.uniform(-3, 3, size=shape).astype(dtype)
-
-
-def err(name, op, inputs, code, **attrs):
-    return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, modes=["lazy"])
 
 
 NP = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}

@@ -4,7 +4,7 @@ pads), Tile. Edge shapes: rank 0 and 1, size-0 and size-1 dims, non-contiguous i
 Transpose feeding the op), plus error cases."""
 import numpy as np
 
-from opcase import IS, Case, F, I, S, node, simple, sym
+from opcase import IS, Case, F, I, S, error_case as err, node, simple, sym
 
 rng = np.random.default_rng(2024)
 # JSON numbers travel as doubles: 2**62 stands for "past any end"; -2**63 (INT64_MIN) is exact
@@ -13,10 +13,6 @@ INT64_MAX, INT64_MIN = 2**62, -(2**63)
 
 def uni(*shape, dtype=np.float32):
     return rng.uniform(-3, 3, size=shape).astype(dtype)
-
-
-def err(name, op, inputs, code, **attrs):
-    return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, modes=["lazy"])
 
 
 def transposed(name, op, x, expected, **attrs):
