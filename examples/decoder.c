@@ -155,8 +155,9 @@ rlx_status *decoder_build(const decoder_config *cfg, bool cached, rlx_graph **ou
 #undef NAME
   }
   rlx_value logits = proj(&b, rms_norm(&b, cfg, h, "final_norm"), "lm_head", E, cfg->vocab);
-  /* greedy choice (Sample with top_k = 1 is the same choice) */
-  rlx_value next = op(&b, RLX_OP_ARG_MAX, 1, &logits, 2, (rlx_attr[]){RLX_ATTR_I("axis", -1), RLX_ATTR_I("keepdims", 0)});
+  /* the next token: Sample keeping the top 1 logit, i.e. greedy (raise top_k or temperature for
+   * sampling; the seed makes draws reproducible) */
+  rlx_value next = op(&b, RLX_OP_SAMPLE, 1, &logits, 2, (rlx_attr[]){RLX_ATTR_I("top_k", 1), RLX_ATTR_I("seed", 1)});
   outs[0] = logits;
   outs[1] = next;
   if (!b.st) b.st = rlx_graph_set_outputs(b.g, n_out, outs);

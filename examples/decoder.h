@@ -3,16 +3,16 @@
  *
  * Architecture: token embedding (Gather) -> n_layers x [RmsNorm -> q/k/v projections -> rotary
  * embedding (Rope, NeoX half split) -> grouped-query attention -> output projection, residual;
- * RmsNorm -> SwiGLU MLP (silu(x Wg) * (x Wu)) Wd, residual] -> RmsNorm -> logits (x Wlm) -> greedy
- * token ids (ArgMax over the vocabulary). All float32. The model is built from primitive ops
- * (MatMul, Gather, RmsNorm, Rope, Attention, Silu, elementwise); the fused ops of the vocabulary
- * (FusedSwiGLU, FusedAttentionBlock, Sample) can replace the marked blocks later.
+ * RmsNorm -> SwiGLU MLP (silu(x Wg) * (x Wu)) Wd, residual] -> RmsNorm -> logits (x Wlm) -> token
+ * ids (Sample with top_k 1: greedy). All float32. The model is built from primitive ops (MatMul,
+ * Gather, RmsNorm, Rope, Attention, Silu, elementwise); the fused ops of the vocabulary
+ * (FusedSwiGLU, FusedAttentionBlock) can replace the marked blocks later.
  *
  * Two graphs over the same param names:
  * - the cached step (decoder_build(cfg, true)): inputs `tokens` int32 [1, s0] and `positions`
  *   int32 [s0] (the absolute positions of these tokens), and per layer l the caches `k<l>` and
  *   `v<l>` float32 [1, C, n_kv_heads * head_dim] of capacity C = cfg->capacity; outputs `logits`
- *   [1, s0, vocab], `next` int64 [1, s0] (argmax per position), then `k<l>'`, `v<l>'` per layer:
+ *   [1, s0, vocab], `next` int64 [1, s0] (the token chosen at each position), then `k<l>'`, `v<l>'` per layer:
  *   the caches with this step's keys and values written at their positions. Fed back into the
  *   cache inputs (device handles), prefill (s0 = prompt length) and decode (s0 = 1) share one
  *   executable.
@@ -64,7 +64,7 @@ rlx_status *decoder_generate(rlx_executable *ex, const decoder_config *cfg, cons
                              int64_t n_new, int32_t *tokens_out, float *logits_out);
 
 /* Runs the full recompute graph on tokens[0..n) and copies the last position's logits [vocab]
- * to logits_out and its argmax to *next_out. */
+ * to logits_out and its chosen token to *next_out. */
 rlx_status *decoder_recompute_last(rlx_executable *ex, const decoder_config *cfg, const int32_t *tokens, int64_t n,
                                    float *logits_out, int32_t *next_out);
 
