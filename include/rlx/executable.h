@@ -7,20 +7,47 @@
  * - RLX_MODE_EAGER: each node is evaluated right after it is lowered, so a failure names the
  *   node and op that failed (debugging).
  * - RLX_MODE_COMPILED: the first run (or rlx_executable_warmup) builds an mlx::core::compile
- *   function whose trace lowers the graph; later runs replay the cached trace.
+ *   function whose trace lowers the graph; later runs with the same input shapes and dtypes
+ *   replay the cached trace (new shapes, e.g. new symbol sizes, trace again unless the
+ *   executable is shapeless, see rlx_executable_set_shapeless).
+ *   The compiled function takes its leaves in this order: the graph inputs in declaration order
+ *   (rlx_graph_input_name), then the constants in node order, then the params of the graph and of
+ *   its sub-graphs in rlx_executable_param_name order. Params and constants are leaves, not
+ *   values baked into the trace, so rlx_executable_set_param never forces a new trace, and
+ *   If/While/Scan sub-graphs that read params work in compiled mode.
  * RLX_MODE_DEFAULT takes the mode from the environment variable RLX_MLX_MODE
  * (eager | lazy | compiled, case-insensitive) and is lazy when it is unset.
  *
  * The graph is borrowed: it must outlive the executable and must not change while it exists.
  *
- * Typed data: params and inputs are passed as rlx_tensor in the graph's declared dtype (no float32
- * round trip for float16/bfloat16/integer data) and outputs come back in the graph's dtypes with
- * their shapes. Inputs with symbolic dims take their sizes from the tensors passed (see
- * rlx/types.h); every use of a symbol must get the same size.
+ * Typed data: params, inputs, handles and outputs are rlx_tensor / raw bytes in the graph's
+ * declared dtypes (float16, bfloat16 and integer data are never widened to float32) and outputs
+ * come back with their concrete shapes. An input with symbolic dims takes its sizes from the data
+ * given for it (tensor or handle; see rlx/types.h): every dim naming symbol k must get the same
+ * size across all inputs of a run, else the run fails with INVALID_ARGUMENT naming the input, the
+ * dim, the symbol and both sizes. Unchanged sizes are not re-bound.
  *
- * Thread-safety: every function may be called from any thread. Calls on one executable are
- * serialized by a mutex inside it; distinct executables run concurrently (MLX >= 0.31.2 is
- * thread-safe; each thread uses its own MLX default stream).
+ * Where a run's inputs come from: for each graph input, in order of precedence, the tensor passed
+ * to the run, the input's device handle, its host handle (see "Handles"); an input with none of
+ * them fails the run with INVALID_ARGUMENT.
+ *
+ * Errors: every fallible function returns a status (rlx/status.h); a failing run writes no
+ * outputs, applies no handle feed, and leaves the executable usable (an error raised while a
+ * compiled function traces is returned like any other and the next run traces again).
+ *
+ * Thread-safety: every function may be called from any thread, on distinct executables
+ * concurrently. Each executable holds a mutex that serializes the calls made on it (runs,
+ * commits, syncs, setters, handle reads, accessors of mutable state); distinct executables share
+ * no lock (MLX >= 0.31.2 evaluates on a default stream per thread and keeps a compile cache per
+ * thread, so concurrent MLX work needs none). A compiled executable called from several threads
+ * traces once on each of them (each thread's compile cache holds its own trace, keyed by an id
+ * that is never reused); freeing it erases those traces from every thread's cache. rlx takes a
+ * process-wide lock in one place: when a compiled function that another thread traced is freed,
+ * the erasure owed to that thread's cache is queued under it (a thread's cache may only be touched
+ * by that thread, which performs the erasure on its next compiled call). Arrays shared between
+ * threads (params, constants, device handles) are evaluated before they are kept; a committed
+ * run may be synced, read or followed by runs from another thread. Only rlx_executable_free must
+ * not race any other call on the same executable.
  */
 #ifndef RLX_EXECUTABLE_H
 #define RLX_EXECUTABLE_H
@@ -59,47 +86,188 @@ const char *rlx_mlx_version(void);
 
 typedef struct rlx_executable rlx_executable;
 
+/* ---- lifetime and mode ---- */
+
 /* Creates an executable for graph `g` (borrowed) on `device` in `mode`. Errors:
- * INVALID_ARGUMENT (NULL graph, a graph without outputs, RLX_MLX_MODE set to an unknown mode),
- * UNAVAILABLE (device GPU without a GPU: "no GPU: ..."). No MLX work happens here; params are
- * set next. *out untouched on failure. Release with rlx_executable_free. */
+ * INVALID_ARGUMENT (NULL graph, a graph without outputs, a param declared with two types in the
+ * graph and a sub-graph, RLX_MLX_MODE set to an unknown mode), UNAVAILABLE (device GPU without a
+ * GPU: "no GPU: ..."), RESOURCE_EXHAUSTED. No MLX work happens here; params are set next.
+ * *out untouched on failure. Release with rlx_executable_free. */
 rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mode mode, rlx_executable **out);
 
-/* Releases the executable, its params and its compiled function. NULL accepted. */
+/* Waits for a committed run, then releases the executable, its params, handles, arena and
+ * compiled function (its traces leave every thread's MLX compile cache). NULL accepted. */
 void rlx_executable_free(rlx_executable *ex);
+
+/* The graph (borrowed from the creator; never changes). */
+const rlx_graph *rlx_executable_graph(const rlx_executable *ex);
 
 /* The resolved mode (never RLX_MODE_DEFAULT). */
 rlx_mode rlx_executable_mode(const rlx_executable *ex);
 
-/* Changes the mode (RLX_MODE_DEFAULT resolves as in create); a compiled function is dropped. */
+/* How many times the compiled function traced the graph on this executable (0 outside compiled
+ * mode): once per input signature (shapes and dtypes, or ranks and dtypes when shapeless) and per
+ * calling thread, again after a mode or shapeless change. A diagnostic for re-trace storms. */
+size_t rlx_executable_num_traces(const rlx_executable *ex);
+
+/* Changes the mode (RLX_MODE_DEFAULT resolves as in create); a compiled function is dropped.
+ * INVALID_ARGUMENT for an unknown mode or RLX_MLX_MODE value. */
 rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode);
 
-/* Uploads the value of param `name` (of the graph or a sub-graph) to the device (copied; the tensor may be freed after the
- * call). The tensor must have the param's declared dtype and shape. Errors: NOT_FOUND (no param
- * of that name; the message lists the params), INVALID_ARGUMENT (dtype or shape mismatch: both
- * given), INTERNAL (MLX failure). On failure the previous value (if any) is kept. */
+/* Shape-polymorphic compiled mode (mlx::core::compile's `shapeless`): one trace serves every
+ * size of the symbolic dims (a new trace only for new ranks or dtypes). Only graphs whose
+ * symbol-dependent nodes lower without baking sizes into the trace qualify: the elementwise
+ * families (unary, binary/compare, Where, Cast, ElementwiseRegion), Transpose, Concat, Softmax,
+ * LogSoftmax, LayerNorm, LayerNorm2d, RmsNorm, MatMul of operands of rank >= 2, and Reduce
+ * (except an integer mean). Nodes whose input and output types are static are always fine.
+ * Errors: UNIMPLEMENTED naming the first node that prevents it ("node 4 (Reshape): ... bakes
+ * ..."); the setting is then unchanged. Toggling drops a compiled function. Ignored outside
+ * compiled mode. */
+rlx_status *rlx_executable_set_shapeless(rlx_executable *ex, bool shapeless);
+bool rlx_executable_shapeless(const rlx_executable *ex);
+
+/* ---- params ---- */
+
+/* Uploads the value of param `name` (of the graph or a sub-graph) to the device (copied; the
+ * tensor may be freed after the call) and evaluates it there. The tensor must have the param's
+ * declared dtype and shape. Errors: NOT_FOUND (no param of that name; the message lists the
+ * params), INVALID_ARGUMENT (dtype or shape mismatch: both given), INTERNAL (MLX failure). On
+ * failure the previous value (if any) is kept. */
 rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const rlx_tensor *value);
 
 /* Params the executable takes: those of the graph and of its sub-graphs (If/While/Scan bodies),
- * one per name. Names are borrowed from the graph. */
+ * one per name, the graph's own first. Names are borrowed from the graph; NULL when i is out of
+ * range. */
 size_t rlx_executable_num_params(const rlx_executable *ex);
 const char *rlx_executable_param_name(const rlx_executable *ex, size_t i);
 
+/* ---- running ---- */
+
 /* Runs the graph. Inputs are given by name (names[i] -> values[i], borrowed for the call); every
- * graph input must be given exactly once. On success outputs[0..n_outputs) receive new owning
- * tensors in graph output order (free each with rlx_tensor_free); n_outputs must equal the
- * graph's output count. Errors: NOT_FOUND (unknown input name; the message lists the inputs),
- * INVALID_ARGUMENT (missing or repeated input, dtype/rank/dim mismatch with expected vs got,
- * symbols bound to different sizes, wrong n_outputs), FAILED_PRECONDITION (a param was not set),
- * and any error raised while lowering or evaluating, annotated with the node and op
- * ("node 12 (Conv 'conv1'): ..."). On failure no output is written. */
+ * graph input must come from the call or a handle, and a name may be given once. On success
+ * outputs[0..n_outputs) receive new owning tensors in graph output order (free each with
+ * rlx_tensor_free); an output whose readback is off (rlx_executable_set_output_readback) gets
+ * NULL. n_outputs must equal the graph's output count. After the outputs are computed, handle
+ * feeds are applied. Errors: NOT_FOUND (unknown input name; the message lists the inputs),
+ * INVALID_ARGUMENT (NULL arguments, an input given twice or not at all, dtype/rank/dim mismatch
+ * with expected vs got, symbols bound to different sizes, wrong n_outputs), FAILED_PRECONDITION (a
+ * param was not set), and any error raised while lowering or evaluating, annotated with the node
+ * and op ("node 12 (Conv 'conv1'): ..."). On failure no output is written. */
 rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                const rlx_tensor *const *values, size_t n_outputs, rlx_tensor **outputs);
 
-/* Compiled mode: builds the compiled function now for the given inputs (a run whose outputs are
- * discarded). Other modes: runs once (warms MLX's caches). Errors as rlx_executable_run. */
+/* Compiled mode: builds the compiled function and traces it now, for the given inputs' shapes,
+ * on the calling thread (a run whose outputs are discarded; feeds are not applied). Other modes:
+ * runs once (warms MLX's caches). Errors as rlx_executable_run. */
 rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                   const rlx_tensor *const *values);
+
+/* Whether output i is copied back to the host by runs, syncs and slot runs (default true). An
+ * output that only feeds a handle (a KV cache) needs no host copy. OUT_OF_RANGE for a bad i. */
+rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, bool readback);
+
+/* ---- asynchronous runs ---- */
+
+/* Starts a run without waiting for it (mlx::core::async_eval): inputs are bound and checked, the
+ * graph is lowered (or the compiled function called) and its evaluation scheduled; handle feeds
+ * take the scheduled outputs. The results stay pending until rlx_executable_sync. A second commit
+ * replaces the pending results (the first run still completes); runs and handle reads may follow a
+ * commit at once (they wait on what they use). Errors as rlx_executable_run, for the work done
+ * before scheduling; on failure nothing is pending from this call and earlier pending results
+ * are kept. */
+rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const char *const *names,
+                                  const rlx_tensor *const *values);
+
+/* Waits for the pending committed run. With outputs non-NULL it also reads the committed results
+ * into outputs[0..n_outputs) as rlx_executable_run does (n_outputs must equal the output count).
+ * With nothing pending, a sync with outputs NULL is a no-op returning NULL, and one asking for
+ * outputs fails with FAILED_PRECONDITION. Errors raised while evaluating come back here. The
+ * pending results are released after the sync, whether it succeeded or not. */
+rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor **outputs);
+
+/* true while a committed run has not been synced. */
+bool rlx_executable_pending(const rlx_executable *ex);
+
+/* ---- handles: inputs kept across runs ----
+ * A host handle is a copy of a tensor, used as the input's default whenever a run does not pass
+ * the input (uploaded on each such run). A device handle is an MLX array kept on the device and
+ * used as the input without any host transfer; a feed makes an output's array the new device
+ * handle of an input after every run (the KV-cache pattern: out_k -> in_k), with no host round
+ * trip. Handles follow the input's declared dtype and shape (symbolic dims take any size and bind
+ * their symbols like passed inputs). */
+
+/* Sets the host handle of input `name` (copied). Errors: NOT_FOUND (no such input), INVALID_ARGUMENT
+ * (type mismatch), RESOURCE_EXHAUSTED. The previous host handle is kept on failure. */
+rlx_status *rlx_executable_bind_host_handle(rlx_executable *ex, const char *name, const rlx_tensor *value);
+
+/* Sets the device handle of input `name`: the tensor is uploaded and evaluated once. Errors as
+ * rlx_executable_bind_host_handle, plus INTERNAL for an MLX failure. */
+rlx_status *rlx_executable_bind_device_handle(rlx_executable *ex, const char *name, const rlx_tensor *value);
+
+#define RLX_NO_FEED ((size_t)-1)
+
+/* After every successful run, commit and slot run, output `output_index` becomes the device
+ * handle of input `name` (RLX_NO_FEED removes the feed). The output's declared dtype and rank
+ * must be the input's, and its static dims must fit the input's declared dims. Several feeds may
+ * be set; each input has at most one. Errors: NOT_FOUND (no such input), OUT_OF_RANGE (output
+ * index), INVALID_ARGUMENT (type mismatch, both types given). A run whose fed output comes out with
+ * a shape the input cannot take fails with INVALID_ARGUMENT before any feed is applied. */
+rlx_status *rlx_executable_set_handle_feed(rlx_executable *ex, const char *name, size_t output_index);
+
+/* Drops the host handle, the device handle and the feed of input `name`. NOT_FOUND for an
+ * unknown input. */
+rlx_status *rlx_executable_clear_handle(rlx_executable *ex, const char *name);
+
+/* Reads a handle back to a new host tensor: the device handle if the input has one (evaluated
+ * first, waiting for a committed run that produces it), else a copy of its host handle. Errors:
+ * NOT_FOUND (no such input), FAILED_PRECONDITION (the input has no handle), INTERNAL. *out
+ * untouched on failure. */
+rlx_status *rlx_executable_read_handle(rlx_executable *ex, const char *name, rlx_tensor **out);
+
+/* ---- slot arena: runs without per-run allocation by rlx ----
+ * For graphs whose outputs have static shapes, the executable owns one arena (64-byte aligned)
+ * holding one slot per output at a fixed offset (64-byte aligned, in output order; each slot is
+ * the output's declared size). rlx_executable_run_slots writes the outputs there. The arena is
+ * allocated (zero-filled) by the first rlx_executable_arena or rlx_executable_run_slots call and
+ * keeps its address for the executable's life. */
+
+/* The arena's base and size in bytes (allocating it on first call). Errors: FAILED_PRECONDITION
+ * (no arena: the message names an output with symbolic dims), RESOURCE_EXHAUSTED. Out params
+ * untouched on failure. */
+rlx_status *rlx_executable_arena(rlx_executable *ex, void **out_base, size_t *out_nbytes);
+
+/* Output i's slot: byte offset from the arena base and byte size (no allocation). Errors:
+ * OUT_OF_RANGE (bad i), FAILED_PRECONDITION (no arena, as above). */
+rlx_status *rlx_executable_output_slot(const rlx_executable *ex, size_t i, size_t *out_offset, size_t *out_nbytes);
+
+/* Runs with positional inputs: inputs[i] (n_inputs = the graph's input count) points to the
+ * little-endian bytes of graph input i in its declared static type, or is NULL to use the input's
+ * device or host handle. Outputs with readback on are copied into their slots (with an active
+ * extent, an output cut to `actual` rows fills the first bytes of its slot; the rest keeps its
+ * old contents). Handle feeds apply. Errors: as rlx_executable_run, plus FAILED_PRECONDITION (no
+ * arena), RESOURCE_EXHAUSTED and INVALID_ARGUMENT (wrong n_inputs, a non-NULL pointer for an input
+ * with symbolic dims, a NULL one for an input without handle). A failure before the outputs are
+ * computed leaves the arena untouched; one while copying them may have written some slots. */
+rlx_status *rlx_executable_run_slots(rlx_executable *ex, size_t n_inputs, const void *const *inputs);
+
+/* ---- active extent: computing only the used rows of a bucketed batch ----
+ * A graph built for `upper` rows on axis 0 (a bucket) may run with only its first `actual` rows:
+ * every input whose declared dim 0 is `upper` is cut to its first `actual` rows before
+ * lowering (callers still pass `upper`-row data), types are inferred again, and outputs computed
+ * from those rows come back with `actual` rows. This holds only when every op keeps the rows of
+ * axis 0 independent (elementwise ops, row-wise norms and softmax, matmuls whose rows are batch or
+ * free dims, attention, reductions and slices off axis 0, gathers of row indices, ...); otherwise
+ * runs use the full extent and rlx_executable_active_extent_fallback says which op prevented it.
+ * Applies to every mode (compiled mode traces once per distinct `actual`, unless shapeless). */
+
+/* Sets the extent for the next runs: 0 < actual <= upper; actual = upper = 0 clears it. Errors:
+ * INVALID_ARGUMENT for other values. */
+rlx_status *rlx_executable_set_active_extent(rlx_executable *ex, int64_t actual, int64_t upper);
+
+/* NULL when no extent is set or the extent applies; otherwise why runs fall back to the full
+ * extent ("active extent: node 7 (Reshape 'r'): ..."). Borrowed until the next set_active_extent
+ * or run on this executable (do not race it with them). */
+const char *rlx_executable_active_extent_fallback(const rlx_executable *ex);
 
 #ifdef __cplusplus
 }

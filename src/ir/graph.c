@@ -250,22 +250,28 @@ rlx_status *rlx_graph_find(const rlx_graph *g, const char *name, rlx_value *out)
 /* ---- binding symbols: re-infer every node ---- */
 
 rlx_status *rlx_graph_bind(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types) {
+  for (size_t k = 0; k < g->n_nodes; k++) {
+    const rlx_node *n = &g->nodes[k];
+    if (n->op != RLX_OP_INPUT && n->op != RLX_OP_PARAM && n->op != RLX_OP_CONSTANT) continue;
+    rlx_type t = g->types[n->out0];
+    for (int i = 0; i < t.rank; i++) {
+      int64_t d = t.dims[i];
+      if (d < -1 && RLX_DIM_SYMBOL_ID(d) < n_sym && sym[RLX_DIM_SYMBOL_ID(d)] >= 0) t.dims[i] = sym[RLX_DIM_SYMBOL_ID(d)];
+      if (t.dims[i] < 0)
+        return RLX_ERR(INVALID_ARGUMENT, "input '%s': dim %d (symbol s%lld) is not bound", n->name, i,
+                       (long long)RLX_DIM_SYMBOL_ID(d));
+    }
+    types[n->out0] = t;
+  }
+  return rlx_graph_infer_nodes(g, sym, n_sym, types);
+}
+
+rlx_status *rlx_graph_infer_nodes(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types) {
   rlx_type in_types[256];
   char label[160];
   for (size_t k = 0; k < g->n_nodes; k++) {
     const rlx_node *n = &g->nodes[k];
-    if (n->op == RLX_OP_INPUT || n->op == RLX_OP_PARAM || n->op == RLX_OP_CONSTANT) {
-      rlx_type t = g->types[n->out0];
-      for (int i = 0; i < t.rank; i++) {
-        int64_t d = t.dims[i];
-        if (d < -1 && RLX_DIM_SYMBOL_ID(d) < n_sym && sym[RLX_DIM_SYMBOL_ID(d)] >= 0) t.dims[i] = sym[RLX_DIM_SYMBOL_ID(d)];
-        if (t.dims[i] < 0)
-          return RLX_ERR(INVALID_ARGUMENT, "input '%s': dim %d (symbol s%lld) is not bound", n->name, i,
-                         (long long)RLX_DIM_SYMBOL_ID(d));
-      }
-      types[n->out0] = t;
-      continue;
-    }
+    if (n->op == RLX_OP_INPUT || n->op == RLX_OP_PARAM || n->op == RLX_OP_CONSTANT) continue;
     for (uint32_t i = 0; i < n->n_in; i++) in_types[i] = types[n->in[i]];
     rlx_infer_ctx c = {.g = g, .n = n, .in = in_types, .out = &types[n->out0], .n_out = 1, .sym = sym, .n_sym = n_sym};
     rlx_status *st = rlx_infer_fn_of(n->op)(&c);

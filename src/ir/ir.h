@@ -132,6 +132,10 @@ rlx_status *rlx_shape_broadcast(const rlx_type *a, const rlx_type *b, rlx_type *
 /* Re-runs inference for every node with symbols bound to sym[0..n_sym) (sizes), writing the
  * concrete type of every value to types[0..num_values). Errors name the node. */
 rlx_status *rlx_graph_bind(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types);
+/* The node half of rlx_graph_bind: with the leaf types (inputs, params, constants) already in
+ * types[] (static), infers every other value's type in node order. Callers that run a graph at
+ * other leaf shapes than the declared ones (an active extent) fill the leaves themselves. */
+rlx_status *rlx_graph_infer_nodes(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types);
 
 /* Types every value of sub-graph `sub` (If/While/Scan body) when its inputs bind positionally to
  * operands of types in[0..n): dtypes and ranks must match, static dims must agree and each

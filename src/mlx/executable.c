@@ -1,37 +1,12 @@
-/* executable.c: rlx_executable: params, input binding, modes (lazy, eager, compiled), outputs. */
-#include "rlx/executable.h"
-
-#include <ctype.h>
-#include <pthread.h>
+/* executable.c: rlx_executable: creation, modes, params, runs, commits and syncs, the active
+ * extent. The run pipeline lives in exec_pipeline.c, handles in exec_handles.c, the slot arena in
+ * exec_slots.c, the per-node capability rules in exec_caps.c. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "mlx/lower.h"
-
-/* A param of the graph or of any of its sub-graphs (sub-graph params resolve by name). */
-typedef struct exec_param {
-  const char *name;
-  rlx_type type;
-  rlx_mx_arr *val; /* kept; NULL until set */
-} exec_param;
-
-struct rlx_executable {
-  const rlx_graph *g;
-  rlx_device device;
-  rlx_mode mode;
-  exec_param *params;
-  size_t n_params;
-  rlx_mx_arr **cur;     /* per param: the arrays the current lowering uses (values or trace leaves) */
-  rlx_mx_arr **consts;  /* per value; kept constant arrays, made on first use */
-  rlx_type *types;      /* bound types of every value */
-  int64_t *syms;        /* current symbol binding (g->n_symbols entries) */
-  bool bound;
-  rlx_mx_fn *compiled;
-  pthread_mutex_t mu;
-  /* per run (valid while mu is held) */
-  rlx_mx_arr **vals;
-};
+#include "mlx/exec.h"
+#include "mlx/exec_caps.h"
 
 const char *rlx_mode_name(rlx_mode m) {
   switch (m) {
@@ -72,13 +47,21 @@ static rlx_status *resolve_mode(rlx_mode m, rlx_mode *out) {
   return rlx_status_annotate(st, "environment variable RLX_MLX_MODE");
 }
 
+static void lock(const rlx_executable *ex) { pthread_mutex_lock((pthread_mutex_t *)&ex->mu); }
+static void unlock(const rlx_executable *ex) { pthread_mutex_unlock((pthread_mutex_t *)&ex->mu); }
+
+size_t rlx_exec_param_index(const rlx_executable *ex, const char *name) {
+  size_t k = 0;
+  while (k < ex->n_params && strcmp(ex->params[k].name, name)) k++;
+  return k;
+}
+
 /* Gathers the params of g and of its sub-graphs (recursively), one entry per name. */
 static rlx_status *collect_params(rlx_executable *ex, const rlx_graph *g) {
   for (size_t i = 0; i < g->n_params; i++) {
     const rlx_node *n = &g->nodes[g->params[i]];
     const rlx_type *t = &g->types[n->out0];
-    size_t k = 0;
-    while (k < ex->n_params && strcmp(ex->params[k].name, n->name)) k++;
+    size_t k = rlx_exec_param_index(ex, n->name);
     if (k < ex->n_params) {
       const rlx_type *u = &ex->params[k].type;
       bool same = u->dtype == t->dtype && u->rank == t->rank && !memcmp(u->dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
@@ -97,17 +80,69 @@ static rlx_status *collect_params(rlx_executable *ex, const rlx_graph *g) {
   return NULL;
 }
 
-static size_t param_index(const rlx_executable *ex, const char *name) {
-  size_t k = 0;
-  while (k < ex->n_params && strcmp(ex->params[k].name, name)) k++;
-  return k;
+/* Lays out one 64-byte aligned slot per output when every output type is static (the arena
+ * itself is allocated by its first user, exec_slots.c). */
+static rlx_status *layout_slots(rlx_executable *ex) {
+  const rlx_graph *g = ex->g;
+  size_t off = 0;
+  for (size_t i = 0; i < g->n_outputs; i++) {
+    size_t nb;
+    rlx_status *st = rlx_type_nbytes(&g->types[g->outputs[i]], &nb);
+    if (st) { /* symbolic dims (or a size that does not fit): no arena */
+      rlx_status_free(st);
+      ex->no_arena = g->output_names[i];
+      return NULL;
+    }
+    ex->slot_off[i] = off;
+    ex->slot_nbytes[i] = nb;
+    if (nb > SIZE_MAX - off - 64) return RLX_ERR(RESOURCE_EXHAUSTED, "slot arena size overflows");
+    off += (nb + 63) / 64 * 64;
+  }
+  ex->arena_size = off ? off : 64;
+  return NULL;
 }
 
-/* Sub-graph param lookup for the lowering (rlx_param_lookup_fn). */
-static rlx_mx_arr *param_lookup(void *ud, const char *name) {
-  rlx_executable *ex = ud;
-  size_t k = param_index(ex, name);
-  return k < ex->n_params ? ex->cur[k] : NULL;
+static rlx_status *init(rlx_executable *ex) {
+  const rlx_graph *g = ex->g;
+  RLX_TRY(collect_params(ex, g));
+  for (size_t k = 0; k < g->n_nodes; k++) ex->n_consts += g->nodes[k].op == RLX_OP_CONSTANT;
+  size_t nv = g->n_vals ? g->n_vals : 1, ni = g->n_inputs, no = g->n_outputs, np = ex->n_params, nc = ex->n_consts;
+  ex->gparam = calloc(g->n_params + 1, sizeof *ex->gparam);
+  ex->in = calloc(ni + 1, sizeof *ex->in);
+  ex->consts = calloc(nc + 1, sizeof *ex->consts);
+  ex->const_arr = calloc(nc + 1, sizeof *ex->const_arr);
+  ex->types = calloc(nv, sizeof *ex->types);
+  ex->ext_types = calloc(nv, sizeof *ex->ext_types);
+  ex->vals = calloc(nv, sizeof *ex->vals);
+  ex->cur = calloc(np + 1, sizeof *ex->cur);
+  ex->leaves = calloc(ni + nc + np + 1, sizeof *ex->leaves);
+  ex->outs = calloc(no, sizeof *ex->outs);
+  ex->readback = calloc(no, sizeof *ex->readback);
+  ex->pending = calloc(no, sizeof *ex->pending);
+  ex->pending_types = calloc(no, sizeof *ex->pending_types);
+  ex->out_types = calloc(no, sizeof *ex->out_types);
+  ex->res = calloc(no, sizeof *ex->res);
+  ex->slot_off = calloc(no, sizeof *ex->slot_off);
+  ex->slot_nbytes = calloc(no, sizeof *ex->slot_nbytes);
+  if (!ex->gparam || !ex->in || !ex->consts || !ex->const_arr || !ex->types || !ex->ext_types || !ex->vals || !ex->cur ||
+      !ex->leaves || !ex->outs || !ex->readback || !ex->pending || !ex->pending_types || !ex->out_types || !ex->res || !ex->slot_off || !ex->slot_nbytes)
+    return RLX_OOM();
+  for (size_t i = 0; i < g->n_params; i++) ex->gparam[i] = rlx_exec_param_index(ex, g->nodes[g->params[i]].name);
+  for (size_t i = 0; i < ni; i++) {
+    const rlx_node *n = &g->nodes[g->inputs[i]];
+    ex->in[i] = (exec_input){.name = n->name, .val = n->out0, .decl = &g->types[n->out0], .feed = RLX_NO_FEED};
+  }
+  size_t c = 0;
+  for (size_t k = 0; k < g->n_nodes; k++)
+    if (g->nodes[k].op == RLX_OP_CONSTANT) ex->consts[c++] = g->nodes[k].out0;
+  for (size_t i = 0; i < no; i++) ex->readback[i] = true;
+  ex->n_syms = g->n_symbols < RLX_EXEC_MAX_SYMBOLS ? g->n_symbols : RLX_EXEC_MAX_SYMBOLS;
+  if (g->n_symbols > RLX_EXEC_MAX_SYMBOLS)
+    return RLX_ERR(UNIMPLEMENTED, "the graph uses %lld symbols; executables support at most %d", (long long)g->n_symbols,
+                   RLX_EXEC_MAX_SYMBOLS);
+  ex->rt = ex->types;
+  RLX_TRY(layout_slots(ex));
+  return rlx_mx_create(ex->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, &ex->ctx);
 }
 
 rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mode mode, rlx_executable **out) {
@@ -124,68 +159,115 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   ex->g = g;
   ex->device = device;
   ex->mode = m;
-  rlx_status *st = collect_params(ex, g);
+  pthread_mutex_init(&ex->mu, NULL);
+  rlx_status *st = init(ex);
   if (st) {
     rlx_executable_free(ex);
     return st;
   }
-  ex->cur = calloc(ex->n_params ? ex->n_params : 1, sizeof *ex->cur);
-  ex->consts = calloc(g->n_vals, sizeof *ex->consts);
-  ex->types = calloc(g->n_vals, sizeof *ex->types);
-  ex->vals = calloc(g->n_vals, sizeof *ex->vals);
-  ex->syms = calloc(g->n_symbols ? (size_t)g->n_symbols : 1, sizeof *ex->syms);
-  if (!ex->cur || !ex->consts || !ex->types || !ex->vals || !ex->syms) {
-    rlx_executable_free(ex);
-    return RLX_OOM();
-  }
-  pthread_mutex_init(&ex->mu, NULL);
   *out = ex;
   return NULL;
 }
 
+static void release_pending(rlx_executable *ex) {
+  for (size_t i = 0; i < ex->g->n_outputs; i++) {
+    rlx_mx_release(ex->pending[i]);
+    ex->pending[i] = NULL;
+  }
+  ex->has_pending = false;
+}
+
 void rlx_executable_free(rlx_executable *ex) {
   if (!ex) return;
+  if (ex->has_pending && ex->ctx) { /* let the committed run finish before its inputs go */
+    rlx_mx_reset(ex->ctx);
+    rlx_mx_eval(ex->ctx, ex->pending, ex->g->n_outputs);
+  }
+  if (ex->pending) release_pending(ex);
   rlx_mx_fn_free(ex->compiled);
   for (size_t i = 0; i < ex->n_params; i++) rlx_mx_release(ex->params[i].val);
-  free(ex->cur);
-  for (size_t i = 0; ex->consts && i < ex->g->n_vals; i++) rlx_mx_release(ex->consts[i]);
+  for (size_t i = 0; ex->in && i < ex->g->n_inputs; i++) {
+    rlx_tensor_free(ex->in[i].host);
+    rlx_mx_release(ex->in[i].dev);
+  }
+  for (size_t i = 0; ex->const_arr && i < ex->n_consts; i++) rlx_mx_release(ex->const_arr[i]);
+  rlx_mx_free(ex->ctx);
   free(ex->params);
+  free(ex->gparam);
+  free(ex->in);
   free(ex->consts);
+  free(ex->const_arr);
   free(ex->types);
+  free(ex->ext_types);
   free(ex->vals);
-  free(ex->syms);
+  free(ex->cur);
+  free(ex->leaves);
+  free(ex->outs);
+  free(ex->readback);
+  free(ex->pending);
+  free(ex->pending_types);
+  free(ex->out_types);
+  free(ex->res);
+  free(ex->slot_off);
+  free(ex->slot_nbytes);
+  free(ex->arena);
+  free(ex->ext_reason);
   pthread_mutex_destroy(&ex->mu);
   free(ex);
 }
 
-rlx_mode rlx_executable_mode(const rlx_executable *ex) { return ex->mode; }
+const rlx_graph *rlx_executable_graph(const rlx_executable *ex) { return ex->g; }
 size_t rlx_executable_num_params(const rlx_executable *ex) { return ex->n_params; }
 const char *rlx_executable_param_name(const rlx_executable *ex, size_t i) { return i < ex->n_params ? ex->params[i].name : NULL; }
+
+rlx_mode rlx_executable_mode(const rlx_executable *ex) {
+  lock(ex);
+  rlx_mode m = ex->mode;
+  unlock(ex);
+  return m;
+}
+
+size_t rlx_executable_num_traces(const rlx_executable *ex) {
+  lock(ex);
+  size_t n = ex->n_traces;
+  unlock(ex);
+  return n;
+}
+
+bool rlx_executable_shapeless(const rlx_executable *ex) {
+  lock(ex);
+  bool s = ex->shapeless;
+  unlock(ex);
+  return s;
+}
+
+static void drop_compiled(rlx_executable *ex) {
+  rlx_mx_fn_free(ex->compiled);
+  ex->compiled = NULL;
+}
 
 rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode) {
   rlx_mode m;
   RLX_TRY(resolve_mode(mode, &m));
-  pthread_mutex_lock(&ex->mu);
+  lock(ex);
   ex->mode = m;
-  rlx_mx_fn_free(ex->compiled);
-  ex->compiled = NULL;
-  pthread_mutex_unlock(&ex->mu);
+  drop_compiled(ex);
+  unlock(ex);
   return NULL;
 }
 
-static rlx_status *check_tensor(const char *what, const char *name, const rlx_type *want, const rlx_tensor *t) {
-  const rlx_type *got = rlx_tensor_type(t);
-  bool ok = got->dtype == want->dtype && got->rank == want->rank;
-  for (int i = 0; ok && i < want->rank; i++) ok = want->dims[i] < 0 || want->dims[i] == got->dims[i];
-  if (!ok) return RLX_ERR(INVALID_ARGUMENT, "%s '%s': expected %s, got %s", what, name, RLX_TYPE_STR(want), RLX_TYPE_STR(got));
+rlx_status *rlx_executable_set_shapeless(rlx_executable *ex, bool shapeless) {
+  if (shapeless) RLX_TRY(rlx_exec_check_shapeless(ex->g));
+  lock(ex);
+  if (ex->shapeless != shapeless) drop_compiled(ex);
+  ex->shapeless = shapeless;
+  unlock(ex);
   return NULL;
 }
-
-static rlx_mx_device mx_device(const rlx_executable *ex) { return ex->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU; }
 
 rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const rlx_tensor *value) {
   if (!ex || !name || !value) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_set_param: NULL argument");
-  size_t k = param_index(ex, name);
+  size_t k = rlx_exec_param_index(ex, name);
   if (k == ex->n_params) {
     char list[512] = "";
     for (size_t i = 0; i < ex->n_params && strlen(list) < 400; i++) {
@@ -194,215 +276,163 @@ rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const
     }
     return RLX_ERR(NOT_FOUND, "no param named '%s' (params: %s)", name, ex->n_params ? list : "none");
   }
-  RLX_TRY(check_tensor("param", name, &ex->params[k].type, value));
-  rlx_mx *c;
-  RLX_TRY(rlx_mx_create(mx_device(ex), &c));
-  rlx_mx_arr *a = rlx_mx_from_bytes(c, rlx_tensor_cdata(value), rlx_tensor_type(value));
-  rlx_mx_eval(c, &a, 1);
-  rlx_mx_arr *kept = rlx_mx_keep(c, a);
-  rlx_status *st = rlx_mx_take_error(c);
-  rlx_mx_free(c);
-  if (st) return rlx_status_annotate(st, "param '%s'", name);
-  pthread_mutex_lock(&ex->mu);
-  rlx_mx_release(ex->params[k].val);
-  ex->params[k].val = kept;
-  pthread_mutex_unlock(&ex->mu);
+  RLX_TRY(rlx_exec_check_type("param", name, &ex->params[k].type, rlx_tensor_type(value)));
+  lock(ex);
+  rlx_status *st = rlx_exec_upload(ex, value, &ex->params[k].val);
+  unlock(ex);
+  return rlx_status_annotate(st, "param '%s'", name);
+}
+
+rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, bool readback) {
+  if (i >= ex->g->n_outputs) return RLX_ERR(OUT_OF_RANGE, "output %zu: the graph has %zu outputs", i, ex->g->n_outputs);
+  lock(ex);
+  ex->readback[i] = readback;
+  unlock(ex);
   return NULL;
 }
 
-/* Matches the named inputs to the graph inputs and binds symbols; fills order[i] = the tensor
- * for graph input i. */
-static rlx_status *bind_inputs(rlx_executable *ex, size_t n, const char *const *names, const rlx_tensor *const *values,
-                               const rlx_tensor **order) {
-  const rlx_graph *g = ex->g;
-  if (n && (!names || !values)) return RLX_ERR(INVALID_ARGUMENT, "input names or values are NULL");
-  for (size_t i = 0; i < g->n_inputs; i++) order[i] = NULL;
-  for (size_t j = 0; j < n; j++) {
-    size_t k = g->n_inputs;
-    for (size_t i = 0; i < g->n_inputs && names[j]; i++)
-      if (strcmp(g->nodes[g->inputs[i]].name, names[j]) == 0) k = i;
-    if (k == g->n_inputs) {
-      char list[512] = "";
-      for (size_t i = 0; i < g->n_inputs && strlen(list) < 400; i++) {
-        strcat(list, i ? ", " : "");
-        strncat(list, g->nodes[g->inputs[i]].name, 64);
-      }
-      return RLX_ERR(NOT_FOUND, "no input named '%s' (inputs: %s)", names[j] ? names[j] : "(null)", g->n_inputs ? list : "none");
-    }
-    if (order[k]) return RLX_ERR(INVALID_ARGUMENT, "input '%s' given twice", names[j]);
-    if (!values[j]) return RLX_ERR(INVALID_ARGUMENT, "input '%s': value is NULL", names[j]);
-    order[k] = values[j];
-  }
-  int64_t syms[64];
-  int64_t ns = g->n_symbols < 64 ? g->n_symbols : 64;
-  for (int64_t s = 0; s < ns; s++) syms[s] = -1;
-  for (size_t i = 0; i < g->n_inputs; i++) {
-    const rlx_node *nd = &g->nodes[g->inputs[i]];
-    if (!order[i]) return RLX_ERR(INVALID_ARGUMENT, "input '%s' (%s) was not given", nd->name, RLX_TYPE_STR(&g->types[nd->out0]));
-    const rlx_type *want = &g->types[nd->out0];
-    RLX_TRY(check_tensor("input", nd->name, want, order[i]));
-    for (int d = 0; d < want->rank; d++) {
-      if (want->dims[d] >= -1) continue;
-      int64_t s = RLX_DIM_SYMBOL_ID(want->dims[d]), got = rlx_tensor_dims(order[i])[d];
-      if (s >= 64) return RLX_ERR(UNIMPLEMENTED, "symbol s%lld: at most 64 symbols", (long long)s);
-      if (syms[s] >= 0 && syms[s] != got)
-        return RLX_ERR(INVALID_ARGUMENT, "input '%s' dim %d binds symbol s%lld to %lld, but it is already %lld", nd->name, d,
-                       (long long)s, (long long)got, (long long)syms[s]);
-      syms[s] = got;
-    }
-  }
-  bool same = ex->bound;
-  for (int64_t s = 0; same && s < ns; s++) same = ex->syms[s] == syms[s];
-  if (!same) {
-    RLX_TRY(rlx_graph_bind(g, syms, ns, ex->types));
-    memcpy(ex->syms, syms, sizeof(int64_t) * (size_t)ns);
-    ex->bound = true;
+/* Host tensors for the outputs whose readback is on (ex->res; NULL elsewhere). */
+static rlx_status *alloc_outputs(rlx_executable *ex, const rlx_type *types) {
+  size_t n = ex->g->n_outputs;
+  memset(ex->res, 0, n * sizeof *ex->res);
+  for (size_t i = 0; i < n; i++) {
+    if (!ex->readback[i]) continue;
+    rlx_status *st = rlx_tensor_create(types[i].dtype, types[i].rank, types[i].dims, NULL, 0, &ex->res[i]);
+    if (st) return st;
   }
   return NULL;
 }
 
-/* Binds leaf values (inputs from `order`, params, constants) into vals. */
-static void bind_leaves(rlx_executable *ex, rlx_mx *c, const rlx_tensor **order, rlx_mx_arr **vals) {
-  const rlx_graph *g = ex->g;
-  for (size_t i = 0; i < g->n_inputs; i++) {
-    const rlx_node *nd = &g->nodes[g->inputs[i]];
-    vals[nd->out0] = rlx_mx_from_bytes(c, rlx_tensor_cdata(order[i]), rlx_tensor_type(order[i]));
-  }
-  for (size_t i = 0; i < g->n_params; i++) vals[g->nodes[g->params[i]].out0] = ex->cur[param_index(ex, g->nodes[g->params[i]].name)];
-  for (size_t k = 0; k < g->n_nodes; k++) {
-    const rlx_node *nd = &g->nodes[k];
-    if (nd->op != RLX_OP_CONSTANT) continue;
-    if (!ex->consts[nd->out0]) ex->consts[nd->out0] = rlx_mx_keep(c, rlx_mx_from_bytes(c, nd->data, &g->types[nd->out0]));
-    vals[nd->out0] = ex->consts[nd->out0];
-  }
+static void discard_outputs(rlx_executable *ex) {
+  for (size_t i = 0; i < ex->g->n_outputs; i++) rlx_tensor_free(ex->res[i]), ex->res[i] = NULL;
 }
 
-/* The compiled function's leaves: inputs (declaration order), then constants (node order), then
- * the params of the graph and its sub-graphs (rlx_executable_param_name order). Returns the count
- * of input and constant leaves written to `leaves` (the params follow them). */
-static size_t leaf_values(const rlx_graph *g, rlx_value *leaves) {
-  size_t n = 0;
-  for (size_t i = 0; i < g->n_inputs; i++) leaves[n++] = g->nodes[g->inputs[i]].out0;
-  for (size_t k = 0; k < g->n_nodes; k++)
-    if (g->nodes[k].op == RLX_OP_CONSTANT) leaves[n++] = g->nodes[k].out0;
-  return n;
+/* Copies arrs into the tensors of alloc_outputs and hands them to outputs; all or nothing. */
+static rlx_status *fill_outputs(rlx_executable *ex, rlx_mx_arr *const *arrs, rlx_tensor **outputs) {
+  const rlx_graph *g = ex->g;
+  for (size_t i = 0; i < g->n_outputs; i++) {
+    rlx_tensor *t = ex->res[i];
+    if (t && !rlx_mx_to_host(ex->ctx, arrs[i], rlx_tensor_data(t), rlx_tensor_nbytes(t)))
+      return rlx_status_annotate(rlx_mx_take_error(ex->ctx), "output %zu ('%s')", i, g->output_names[i]);
+  }
+  memcpy(outputs, ex->res, g->n_outputs * sizeof *ex->res);
+  memset(ex->res, 0, g->n_outputs * sizeof *ex->res);
+  return NULL;
 }
 
-static rlx_status *trace(void *ud, rlx_mx *c, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out) {
-  rlx_executable *ex = ud;
-  const rlx_graph *g = ex->g;
-  rlx_mx_arr **vals = calloc(g->n_vals, sizeof *vals);
-  rlx_value *leaves = malloc(sizeof(rlx_value) * (g->n_nodes + 1));
-  if (!vals || !leaves) {
-    free(vals);
-    free(leaves);
-    return RLX_OOM();
-  }
-  size_t nl = leaf_values(g, leaves);
-  rlx_status *st = NULL;
-  if (nl + ex->n_params != n_in) st = RLX_ERR(INTERNAL, "compiled function got %zu leaves, expected %zu", n_in, nl + ex->n_params);
-  for (size_t i = 0; !st && i < nl; i++) vals[leaves[i]] = in[i];
-  for (size_t i = 0; !st && i < ex->n_params; i++) ex->cur[i] = in[nl + i];
-  for (size_t i = 0; !st && i < g->n_params; i++) vals[g->nodes[g->params[i]].out0] = ex->cur[param_index(ex, g->nodes[g->params[i]].name)];
-  rlx_lower L = {.mx = c, .g = g, .types = ex->types, .vals = vals, .param = param_lookup, .param_ud = ex};
-  if (!st) st = rlx_lower_graph(&L);
-  for (size_t i = 0; !st && i < n_out; i++) out[i] = vals[g->outputs[i]];
-  free(vals);
-  free(leaves);
-  return st;
+static void output_types(const rlx_executable *ex, rlx_type *out) {
+  for (size_t i = 0; i < ex->g->n_outputs; i++) out[i] = ex->rt[ex->g->outputs[i]];
 }
 
-/* Copies output arrays to new host tensors (cast to the declared dtype if MLX differs). */
-static rlx_status *read_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **arrs, rlx_tensor **outputs) {
-  const rlx_graph *g = ex->g;
-  size_t n = g->n_outputs;
-  rlx_tensor **res = calloc(n, sizeof *res);
-  if (!res) return RLX_OOM();
-  rlx_status *st = NULL;
-  for (size_t i = 0; i < n && !st; i++) {
-    const rlx_type *t = &ex->types[g->outputs[i]];
-    rlx_type at;
-    rlx_mx_arr *a = arrs[i];
-    if (rlx_mx_type(a, &at) && at.dtype != t->dtype) a = rlx_mx_astype(c, a, t->dtype);
-    st = rlx_tensor_create(t->dtype, t->rank, t->dims, NULL, 0, &res[i]);
-    if (!st && !rlx_mx_to_host(c, a, rlx_tensor_data(res[i]), rlx_tensor_nbytes(res[i]))) st = rlx_mx_take_error(c);
-    if (st) st = rlx_status_annotate(st, "output %zu ('%s')", i, g->output_names[i]);
-  }
-  if (st) {
-    for (size_t i = 0; i < n; i++) rlx_tensor_free(res[i]);
-  } else {
-    memcpy(outputs, res, n * sizeof *res);
-  }
-  free(res);
-  return st;
+static rlx_status *check_outputs_arg(const rlx_executable *ex, size_t n_outputs, rlx_tensor **outputs) {
+  if (!outputs) return RLX_ERR(INVALID_ARGUMENT, "outputs is NULL");
+  if (n_outputs != ex->g->n_outputs)
+    return RLX_ERR(INVALID_ARGUMENT, "n_outputs is %zu but the graph has %zu outputs", n_outputs, ex->g->n_outputs);
+  return NULL;
 }
 
-static rlx_status *run_locked(rlx_executable *ex, size_t n_inputs, const char *const *names, const rlx_tensor *const *values,
-                              rlx_tensor **outputs) {
-  const rlx_graph *g = ex->g;
-  const rlx_tensor **order = calloc(g->n_inputs ? g->n_inputs : 1, sizeof *order);
-  if (!order) return RLX_OOM();
-  rlx_status *st = bind_inputs(ex, n_inputs, names, values, order);
-  for (size_t i = 0; !st && i < ex->n_params; i++) {
-    if (!ex->params[i].val) st = RLX_ERR(FAILED_PRECONDITION, "param '%s' was not set (rlx_executable_set_param)", ex->params[i].name);
-    ex->cur[i] = ex->params[i].val;
-  }
-  rlx_mx *c = NULL;
-  if (!st) st = rlx_mx_create(mx_device(ex), &c);
-  rlx_mx_arr **outs = NULL;
-  if (!st && !(outs = calloc(g->n_outputs, sizeof *outs))) st = RLX_OOM();
-  if (!st) {
-    memset(ex->vals, 0, sizeof(rlx_mx_arr *) * g->n_vals);
-    bind_leaves(ex, c, order, ex->vals);
-    st = rlx_mx_take_error(c);
-  }
-  if (!st && ex->mode == RLX_MODE_COMPILED) {
-    if (!ex->compiled) st = rlx_mx_compile(trace, ex, false, &ex->compiled);
-    rlx_value *leaves = st ? NULL : malloc(sizeof(rlx_value) * (g->n_nodes + 1));
-    rlx_mx_arr **lv = st ? NULL : malloc(sizeof(rlx_mx_arr *) * (g->n_nodes + ex->n_params + 1));
-    if (!st && (!leaves || !lv)) st = RLX_OOM();
-    if (!st) {
-      size_t nl = leaf_values(g, leaves);
-      for (size_t i = 0; i < nl; i++) lv[i] = ex->vals[leaves[i]];
-      for (size_t i = 0; i < ex->n_params; i++) lv[nl + i] = ex->params[i].val;
-      if (!rlx_mx_call(c, ex->compiled, lv, nl + ex->n_params, outs, g->n_outputs)) st = rlx_mx_take_error(c);
-      for (size_t i = 0; i < ex->n_params; i++) ex->cur[i] = ex->params[i].val;
-    }
-    free(leaves);
-    free(lv);
-  } else if (!st) {
-    rlx_lower L = {.mx = c, .g = g, .types = ex->types, .vals = ex->vals, .eager = ex->mode == RLX_MODE_EAGER,
-                   .param = param_lookup, .param_ud = ex};
-    st = rlx_lower_graph(&L);
-    for (size_t i = 0; !st && i < g->n_outputs; i++) outs[i] = ex->vals[g->outputs[i]];
-  }
-  if (!st) {
-    rlx_mx_eval(c, outs, g->n_outputs);
-    st = rlx_mx_take_error(c);
-  }
-  if (!st && outputs) st = read_outputs(ex, c, outs, outputs);
-  free(outs);
-  rlx_mx_free(c);
-  free(order);
-  return st;
+/* The common start of named runs: sources from the call and the handles, then execution. */
+static rlx_status *execute_named(rlx_executable *ex, size_t n, const char *const *names, const rlx_tensor *const *values, bool async) {
+  rlx_exec_clear_sources(ex);
+  RLX_TRY(rlx_exec_source_named(ex, n, names, values));
+  return rlx_exec_execute(ex, async);
 }
 
 rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                const rlx_tensor *const *values, size_t n_outputs, rlx_tensor **outputs) {
-  if (!ex || !outputs) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_run: NULL argument");
-  if (n_outputs != ex->g->n_outputs)
-    return RLX_ERR(INVALID_ARGUMENT, "n_outputs is %zu but the graph has %zu outputs", n_outputs, ex->g->n_outputs);
-  pthread_mutex_lock(&ex->mu);
-  rlx_status *st = run_locked(ex, n_inputs, names, values, outputs);
-  pthread_mutex_unlock(&ex->mu);
+  if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_run: NULL executable");
+  RLX_TRY(check_outputs_arg(ex, n_outputs, outputs));
+  lock(ex);
+  rlx_status *st = execute_named(ex, n_inputs, names, values, false);
+  if (!st) st = rlx_exec_apply_feeds(ex);
+  if (!st) output_types(ex, ex->out_types), st = alloc_outputs(ex, ex->out_types);
+  if (!st) st = fill_outputs(ex, ex->outs, outputs);
+  discard_outputs(ex);
+  rlx_mx_reset(ex->ctx);
+  unlock(ex);
   return st;
 }
 
 rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                   const rlx_tensor *const *values) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_warmup: NULL argument");
-  pthread_mutex_lock(&ex->mu);
-  rlx_status *st = run_locked(ex, n_inputs, names, values, NULL);
-  pthread_mutex_unlock(&ex->mu);
+  lock(ex);
+  rlx_status *st = execute_named(ex, n_inputs, names, values, false);
+  rlx_mx_reset(ex->ctx);
+  unlock(ex);
   return st;
+}
+
+/* ---- asynchronous runs ---- */
+
+rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const char *const *names,
+                                  const rlx_tensor *const *values) {
+  if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_commit: NULL executable");
+  lock(ex);
+  rlx_status *st = execute_named(ex, n_inputs, names, values, true);
+  if (!st) st = rlx_exec_apply_feeds(ex);
+  if (!st) {
+    release_pending(ex);
+    for (size_t i = 0; i < ex->g->n_outputs; i++) ex->pending[i] = rlx_mx_keep(ex->ctx, ex->outs[i]);
+    output_types(ex, ex->pending_types);
+    st = rlx_mx_take_error(ex->ctx);
+    if (st) release_pending(ex);
+    else ex->has_pending = true;
+  }
+  rlx_mx_reset(ex->ctx);
+  unlock(ex);
+  return st;
+}
+
+rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor **outputs) {
+  if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_sync: NULL executable");
+  if (outputs) RLX_TRY(check_outputs_arg(ex, n_outputs, outputs));
+  lock(ex);
+  rlx_status *st = NULL;
+  if (!ex->has_pending) {
+    if (outputs) st = RLX_ERR(FAILED_PRECONDITION, "no committed run to read (rlx_executable_commit)");
+  } else {
+    rlx_mx_reset(ex->ctx);
+    rlx_mx_eval(ex->ctx, ex->pending, ex->g->n_outputs);
+    st = rlx_mx_take_error(ex->ctx);
+    if (!st && outputs) st = alloc_outputs(ex, ex->pending_types);
+    if (!st && outputs) st = fill_outputs(ex, ex->pending, outputs);
+    discard_outputs(ex);
+    release_pending(ex);
+    rlx_mx_reset(ex->ctx);
+  }
+  unlock(ex);
+  return st;
+}
+
+bool rlx_executable_pending(const rlx_executable *ex) {
+  lock(ex);
+  bool p = ex->has_pending;
+  unlock(ex);
+  return p;
+}
+
+/* ---- active extent ---- */
+
+rlx_status *rlx_executable_set_active_extent(rlx_executable *ex, int64_t actual, int64_t upper) {
+  bool clear = actual == 0 && upper == 0;
+  if (!clear && !(actual > 0 && actual <= upper))
+    return RLX_ERR(INVALID_ARGUMENT, "active extent %lld of %lld: expected 0 < actual <= upper (or 0, 0 to clear)", (long long)actual,
+                   (long long)upper);
+  rlx_status *why = clear ? NULL : rlx_exec_check_extent(ex->g, upper);
+  lock(ex);
+  ex->ext_actual = actual;
+  ex->ext_upper = upper;
+  ex->ext_graph_ok = !clear && !why;
+  ex->ext_cached_gen = 0;
+  rlx_exec_set_extent_reason(ex, why);
+  unlock(ex);
+  return NULL;
+}
+
+const char *rlx_executable_active_extent_fallback(const rlx_executable *ex) {
+  lock(ex);
+  const char *r = ex->ext_reason;
+  unlock(ex);
+  return r;
 }

@@ -78,7 +78,11 @@ void rlx_mx_synchronize(rlx_mx *c);
 /* ---- compile (mlx::core::compile) ----
  * The trace callback lowers the computation from `in` (arena arrays of the trace context) and
  * writes n_out arrays to `out`. A non-NULL status aborts the trace and comes back from
- * rlx_mx_call as the context error. */
+ * rlx_mx_call as the context error; the function stays usable (the next call traces again).
+ * MLX caches traces per thread (and per input shapes/dtypes, or per ranks/dtypes when
+ * shapeless): the first call of a function on each thread traces it there. A function is called
+ * by one thread at a time; rlx_mx_fn_free may run on any thread and erases the function's traces
+ * from every thread's cache (other threads' at their next rlx_mx_call). */
 typedef rlx_status *(*rlx_mx_trace_fn)(void *ud, rlx_mx *trace, rlx_mx_arr *const *in, size_t n_in,
                                        rlx_mx_arr **out, size_t n_out);
 rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapeless, rlx_mx_fn **out);
@@ -170,6 +174,11 @@ rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, 
 rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr *lhs_idx, rlx_mx_arr *rhs_idx);
 rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *scales, rlx_mx_arr *biases,
                                     bool transpose, int group_size, int bits);
+
+/* ---- runtime (branch runtime) ---- */
+/* Clears the arena and any recorded error, and re-targets the context at the calling thread's
+ * default stream of its device: a context reused across runs and threads. */
+void rlx_mx_reset(rlx_mx *c);
 
 /* ---- fftsample: FFT, sampling, dense solve, transform state ---- */
 /* mx::fft along `axis`: kind 0 fft, 1 ifft (complex64 in and out), 2 rfft (real in, complex64

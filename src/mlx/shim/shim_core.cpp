@@ -1,8 +1,10 @@
 // shim_core.cpp: contexts, host transfer, evaluation and compile.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "mlx/compile_impl.h"
 #include "mlx/shim/shim_impl.h"
@@ -103,6 +105,17 @@ rlx_status *rlx_mx_create(rlx_mx_device device, rlx_mx **out) {
 
 void rlx_mx_free(rlx_mx *c) { delete c; }
 void rlx_mx_clear(rlx_mx *c) { c->arena.clear(); }
+
+void rlx_mx_reset(rlx_mx *c) {
+  c->arena.clear();
+  rlx_status_free(c->err);
+  c->err = nullptr;
+  try {
+    c->stream = mx::default_stream(c->device);
+  } catch (...) {
+    c->fail_current();
+  }
+}
 bool rlx_mx_failed(const rlx_mx *c) { return c->err != nullptr; }
 rlx_mx_device rlx_mx_get_device(const rlx_mx *c) { return c->device == mx::Device::gpu ? RLX_MX_GPU : RLX_MX_CPU; }
 
@@ -131,11 +144,12 @@ rlx_mx_arr *rlx_mx_keep(rlx_mx *c, rlx_mx_arr *a) {
 void rlx_mx_release(rlx_mx_arr *a) { delete reinterpret_cast<mx::array *>(a); }
 
 rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t) {
-  SHIM_OP(c, data || t, ([&] {
+  SHIM_OP(c, t, ([&] {
             mx::Shape shape = to_shape(t->rank, t->dims);
             size_t n = rlx_dtype_size(t->dtype);
             for (auto d : shape) n *= (size_t)d;
             if (n == 0) return mx::zeros(shape, to_mx(t->dtype), c->stream);
+            if (!data) throw std::invalid_argument("no data for " + std::to_string(n) + " bytes");
             auto buf = mx::allocator::malloc(n);
             std::memcpy(buf.buffer().raw_ptr(), data, n);
             return mx::array(std::move(buf), shape, to_mx(t->dtype));
@@ -157,8 +171,13 @@ rlx_mx_arr *rlx_mx_scalar(rlx_mx *c, double v, rlx_dtype dtype) {
 bool rlx_mx_to_host(rlx_mx *c, rlx_mx_arr *a, void *dst, size_t nbytes) {
   if (!c || c->err || !a) return false;
   try {
-    mx::array b = mx::contiguous(A(a), false, c->stream);
+    mx::array b = A(a);
     b.eval();
+    // Outputs are usually dense already; only strided or broadcast views need a copy.
+    if (!b.flags().row_contiguous || b.data_size() != b.size()) {
+      b = mx::contiguous(b, false, c->stream);
+      b.eval();
+    }
     if (b.nbytes() != nbytes) {
       c->fail(RLX_STATUS_INTERNAL, "result has " + std::to_string(b.nbytes()) + " bytes, expected " + std::to_string(nbytes));
       return false;
@@ -222,6 +241,63 @@ void rlx_mx_synchronize(rlx_mx *c) {
 }  // extern "C"
 
 // ---- compile ----
+//
+// MLX keeps compiled traces in a cache per thread (mx::detail::compile_cache()), keyed by a
+// function id, the calling thread's default stream and the input shapes/dtypes. An rlx_mx_fn
+// therefore gets a process-unique id (never a reused heap address: a freed function's stale
+// trace in some thread's cache must not be found by a later function), remembers the caches of
+// the threads that traced it, and erases its traces at free: at once in the freeing thread's
+// cache, and in other threads' caches the next time such a thread calls a compiled function
+// (a thread's cache is not safe to touch from another thread). Traces left in a thread that
+// never calls again die with that thread; their unique ids keep them unreachable.
+
+namespace {
+
+using CacheRef = mx::detail::CompileCacheWeakPtr;
+
+bool same_cache(const CacheRef &a, const CacheRef &b) { return !a.owner_before(b) && !b.owner_before(a); }
+
+// The calling thread's compile cache (its lifetime is the thread's).
+const CacheRef &thread_cache() {
+  static thread_local CacheRef cache = mx::detail::compile_cache();
+  return cache;
+}
+
+// Erasures owed to other threads' caches.
+struct DeferredErase {
+  std::mutex mu;
+  std::vector<std::pair<CacheRef, std::uintptr_t>> items;
+  std::atomic<size_t> count{0};
+};
+
+DeferredErase &deferred() {
+  static auto *d = new DeferredErase();  // reachable from thread exit and process teardown
+  return *d;
+}
+
+// Performs the erasures owed to the calling thread's cache and forgets those of dead threads.
+void drain_deferred() {
+  auto &d = deferred();
+  if (d.count.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(d.mu);
+  const CacheRef &mine = thread_cache();
+  auto &v = d.items;
+  for (size_t i = 0; i < v.size();) {
+    bool dead = v[i].first.expired(), own = !dead && same_cache(v[i].first, mine);
+    if (own) mx::detail::compile_erase(mine, v[i].second);
+    if (dead || own) {
+      v[i] = std::move(v.back());
+      v.pop_back();
+    } else {
+      i++;
+    }
+  }
+  d.count.store(v.size(), std::memory_order_release);
+}
+
+std::atomic<std::uintptr_t> next_fn_id{1};
+
+}  // namespace
 
 // Carries a trace callback's status through MLX's compile machinery.
 struct TraceError : std::exception {
@@ -233,8 +309,9 @@ struct TraceError : std::exception {
 struct rlx_mx_fn {
   rlx_mx_trace_fn fn;
   void *ud;
+  std::uintptr_t id = 0;
   std::function<std::vector<mx::array>(const std::vector<mx::array> &)> compiled;
-  mx::detail::CompileCacheWeakPtr cache;
+  std::vector<CacheRef> caches;  // caches of the threads that called this function
   size_t n_out = 0;
   mx::Device device{mx::Device::cpu};
   mx::Stream stream{0, mx::Device(mx::Device::cpu)};
@@ -245,6 +322,8 @@ extern "C" rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapele
     auto f = std::make_unique<rlx_mx_fn>();
     f->fn = fn;
     f->ud = ud;
+    // Small odd ids: never the address of a function MLX compiles by pointer.
+    f->id = next_fn_id.fetch_add(2, std::memory_order_relaxed);
     rlx_mx_fn *self = f.get();
     auto body = [self](const std::vector<mx::array> &in) {
       rlx_mx trace(self->device, self->stream);
@@ -258,11 +337,11 @@ extern "C" rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapele
         if (!hout[i]) st = rlx_status_make(RLX_STATUS_INTERNAL, "trace produced no output %zu", i);
       if (st) throw TraceError(st);
       std::vector<mx::array> res;
+      res.reserve(hout.size());
       for (auto *h : hout) res.push_back(A(h));
       return res;
     };
-    f->compiled = mx::detail::compile(body, reinterpret_cast<std::uintptr_t>(self), shapeless);
-    f->cache = mx::detail::compile_cache();
+    f->compiled = mx::detail::compile(body, self->id, shapeless);
     *out = f.release();
     return nullptr;
   } catch (const std::exception &e) {
@@ -273,6 +352,11 @@ extern "C" rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapele
 extern "C" bool rlx_mx_call(rlx_mx *c, rlx_mx_fn *f, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out) {
   if (!c || c->err) return false;
   try {
+    drain_deferred();
+    const CacheRef &mine = thread_cache();
+    bool known = false;
+    for (const auto &k : f->caches) known = known || same_cache(k, mine);
+    if (!known) f->caches.push_back(mine);
     f->n_out = n_out;
     f->device = c->device;
     f->stream = c->stream;
@@ -295,7 +379,17 @@ extern "C" bool rlx_mx_call(rlx_mx *c, rlx_mx_fn *f, rlx_mx_arr *const *in, size
 extern "C" void rlx_mx_fn_free(rlx_mx_fn *f) {
   if (!f) return;
   try {
-    mx::detail::compile_erase(f->cache, reinterpret_cast<std::uintptr_t>(f));
+    const CacheRef &mine = thread_cache();
+    auto &d = deferred();
+    for (const auto &k : f->caches) {
+      if (same_cache(k, mine)) {
+        mx::detail::compile_erase(mine, f->id);
+      } else if (!k.expired()) {
+        std::lock_guard<std::mutex> lock(d.mu);
+        d.items.emplace_back(k, f->id);
+        d.count.store(d.items.size(), std::memory_order_release);
+      }
+    }
   } catch (...) {
   }
   delete f;

@@ -1,0 +1,125 @@
+/* exec.h: the executable's state and run pipeline, shared by executable.c (modes, params, runs,
+ * commits), exec_pipeline.c (the pipeline below), exec_handles.c (handles and feeds) and
+ * exec_slots.c (slot arena). Internal.
+ *
+ * A run: the caller's entry point fills each input's source (a passed tensor, raw slot bytes or a
+ * handle), then rlx_exec_execute binds symbols and types, builds the leaves, lowers the graph or
+ * calls the compiled function and evaluates (or, for a commit, schedules) the outputs, and
+ * rlx_exec_apply_feeds moves fed outputs into device handles. Everything runs under ex->mu. */
+#ifndef RLX_MLX_EXEC_H
+#define RLX_MLX_EXEC_H
+
+#include <pthread.h>
+
+#include "mlx/lower.h"
+#include "rlx/executable.h"
+
+#define RLX_EXEC_MAX_SYMBOLS 64
+
+/* A param of the graph or of any of its sub-graphs (sub-graph params resolve by name). */
+typedef struct exec_param {
+  const char *name;
+  rlx_type type;
+  rlx_mx_arr *val; /* kept, evaluated; NULL until set */
+} exec_param;
+
+typedef struct exec_input {
+  const char *name;
+  rlx_value val;
+  const rlx_type *decl; /* declared type (dims may be symbolic) */
+  rlx_tensor *host;     /* host handle (owned copy) or NULL */
+  rlx_mx_arr *dev;      /* device handle (kept) or NULL */
+  size_t feed;          /* output that becomes `dev` after each run, or RLX_NO_FEED */
+  /* this run's source (when `given`): a device array `arr`, else host bytes `data` (NULL for an
+   * empty tensor), of type `type` */
+  bool given;
+  const void *data;
+  rlx_mx_arr *arr;
+  rlx_type type;
+} exec_input;
+
+struct rlx_executable {
+  const rlx_graph *g;
+  rlx_device device;
+  rlx_mode mode;
+  bool shapeless;
+  pthread_mutex_t mu;
+
+  exec_param *params;
+  size_t n_params;
+  size_t *gparam; /* per param node of g: its index in params */
+  exec_input *in; /* per graph input, declaration order */
+  rlx_value *consts; /* constant values, node order */
+  size_t n_consts;
+  rlx_mx_arr **const_arr; /* kept constant arrays, made on first use */
+
+  /* types: `types` at the bound symbol sizes; `ext_types` with the active extent applied; `rt`
+   * points at the types of the current run. */
+  rlx_type *types;
+  int64_t syms[RLX_EXEC_MAX_SYMBOLS];
+  int64_t n_syms;
+  bool bound;
+  uint64_t bind_gen; /* bumped whenever `types` is re-bound */
+  rlx_type *ext_types;
+  const rlx_type *rt;
+
+  rlx_mx_fn *compiled;
+  size_t n_traces;
+
+  /* per-run scratch, sized once */
+  rlx_mx *ctx;        /* reused by every run (rlx_mx_reset) */
+  rlx_mx_arr **vals;  /* per value */
+  rlx_mx_arr **cur;   /* per param: what the current lowering reads (value or trace leaf) */
+  rlx_mx_arr **leaves;/* inputs, constants, params */
+  rlx_mx_arr **outs;  /* per output, in ctx */
+  bool *readback;     /* per output */
+  rlx_type *out_types;/* per output: this run's output types */
+  rlx_tensor **res;   /* per output: tensors being read back */
+
+  /* the committed run */
+  rlx_mx_arr **pending; /* per output, kept */
+  rlx_type *pending_types;
+  bool has_pending;
+
+  /* slot arena: laid out at creation, allocated on first use; none when an output is symbolic */
+  unsigned char *arena;
+  size_t arena_size;
+  size_t *slot_off, *slot_nbytes;
+  const char *no_arena; /* name of the symbolic output, or NULL */
+
+  /* active extent */
+  int64_t ext_actual, ext_upper; /* 0, 0: none */
+  char *ext_reason;              /* why it does not apply (owned), NULL when it does */
+  bool ext_graph_ok;             /* the graph passed rlx_exec_check_extent for ext_upper */
+  int64_t ext_cached_actual;     /* ext_types hold this extent ... */
+  uint64_t ext_cached_gen;       /* ... at this binding; 0: nothing cached */
+  bool ext_cached_ok;
+};
+
+/* Index of param `name` in ex->params (ex->n_params when absent). */
+size_t rlx_exec_param_index(const rlx_executable *ex, const char *name);
+/* Clears every input's source for a new run. */
+void rlx_exec_clear_sources(rlx_executable *ex);
+/* Makes tensors values[j] the sources of inputs names[j] (NOT_FOUND for an unknown name,
+ * INVALID_ARGUMENT for a repeated or NULL one), then the handles those of the other inputs. */
+rlx_status *rlx_exec_source_named(rlx_executable *ex, size_t n, const char *const *names, const rlx_tensor *const *values);
+/* Gives inputs without a source their device or host handle; INVALID_ARGUMENT naming an input
+ * that has neither. */
+rlx_status *rlx_exec_source_handles(rlx_executable *ex);
+/* Binds, lowers (or calls the compiled function) and evaluates the outputs; async schedules them
+ * instead (mlx::core::async_eval). On success ex->outs hold the outputs (in the graph's declared
+ * dtypes) and ex->rt their types. */
+rlx_status *rlx_exec_execute(rlx_executable *ex, bool async);
+/* Moves fed outputs (ex->outs) into their inputs' device handles; checks every feed first. */
+rlx_status *rlx_exec_apply_feeds(rlx_executable *ex);
+/* Uploads `value` to the device, evaluates it and makes it *slot (releasing the old array); *slot
+ * is unchanged on failure. */
+rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_arr **slot);
+/* Index of input `name`, or NOT_FOUND listing the inputs. */
+rlx_status *rlx_exec_find_input(const rlx_executable *ex, const char *name, size_t *out);
+/* Records why the active extent does not apply (takes `why`; NULL: it applies). */
+void rlx_exec_set_extent_reason(rlx_executable *ex, rlx_status *why);
+/* INVALID_ARGUMENT unless tensor type `got` fits declared type `want` (symbolic dims fit any size). */
+rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got);
+
+#endif

@@ -1,0 +1,119 @@
+/* exec_handles.c: host and device handles (inputs kept across runs) and output feeds. */
+#include <string.h>
+
+#include "mlx/exec.h"
+
+/* Finds input `name` and checks `value` against its declared type. */
+static rlx_status *handle_input(rlx_executable *ex, const char *name, const rlx_tensor *value, size_t *out) {
+  if (!ex || !name || !value) return RLX_ERR(INVALID_ARGUMENT, "handle: NULL argument");
+  RLX_TRY(rlx_exec_find_input(ex, name, out));
+  return rlx_exec_check_type("handle of input", name, ex->in[*out].decl, rlx_tensor_type(value));
+}
+
+rlx_status *rlx_executable_bind_host_handle(rlx_executable *ex, const char *name, const rlx_tensor *value) {
+  size_t i;
+  RLX_TRY(handle_input(ex, name, value, &i));
+  rlx_tensor *copy;
+  RLX_TRY(rlx_tensor_copy(value, &copy));
+  pthread_mutex_lock(&ex->mu);
+  rlx_tensor_free(ex->in[i].host);
+  ex->in[i].host = copy;
+  pthread_mutex_unlock(&ex->mu);
+  return NULL;
+}
+
+rlx_status *rlx_executable_bind_device_handle(rlx_executable *ex, const char *name, const rlx_tensor *value) {
+  size_t i;
+  RLX_TRY(handle_input(ex, name, value, &i));
+  pthread_mutex_lock(&ex->mu);
+  rlx_status *st = rlx_exec_upload(ex, value, &ex->in[i].dev);
+  pthread_mutex_unlock(&ex->mu);
+  return rlx_status_annotate(st, "device handle of input '%s'", name);
+}
+
+rlx_status *rlx_executable_set_handle_feed(rlx_executable *ex, const char *name, size_t output_index) {
+  if (!ex || !name) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_set_handle_feed: NULL argument");
+  size_t i;
+  RLX_TRY(rlx_exec_find_input(ex, name, &i));
+  const rlx_graph *g = ex->g;
+  if (output_index != RLX_NO_FEED) {
+    if (output_index >= g->n_outputs)
+      return RLX_ERR(OUT_OF_RANGE, "feed of input '%s': output %zu, but the graph has %zu outputs", name, output_index, g->n_outputs);
+    const rlx_type *want = ex->in[i].decl, *got = &g->types[g->outputs[output_index]];
+    bool ok = want->dtype == got->dtype && want->rank == got->rank;
+    for (int d = 0; ok && d < want->rank; d++) ok = want->dims[d] < 0 || got->dims[d] < 0 || want->dims[d] == got->dims[d];
+    if (!ok)
+      return RLX_ERR(INVALID_ARGUMENT, "feed of input '%s' (%s) from output %zu ('%s', %s): types differ", name, RLX_TYPE_STR(want),
+                     output_index, g->output_names[output_index], RLX_TYPE_STR(got));
+  }
+  pthread_mutex_lock(&ex->mu);
+  ex->in[i].feed = output_index;
+  pthread_mutex_unlock(&ex->mu);
+  return NULL;
+}
+
+rlx_status *rlx_exec_apply_feeds(rlx_executable *ex) {
+  const rlx_graph *g = ex->g;
+  for (size_t i = 0; i < g->n_inputs; i++) {
+    const exec_input *in = &ex->in[i];
+    if (in->feed == RLX_NO_FEED) continue;
+    rlx_type t;
+    if (!rlx_mx_type(ex->outs[in->feed], &t)) return RLX_ERR(INTERNAL, "feed of input '%s': output has no type", in->name);
+    RLX_TRY(rlx_status_annotate(rlx_exec_check_type("input", in->name, in->decl, &t), "feed from output %zu ('%s')", in->feed,
+                                g->output_names[in->feed]));
+  }
+  for (size_t i = 0; i < g->n_inputs; i++) {
+    exec_input *in = &ex->in[i];
+    if (in->feed == RLX_NO_FEED) continue;
+    rlx_mx_arr *kept = rlx_mx_keep(ex->ctx, ex->outs[in->feed]);
+    if (!kept) return rlx_status_annotate(rlx_mx_take_error(ex->ctx), "feed of input '%s'", in->name);
+    rlx_mx_release(in->dev);
+    in->dev = kept;
+  }
+  return NULL;
+}
+
+rlx_status *rlx_executable_clear_handle(rlx_executable *ex, const char *name) {
+  if (!ex || !name) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_clear_handle: NULL argument");
+  size_t i;
+  RLX_TRY(rlx_exec_find_input(ex, name, &i));
+  pthread_mutex_lock(&ex->mu);
+  exec_input *in = &ex->in[i];
+  rlx_tensor_free(in->host);
+  rlx_mx_release(in->dev);
+  in->host = NULL;
+  in->dev = NULL;
+  in->feed = RLX_NO_FEED;
+  pthread_mutex_unlock(&ex->mu);
+  return NULL;
+}
+
+rlx_status *rlx_executable_read_handle(rlx_executable *ex, const char *name, rlx_tensor **out) {
+  if (!ex || !name || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_read_handle: NULL argument");
+  size_t i;
+  RLX_TRY(rlx_exec_find_input(ex, name, &i));
+  pthread_mutex_lock(&ex->mu);
+  exec_input *in = &ex->in[i];
+  rlx_status *st = NULL;
+  rlx_tensor *t = NULL;
+  if (in->dev) {
+    rlx_type ty;
+    rlx_mx *c = ex->ctx;
+    rlx_mx_reset(c);
+    if (!rlx_mx_type(in->dev, &ty)) st = RLX_ERR(INTERNAL, "device handle has no type");
+    if (!st) st = rlx_tensor_create(ty.dtype, ty.rank, ty.dims, NULL, 0, &t);
+    if (!st && !rlx_mx_to_host(c, in->dev, rlx_tensor_data(t), rlx_tensor_nbytes(t))) st = rlx_mx_take_error(c);
+    rlx_mx_reset(c);
+  } else if (in->host) {
+    st = rlx_tensor_copy(in->host, &t);
+  } else {
+    st = RLX_ERR(FAILED_PRECONDITION, "input '%s' has no handle", name);
+  }
+  pthread_mutex_unlock(&ex->mu);
+  if (st) {
+    rlx_tensor_free(t);
+    return rlx_status_annotate(st, "handle of input '%s'", name);
+  }
+  *out = t;
+  return NULL;
+}

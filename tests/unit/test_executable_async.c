@@ -1,0 +1,117 @@
+/* Asynchronous runs: commit without waiting, sync later, runs and commits around pending work. */
+#include "exec_test_util.h"
+
+/* y = x * x + 1 over x [3]. */
+static rlx_graph *square_graph(void) {
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x = g_input(g, "x", RLX_DTYPE_F32, 1, DIMS(3));
+  rlx_value one = g_const(g, RLX_DTYPE_F32, 0, NULL, (const float[]){1});
+  rlx_value y = g_op(g, RLX_OP_ADD, 2, VALS(g_op(g, RLX_OP_MUL, 2, VALS(x, x), 0, NULL), one), 0, NULL);
+  OK(rlx_graph_set_outputs(g, 1, &y));
+  return g;
+}
+
+static rlx_status *commit1(rlx_executable *ex, const rlx_tensor *x) {
+  return rlx_executable_commit(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){x});
+}
+
+static void test_commit_then_sync(void **state) {
+  (void)state;
+  rlx_graph *g = square_graph();
+  for (size_t m = 0; m < LEN(all_modes); m++) {
+    rlx_executable *ex = make_exec(g, all_modes[m]);
+    rlx_tensor *out = NULL, *x1 = tf32(1, DIMS(3), (const float[]){1, 2, 3}), *x2 = tf32(1, DIMS(3), (const float[]){-1, 0, 4});
+    /* nothing pending: a bare sync is a no-op, reading fails */
+    assert_false(rlx_executable_pending(ex));
+    OK(rlx_executable_sync(ex, 0, NULL));
+    FAILS(rlx_executable_sync(ex, 1, &out), FAILED_PRECONDITION, "no committed run");
+    assert_null(out);
+    /* commit, then read after sync */
+    OK(commit1(ex, x1));
+    assert_true(rlx_executable_pending(ex));
+    OK(rlx_executable_sync(ex, 1, &out));
+    assert_false(rlx_executable_pending(ex));
+    expect_f32(out, 1, DIMS(3), (const float[]){2, 5, 10}, 0);
+    rlx_tensor_free(out);
+    /* a run right after a commit is safe and the commit's results stay readable */
+    OK(commit1(ex, x1));
+    OK(run1(ex, "x", x2, &out));
+    expect_f32(out, 1, DIMS(3), (const float[]){2, 1, 17}, 0);
+    rlx_tensor_free(out);
+    OK(rlx_executable_sync(ex, 1, &out));
+    expect_f32(out, 1, DIMS(3), (const float[]){2, 5, 10}, 0);
+    rlx_tensor_free(out);
+    /* a second commit replaces the pending results; sync without outputs just waits */
+    OK(commit1(ex, x1));
+    OK(commit1(ex, x2));
+    OK(rlx_executable_sync(ex, 1, &out));
+    expect_f32(out, 1, DIMS(3), (const float[]){2, 1, 17}, 0);
+    rlx_tensor_free(out);
+    OK(commit1(ex, x2));
+    OK(rlx_executable_sync(ex, 0, NULL));
+    assert_false(rlx_executable_pending(ex));
+    /* a failing commit keeps what is pending */
+    OK(commit1(ex, x1));
+    FAILS(rlx_executable_commit(ex, 0, NULL, NULL), INVALID_ARGUMENT, "input 'x' (float32[3]) was not given");
+    out = NULL;
+    FAILS(rlx_executable_sync(ex, 2, &out), INVALID_ARGUMENT, "n_outputs is 2");
+    OK(rlx_executable_sync(ex, 1, &out));
+    expect_f32(out, 1, DIMS(3), (const float[]){2, 5, 10}, 0);
+    rlx_tensor_free(out);
+    /* freeing with a run pending waits for it */
+    OK(commit1(ex, x2));
+    rlx_tensor_free(x1);
+    rlx_tensor_free(x2);
+    rlx_executable_free(ex);
+  }
+  rlx_graph_free(g);
+}
+
+/* state' = state * 0.5 + x, fed back through a device handle: commits chain without syncs. */
+static void test_commits_chain_through_feeds(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value s = g_input(g, "state", RLX_DTYPE_F32, 2, DIMS(64, 64));
+  rlx_value x = g_input(g, "x", RLX_DTYPE_F32, 2, DIMS(64, 64));
+  rlx_value half = g_const(g, RLX_DTYPE_F32, 0, NULL, (const float[]){0.5f});
+  rlx_value mm = g_op(g, RLX_OP_MATMUL, 2, VALS(s, x), 0, NULL); /* some real work per step */
+  rlx_value y = g_op(g, RLX_OP_ADD, 2, VALS(g_op(g, RLX_OP_MUL, 2, VALS(mm, half), 0, NULL), x), 0, NULL);
+  OK(rlx_graph_set_outputs(g, 1, &y));
+  static float xv[64 * 64], sv[64 * 64], want[64 * 64];
+  for (int i = 0; i < 64 * 64; i++) xv[i] = (i % 64 == i / 64) ? 0.25f : 0.0f; /* x = I/4 */
+  for (int i = 0; i < 64 * 64; i++) sv[i] = (float)(i % 7) * 0.125f;
+  /* s_{k+1} = s_k x / 2 + x = s_k / 8 + I/4 */
+  for (int i = 0; i < 64 * 64; i++) {
+    double v = sv[i];
+    for (int k = 0; k < 5; k++) v = v / 8 + xv[i];
+    want[i] = (float)v;
+  }
+  for (size_t m = 0; m < LEN(all_modes); m++) {
+    rlx_executable *ex = make_exec(g, all_modes[m]);
+    rlx_tensor *ts = tf32(2, DIMS(64, 64), sv), *tx = tf32(2, DIMS(64, 64), xv), *out = NULL;
+    OK(rlx_executable_bind_device_handle(ex, "state", ts));
+    OK(rlx_executable_set_handle_feed(ex, "state", 0));
+    OK(rlx_executable_set_output_readback(ex, 0, false));
+    for (int k = 0; k < 5; k++) OK(rlx_executable_commit(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}));
+    OK(rlx_executable_read_handle(ex, "state", &out)); /* waits for the chain */
+    expect_f32(out, 2, DIMS(64, 64), want, 1e-6);
+    rlx_tensor_free(out);
+    out = (rlx_tensor *)1;
+    OK(rlx_executable_sync(ex, 1, &out));
+    assert_null(out); /* readback off */
+    rlx_tensor_free(ts);
+    rlx_tensor_free(tx);
+    rlx_executable_free(ex);
+  }
+  rlx_graph_free(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_commit_then_sync),
+      cmocka_unit_test(test_commits_chain_through_feeds),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
