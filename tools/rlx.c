@@ -199,7 +199,9 @@ int main(int argc, char **argv) {
   if (argc < 2) return usage();
   const char *cmd = argv[1];
   if (!strcmp(cmd, "version")) {
-    printf("rlx %s (MLX %s, GPU %s)\n", RLX_VERSION, rlx_mlx_version(), rlx_gpu_available() ? "available" : "not available");
+    char gpu[128] = "";
+    if (rlx_gpu_available()) rlx_device_describe(RLX_DEVICE_GPU, gpu, sizeof gpu);
+    printf("rlx %s (MLX %s, GPU %s%s)\n", RLX_VERSION, rlx_mlx_version(), rlx_gpu_available() ? "available: " : "not available", gpu);
     return 0;
   }
   if (strcmp(cmd, "run") && strcmp(cmd, "info")) return usage();

@@ -83,6 +83,10 @@ rlx_status *rlx_device_from_name(const char *name, rlx_device *out);
 bool rlx_gpu_available(void);
 /* MLX's version string ("0.32.4"). */
 const char *rlx_mlx_version(void);
+/* Writes the name MLX reports for `device` (e.g. "NVIDIA H200"; "cpu" for the CPU, or the device
+ * kind when MLX reports no name) into buf, NUL-terminated and truncated to cap bytes. Never fails;
+ * thread-safe. */
+void rlx_device_describe(rlx_device device, char *buf, size_t cap);
 
 typedef struct rlx_executable rlx_executable;
 

@@ -34,6 +34,9 @@ rlx_status *rlx_device_from_name(const char *s, rlx_device *out) {
 
 bool rlx_gpu_available(void) { return rlx_mx_gpu_available(); }
 const char *rlx_mlx_version(void) { return rlx_mx_version(); }
+void rlx_device_describe(rlx_device device, char *buf, size_t cap) {
+  if (buf && cap) rlx_mx_device_name(device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, buf, cap);
+}
 
 static rlx_status *resolve_mode(rlx_mode m, rlx_mode *out) {
   if (m != RLX_MODE_DEFAULT) {

@@ -72,8 +72,6 @@ bool rlx_mx_type(const rlx_mx_arr *a, rlx_type *out);
 /* ---- evaluation ---- */
 void rlx_mx_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n);
 void rlx_mx_async_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n);
-/* Waits for all work on the context's stream. */
-void rlx_mx_synchronize(rlx_mx *c);
 
 /* ---- compile (mlx::core::compile) ----
  * The trace callback lowers the computation from `in` (arena arrays of the trace context) and

@@ -229,15 +229,6 @@ void rlx_mx_async_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n) {
   }
 }
 
-void rlx_mx_synchronize(rlx_mx *c) {
-  if (!c || c->err) return;
-  try {
-    mx::synchronize(c->stream);
-  } catch (...) {
-    c->fail_current();
-  }
-}
-
 }  // extern "C"
 
 // ---- compile ----
