@@ -230,6 +230,9 @@ rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {
     RLX_TRY(lower_outputs(ex, c, ex->outs, ex->mode == RLX_MODE_EAGER));
   }
   RLX_TRY(conform_outputs(ex, c));
+  /* Only the outputs stay referenced from here: MLX frees intermediates while it evaluates. The
+   * run's value and leaf handles are dead after this (both are rebuilt by the next run). */
+  rlx_mx_retain_only(c, ex->outs, g->n_outputs);
   if (async) rlx_mx_async_eval(c, ex->outs, g->n_outputs);
   else rlx_mx_eval(c, ex->outs, g->n_outputs);
   return rlx_mx_take_error(c);

@@ -177,6 +177,10 @@ rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx
 /* Clears the arena and any recorded error, and re-targets the context at the calling thread's
  * default stream of its device: a context reused across runs and threads. */
 void rlx_mx_reset(rlx_mx *c);
+/* Drops every arena array but keep[0..n), which move to fresh arena slots (keep[i] is updated;
+ * other handles into the arena become invalid). Called before evaluating a lazily built graph so
+ * that MLX can free and reuse the buffers of intermediates as it goes. */
+void rlx_mx_retain_only(rlx_mx *c, rlx_mx_arr **keep, size_t n);
 
 /* ---- fftsample: FFT, sampling, dense solve, transform state ---- */
 /* mx::fft along `axis`: kind 0 fft, 1 ifft (complex64 in and out), 2 rfft (real in, complex64

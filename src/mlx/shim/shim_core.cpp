@@ -106,6 +106,19 @@ rlx_status *rlx_mx_create(rlx_mx_device device, rlx_mx **out) {
 void rlx_mx_free(rlx_mx *c) { delete c; }
 void rlx_mx_clear(rlx_mx *c) { c->arena.clear(); }
 
+void rlx_mx_retain_only(rlx_mx *c, rlx_mx_arr **keep, size_t n) {
+  if (!c || c->err) return;
+  try {
+    std::vector<mx::array> kept;
+    kept.reserve(n);
+    for (size_t i = 0; i < n; i++) kept.push_back(A(keep[i]));
+    c->arena.clear();
+    for (size_t i = 0; i < n; i++) keep[i] = c->put(std::move(kept[i]));
+  } catch (...) {
+    c->fail_current();
+  }
+}
+
 void rlx_mx_reset(rlx_mx *c) {
   c->arena.clear();
   rlx_status_free(c->err);
