@@ -1,6 +1,6 @@
 /* generate: text generation with a KV cache on rlx (see decoder.h).
  *
- * usage: generate [--steps N] [--mode lazy|eager|compiled] [--seed S]
+ * usage: generate [--steps N] [--mode lazy|eager|compiled] [--seed S] [--device cpu|gpu]
  *
  * Builds a small decoder-only transformer with seeded random weights (no small pretrained causal
  * LM ships in a package registry in a format rlx reads), runs the prompt and then N greedy decode
@@ -35,14 +35,18 @@ int main(int argc, char **argv) {
   int64_t steps = 24;
   uint64_t seed = 42;
   rlx_mode mode = RLX_MODE_COMPILED;
+  rlx_device device = RLX_DEVICE_CPU;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--steps")) steps = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], NULL, 10);
     else if (!strcmp(argv[i], "--mode")) {
       rlx_status *st = rlx_mode_from_name(argv[i + 1], &mode);
       if (st) return fail(st);
+    } else if (!strcmp(argv[i], "--device")) {
+      rlx_status *st = rlx_device_from_name(argv[i + 1], &device);
+      if (st) return fail(st);
     } else {
-      fprintf(stderr, "usage: %s [--steps N] [--mode lazy|eager|compiled] [--seed S]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--steps N] [--mode lazy|eager|compiled] [--seed S] [--device cpu|gpu]\n", argv[0]);
       return 2;
     }
   }
@@ -62,8 +66,8 @@ int main(int argc, char **argv) {
   if (!st) st = decoder_weights_make(&cfg, seed, &w);
   if (!st) st = decoder_build(&cfg, true, &gc);
   if (!st) st = decoder_build(&cfg, false, &gf);
-  if (!st) st = rlx_executable_create(gc, RLX_DEVICE_CPU, mode, &cached);
-  if (!st) st = rlx_executable_create(gf, RLX_DEVICE_CPU, RLX_MODE_LAZY, &full);
+  if (!st) st = rlx_executable_create(gc, device, mode, &cached);
+  if (!st) st = rlx_executable_create(gf, device, RLX_MODE_LAZY, &full);
   if (!st) st = decoder_set_params(cached, &w);
   if (!st) st = decoder_set_params(full, &w);
   double t0 = now_s();
