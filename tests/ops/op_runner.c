@@ -15,7 +15,8 @@
  * the same inputs/params/constants/nodes/outputs layout, inputs typed by {"dtype", "dims"}; the
  * values of its params are set on the executable like the graph's own).
  * Prints one line per case and mode; exits 1 when any case fails. RLX_TEST_DEVICE=gpu runs the cases
- * on MLX's GPU backend instead of the CPU (exit status 77, "skipped", when there is no GPU).
+ * on MLX's GPU backend instead of the CPU (exit status 77, "skipped", when there is no GPU);
+ * RLX_TEST_MODES (e.g. "eager,lazy") restricts the modes run.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -337,7 +338,9 @@ int main(int argc, char **argv) {
       continue;
     }
     const cJSON *modes = cJSON_GetObjectItem(js, "modes"), *m;
+    const char *only = getenv("RLX_TEST_MODES"); /* e.g. "eager,lazy": run just these modes */
     cJSON_ArrayForEach(m, modes) {
+      if (only && !strstr(only, m->valuestring)) continue;
       rlx_mode mode;
       rlx_status *st = rlx_mode_from_name(m->valuestring, &mode);
       char why[1024] = "";
