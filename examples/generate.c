@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
   if (st) {
     rc = fail(st);
   } else {
-    printf("rlx %s on MLX %s (cpu, %s mode), seeded random weights (seed %llu)\n", RLX_VERSION, rlx_mlx_version(),
+    printf("rlx %s on MLX %s (%s, %s mode), seeded random weights (seed %llu)\n", RLX_VERSION, rlx_mlx_version(), rlx_device_name(device),
            rlx_mode_name(rlx_executable_mode(cached)), (unsigned long long)seed);
     printf("prompt:    ");
     for (int64_t i = 0; i < np; i++) putchar(alphabet[tokens[i] % 64]);

@@ -104,7 +104,11 @@ static void lower_dequant(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in
     packed = packed ? rlx_mx_binary(c, RLX_MXB_BITWISE_OR, packed, part) : part;
   }
   packed = rlx_mx_reshape(c, packed, 2, (int64_t[]){N, K / epw});
-  out[0] = rlx_mx_quantized_matmul(c, in[0], packed, scale, bias, true, (int)bs, bits);
+  /* MLX's CUDA quantized_matmul needs x of rank >= 2: a vector goes through as one row. */
+  const rlx_type *tx = rlx_in_type(L, n, 0);
+  rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0];
+  rlx_mx_arr *y = rlx_mx_quantized_matmul(c, x, packed, scale, bias, true, (int)bs, bits);
+  out[0] = tx->rank == 1 ? rlx_l_reshape(L, y, rlx_out_type(L, n, 0)) : y;
 }
 
 void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {

@@ -9,7 +9,8 @@
  *    "nodes":   [{"op": "Softmax", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": {"i": 1}}}],
  *    "outputs": [{"name": "y", "file": "y.npy", "atol": 1e-6, "rtol": 1e-5}],
  *    "modes":   ["eager", "lazy", "compiled"],
- *    "expect_error": "INVALID_ARGUMENT" (optional: building or running must fail with this code)}
+ *    "expect_error": "INVALID_ARGUMENT" (optional: building or running must fail with this code),
+ *    "cpu_only": "why" (optional: skipped, and counted as skipped, on the GPU)}
  * Attribute values: {"i": int}, {"f": float}, {"is": [ints]}, {"fs": [floats]}, {"s": "text"},
  * {"dtype": "float32"} (an int attribute holding an rlx_dtype), {"g": {graph}} (a sub-graph with
  * the same inputs/params/constants/nodes/outputs layout, inputs typed by {"dtype", "dims"}; the
@@ -320,7 +321,8 @@ static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why,
 }
 
 int main(int argc, char **argv) {
-  int failed = 0, total = 0;
+  int failed = 0, total = 0, skipped = 0;
+  setvbuf(stdout, NULL, _IOLBF, 0); /* a case that crashes the process still shows in the log */
   const char *dev = getenv("RLX_TEST_DEVICE");
   if (dev && !strcmp(dev, "gpu") && !rlx_gpu_available()) {
     printf("RLX_TEST_DEVICE=gpu but MLX has no GPU here: skipped\n");
@@ -338,6 +340,13 @@ int main(int argc, char **argv) {
       continue;
     }
     const cJSON *modes = cJSON_GetObjectItem(js, "modes"), *m;
+    const cJSON *cpu_only = cJSON_GetObjectItem(js, "cpu_only");
+    if (cpu_only && dev && !strcmp(dev, "gpu")) {
+      printf("skip %s: CPU only (%s)\n", argv[a], cpu_only->valuestring);
+      skipped++;
+      cJSON_Delete(js);
+      continue;
+    }
     const char *only = getenv("RLX_TEST_MODES"); /* e.g. "eager,lazy": run just these modes */
     cJSON_ArrayForEach(m, modes) {
       if (only && !strstr(only, m->valuestring)) continue;
@@ -353,6 +362,7 @@ int main(int argc, char **argv) {
     }
     cJSON_Delete(js);
   }
-  printf("%d of %d case runs passed\n", total - failed, total);
+  printf("%d of %d case runs passed%s", total - failed, total, skipped ? "" : "\n");
+  if (skipped) printf(", %d cases skipped (CPU only)\n", skipped);
   return failed ? 1 : 0;
 }

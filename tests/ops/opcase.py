@@ -59,7 +59,10 @@ def sym(k):
 
 class Case:
     def __init__(self, name, nodes, inputs, outputs, atol=1e-6, rtol=1e-5, modes=MODES, params=None,
-                 constants=None, dims=None, expect_error=None, sub_params=None, sub_constants=None):
+                 constants=None, dims=None, expect_error=None, sub_params=None, sub_constants=None, cpu_only=None):
+        """cpu_only: why the case cannot run on MLX's GPU backend (float64 data is detected
+        automatically); op_runner skips it there and says so."""
+        self.cpu_only = cpu_only
         self.name, self.nodes, self.inputs, self.outputs = name, nodes, inputs, outputs
         self.atol, self.rtol, self.modes = atol, rtol, modes
         self.params, self.constants = params or {}, constants or {}
@@ -73,6 +76,12 @@ class Case:
         d = os.path.join(root, self.name.replace("/", "_"))
         os.makedirs(d, exist_ok=True)
         js = {"inputs": [], "params": [], "constants": [], "nodes": self.nodes, "outputs": [], "modes": self.modes}
+        arrays = [*self.inputs.values(), *self.params.values(), *self.constants.values(), *self.outputs.values()]
+        if self.cpu_only:
+            js["cpu_only"] = self.cpu_only
+        elif any(np.asarray(a).dtype in (np.float64, np.complex128) for a in arrays) or "float64" in json.dumps(self.nodes):
+            js["cpu_only"] = "float64: MLX has no float64 on GPUs"
+
         for group, items in (("inputs", self.inputs), ("params", self.params), ("constants", self.constants)):
             for k, v in items.items():
                 f = f"{group}_{k}.npy"
