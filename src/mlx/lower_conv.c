@@ -24,7 +24,13 @@ static void conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_
   }
   rlx_type ty = *to;
   ty.dtype = tx.dtype;
-  rlx_mx_arr *y = transpose ? rlx_l_conv_transpose(L, x, &tx, w, &tw, &gm, &ty) : rlx_l_conv(L, x, &tx, w, &tw, &gm, &ty);
+  int64_t nx = 1, ny = 1;
+  for (int i = 0; i < r; i++) nx *= tx.dims[i], ny *= ty.dims[i];
+  /* Empty operands (e.g. a batch of 0) give zeros without calling MLX's convolution, which
+   * crashes on them on its CUDA backend. */
+  rlx_mx_arr *y = nx == 0 || ny == 0 ? rlx_mx_full(c, ty.rank, ty.dims, 0, ty.dtype)
+                  : transpose         ? rlx_l_conv_transpose(L, x, &tx, w, &tw, &gm, &ty)
+                                      : rlx_l_conv(L, x, &tx, w, &tw, &gm, &ty);
   if (b) {
     int64_t bs[RLX_MAX_RANK] = {to->dims[1]};
     for (int i = 1; i < r - 1; i++) bs[i] = 1;
@@ -188,9 +194,19 @@ static rlx_mx_arr *resize_axis(rlx_lower *L, const resize_axis_spec *s, rlx_mx_a
   bool any_outside = false;
   for (int64_t o = 0; o < s->out; o++) any_outside |= outside[o];
   rlx_type ti = {.dtype = RLX_DTYPE_I32, .rank = 2, .dims = {s->out, taps}};
-  rlx_type tw = {.dtype = RLX_DTYPE_F64, .rank = 2, .dims = {s->out, taps}};
+  /* Weights go in float64 for float64 data (CPU only in MLX) and in float32 otherwise (GPUs have
+   * no float64). */
+  rlx_type tw = {.dtype = t->dtype == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32, .rank = 2, .dims = {s->out, taps}};
+  float *wf = tw.dtype == RLX_DTYPE_F32 ? malloc(sizeof(float) * (size_t)(cnt ? cnt : 1)) : NULL;
+  if (tw.dtype == RLX_DTYPE_F32 && !wf) {
+    free(idx), free(w), free(outside);
+    rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory for %lld resize taps", (long long)cnt);
+    return NULL;
+  }
+  for (int64_t i = 0; wf && i < cnt; i++) wf[i] = (float)w[i];
   rlx_type tm = {.dtype = RLX_DTYPE_BOOL, .rank = 1, .dims = {s->out}};
-  rlx_mx_arr *I = rlx_mx_from_bytes(c, idx, &ti), *W = taps > 1 ? rlx_mx_from_bytes(c, w, &tw) : NULL;
+  rlx_mx_arr *I = rlx_mx_from_bytes(c, idx, &ti), *W = taps > 1 ? rlx_mx_from_bytes(c, wf ? (void *)wf : (void *)w, &tw) : NULL;
+  free(wf);
   rlx_mx_arr *M = any_outside ? rlx_mx_from_bytes(c, outside, &tm) : NULL;
   free(idx), free(w), free(outside);
   int64_t bshape[RLX_MAX_RANK];

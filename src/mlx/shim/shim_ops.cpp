@@ -205,6 +205,12 @@ rlx_mx_arr *rlx_mx_take_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, in
   SHIM_OP(c, a && idx, mx::take_along_axis(A(a), A(idx), axis, c->stream));
 }
 
+/* MLX's GPU scatter does not take 64-bit integers: those scatters run on the CPU stream. */
+static mx::StreamOrDevice scatter_stream(const rlx_mx *c, const mx::array &a) {
+  bool wide = a.dtype() == mx::int64 || a.dtype() == mx::uint64;
+  return wide && c->device == mx::Device::gpu ? mx::StreamOrDevice(mx::Device(mx::Device::cpu)) : mx::StreamOrDevice(c->stream);
+}
+
 static mx::array scatter_kind(const mx::array &a, const std::vector<mx::array> &idx, const mx::array &upd,
                               const std::vector<int> &axes, int reduce, mx::StreamOrDevice s) {
   switch (reduce) {
@@ -219,8 +225,9 @@ static mx::array scatter_kind(const mx::array &a, const std::vector<mx::array> &
 
 rlx_mx_arr *rlx_mx_put_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx_mx_arr *upd, int axis, int reduce) {
   SHIM_OP(c, a && idx && upd, ([&] {
-            if (reduce == 0) return mx::put_along_axis(A(a), A(idx), A(upd), axis, c->stream);
-            if (reduce == 1) return mx::scatter_add_axis(A(a), A(idx), A(upd), axis, c->stream);
+            auto ss = scatter_stream(c, A(a));
+            if (reduce == 0) return mx::put_along_axis(A(a), A(idx), A(upd), axis, ss);
+            if (reduce == 1) return mx::scatter_add_axis(A(a), A(idx), A(upd), axis, ss);
             // Other reductions: scatter with full index grids (one index array per axis).
             const mx::array &x = A(a);
             int nd = (int)x.ndim();
@@ -239,14 +246,14 @@ rlx_mx_arr *rlx_mx_put_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx
             }
             mx::Shape us = is;
             for (int i = 0; i < nd; i++) us.push_back(1);
-            return scatter_kind(x, ids, mx::reshape(A(upd), us, c->stream), axes, reduce, c->stream);
+            return scatter_kind(x, ids, mx::reshape(A(upd), us, c->stream), axes, reduce, ss);
           }()));
 }
 
 rlx_mx_arr *rlx_mx_scatter(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, size_t n_idx, rlx_mx_arr *upd,
                            const int *axes, int reduce) {
   SHIM_OP(c, a && upd && all_set(idx, n_idx),
-          scatter_kind(A(a), arrays(idx, n_idx), A(upd), std::vector<int>(axes, axes + n_idx), reduce, c->stream));
+          scatter_kind(A(a), arrays(idx, n_idx), A(upd), std::vector<int>(axes, axes + n_idx), reduce, scatter_stream(c, A(a))));
 }
 
 rlx_mx_arr *rlx_mx_reduce(rlx_mx *c, rlx_mx_arr *a, int kind, int n_axes, const int *axes, bool keepdims) {
