@@ -180,8 +180,10 @@ def conv_cases():
     xi = rng.integers(-3000, 3000, size=(1, 4, 6, 6)).astype(np.int32)
     wi = rng.integers(-3000, 3000, size=(3, 4, 3, 3)).astype(np.int32)
     bi = rng.integers(-10, 10, size=(3,)).astype(np.int32)
-    yield simple("Conv2d_i32_exact", "Conv", {"x": xi, "w": wi, "b": bi},
-                 (conv_ref(xi, wi, bi, pads=[1, 0, 0, 1]).round()).astype(np.int32), pads=IS([1, 0, 0, 1]))
+    c = simple("Conv2d_i32_exact", "Conv", {"x": xi, "w": wi, "b": bi},
+               (conv_ref(xi, wi, bi, pads=[1, 0, 0, 1]).round()).astype(np.int32), pads=IS([1, 0, 0, 1]))
+    c.cpu_only = "integer convolution is exact beyond 2^24 only on the CPU (float64 accumulation)"
+    yield c
     xi8, wi8 = rng.integers(-128, 128, size=(2, 4, 5, 5)).astype(np.int64), rng.integers(-128, 128, size=(4, 2, 2, 2)).astype(np.int64)
     yield simple("Conv2d_i64_group", "Conv", {"x": xi8, "w": wi8}, conv_ref(xi8, wi8, group=2).round().astype(np.int64),
                  group=I(2))
