@@ -103,6 +103,8 @@ static rlx_status *if_inline(rlx_imp *I, const Onnx__NodeProto *n, const Onnx__G
   return st;
 }
 
+static rlx_status *if_both(rlx_imp *I, const Onnx__NodeProto *n, const Onnx__GraphProto *gt, const Onnx__GraphProto *ge);
+
 static rlx_status *map_if(rlx_imp *I, const Onnx__NodeProto *n) {
   const Onnx__GraphProto *gt = graph_attr(n, "then_branch"), *ge = graph_attr(n, "else_branch");
   if (!gt || !ge) IMP_FAIL(INVALID_ARGUMENT, "If needs the graph attributes then_branch and else_branch");
@@ -112,6 +114,26 @@ static rlx_status *map_if(rlx_imp *I, const Onnx__NodeProto *n) {
     if (rlx_tensor_numel(c->data) != 1) IMP_FAIL(INVALID_ARGUMENT, "cond has %lld elements; it must have one", (long long)rlx_tensor_numel(c->data));
     return if_inline(I, n, rlx_tensor_get_f64(c->data, 0) != 0 ? gt : ge);
   }
+  rlx_status *st = if_both(I, n, gt, ge);
+  if (!st || rlx_status_code_of(st) == RLX_STATUS_RESOURCE_EXHAUSTED || !imp_has(n, 0)) return st;
+  /* Both branches could not be imported for these shapes (ONNX runs only the taken one, so the
+   * other may not type-check). When cond follows from provided input values, import just the
+   * branch it takes: the graph is then specialized to those values (rlx_onnx_options_set_input_value). */
+  rlx_tensor *cv = NULL;
+  rlx_status *e = imp_eval(I, n->input[0], &cv);
+  if (e || !cv || rlx_tensor_numel(cv) != 1) {
+    rlx_status_free(e);
+    rlx_tensor_free(cv);
+    return st;
+  }
+  rlx_status_free(st);
+  bool taken = rlx_tensor_get_f64(cv, 0) != 0;
+  rlx_tensor_free(cv);
+  return if_inline(I, n, taken ? gt : ge);
+}
+
+/* If with a run-time cond: both branches become sub-graphs of an rlx If node. */
+static rlx_status *if_both(rlx_imp *I, const Onnx__NodeProto *n, const Onnx__GraphProto *gt, const Onnx__GraphProto *ge) {
   rlx_graph *g[2] = {NULL, NULL};
   rlx_imp S[2];
   const Onnx__GraphProto *gp[2] = {gt, ge};
