@@ -70,7 +70,7 @@ static void iterate(variant *v) {
   switch (v->k) {
     case RLX_RUN: {
       rlx_tensor *out = NULL;
-      CHECK(rlx_executable_run(v->ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){v->tx}, 1, &out));
+      CHECK(rlx_executable_run(v->ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){v->tx}, 1, &out));
       rlx_tensor_free(out);
       break;
     }
@@ -226,7 +226,7 @@ static void bench_graph(const char *label, rlx_graph *g, int64_t n_in, const flo
     /* agreement first */
     rlx_tensor *out = NULL;
     iterate(&vs[0]);
-    CHECK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}, 1, &out));
+    CHECK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}, 1, &out));
     double worst = 0;
     for (int64_t i = 0; i < n_out; i++) worst = fmax(worst, fabs((double)((const float *)rlx_tensor_cdata(out))[i] - y[i]));
     rlx_tensor_free(out);

@@ -273,7 +273,7 @@ static rlx_status *step(rlx_executable *ex, const int32_t *tokens, int64_t n, in
   rlx_status *st = rlx_tensor_create(RLX_DTYPE_I32, 2, (const int64_t[]){1, n}, tokens, sizeof(int32_t) * (size_t)n, &tt);
   if (!st) st = rlx_tensor_create(RLX_DTYPE_I32, 1, (const int64_t[]){n}, pos, sizeof(int32_t) * (size_t)n, &tp);
   if (!st)
-    st = rlx_executable_run(ex, 2, (const char *const[]){"tokens", "positions"}, (const rlx_tensor *const[]){tt, tp}, n_outputs, outputs);
+    st = rlx_executable_run(ex, 2, (const char *const[]){"tokens", "positions"}, (rlx_tensor *const[]){tt, tp}, n_outputs, outputs);
   rlx_tensor_free(tt);
   rlx_tensor_free(tp);
   free(pos);

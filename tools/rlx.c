@@ -155,7 +155,7 @@ static int cmd_run(args *a) {
   for (int r = 0; !st && r < a->repeat + 1; r++) {
     for (size_t i = 0; i < n_out; i++) rlx_tensor_free(outs[i]), outs[i] = NULL;
     double t0 = now_s();
-    st = rlx_executable_run(ex, a->n_in, a->in_names, (const rlx_tensor *const *)inputs, n_out, outs);
+    st = rlx_executable_run(ex, a->n_in, a->in_names, inputs, n_out, outs);
     double dt = now_s() - t0;
     if (r == 0) first = dt;
     else total += dt;

@@ -147,7 +147,9 @@ const char *rlx_executable_param_name(const rlx_executable *ex, size_t i);
 
 /* ---- running ---- */
 
-/* Runs the graph. Inputs are given by name (names[i] -> values[i], borrowed for the call); every
+/* Runs the graph. Inputs are given by name (names[i] -> values[i], borrowed for the call and only
+ * read; declared `rlx_tensor *const *` so that an ordinary `rlx_tensor *values[n]` and
+ * `const char *names[n]` pass without casts); every
  * graph input must come from the call or a handle, and a name may be given once. On success
  * outputs[0..n_outputs) receive new owning tensors in graph output order (free each with
  * rlx_tensor_free); an output whose readback is off (rlx_executable_set_output_readback) gets
@@ -158,13 +160,13 @@ const char *rlx_executable_param_name(const rlx_executable *ex, size_t i);
  * param was not set), and any error raised while lowering or evaluating, annotated with the node
  * and op ("node 12 (Conv 'conv1'): ..."). On failure no output is written. */
 rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *const *names,
-                               const rlx_tensor *const *values, size_t n_outputs, rlx_tensor **outputs);
+                               rlx_tensor *const *values, size_t n_outputs, rlx_tensor **outputs);
 
 /* Compiled mode: builds the compiled function and traces it now, for the given inputs' shapes,
  * on the calling thread (a run whose outputs are discarded; feeds are not applied). Other modes:
  * runs once (warms MLX's caches). Errors as rlx_executable_run. */
 rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inputs, const char *const *names,
-                                  const rlx_tensor *const *values);
+                                  rlx_tensor *const *values);
 
 /* Whether output i is copied back to the host by runs, syncs and slot runs (default true). An
  * output that only feeds a handle (a KV cache) needs no host copy. OUT_OF_RANGE for a bad i. */
@@ -180,7 +182,7 @@ rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, boo
  * before scheduling; on failure nothing is pending from this call and earlier pending results
  * are kept. */
 rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const char *const *names,
-                                  const rlx_tensor *const *values);
+                                  rlx_tensor *const *values);
 
 /* Waits for the pending committed run. With outputs non-NULL it also reads the committed results
  * into outputs[0..n_outputs) as rlx_executable_run does (n_outputs must equal the output count).

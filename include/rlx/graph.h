@@ -135,8 +135,9 @@ rlx_status *rlx_graph_add1(rlx_graph *g, rlx_op op, const char *name, size_t n_i
 rlx_status *rlx_graph_set_outputs(rlx_graph *g, size_t n, const rlx_value *values);
 
 /* Renames output i (the name is copied; names are used by executables and written by the CLI;
- * default "out<i>"). Errors: OUT_OF_RANGE for i >= the output count, INVALID_ARGUMENT for a NULL
- * graph or a NULL/empty name, RESOURCE_EXHAUSTED. */
+ * default "out<i>"). Output names are unique: naming output i like another output fails with
+ * ALREADY_EXISTS naming both indices. Errors: OUT_OF_RANGE for i >= the output count,
+ * INVALID_ARGUMENT for a NULL graph or a NULL/empty name, RESOURCE_EXHAUSTED. */
 rlx_status *rlx_graph_set_output_name(rlx_graph *g, size_t i, const char *name);
 
 /* ---- inspection ----
@@ -159,6 +160,12 @@ const char *rlx_graph_output_name(const rlx_graph *g, size_t i);
 /* Finds an input or param by name. Errors: NOT_FOUND when absent (NULL name included),
  * INVALID_ARGUMENT for NULL g or out. *out untouched on failure. */
 rlx_status *rlx_graph_find(const rlx_graph *g, const char *name, rlx_value *out);
+/* The index of the output named `name` (exact match), for every API that takes an output index
+ * (rlx_executable_run's outputs array, rlx_executable_set_handle_feed,
+ * rlx_executable_set_output_readback, rlx_executable_output_slot). Errors: NOT_FOUND naming `name`
+ * and listing the outputs (NULL name included), INVALID_ARGUMENT for NULL g or out. *out untouched
+ * on failure. */
+rlx_status *rlx_graph_output_index(const rlx_graph *g, const char *name, size_t *out);
 /* The op of the node that produces value v; RLX_OP_COUNT for an unknown id. */
 rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v);
 

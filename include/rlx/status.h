@@ -60,6 +60,14 @@ const char *rlx_status_code_name(rlx_status_code code);
 /* Releases a status. NULL is accepted. */
 void rlx_status_free(rlx_status *st);
 
+/* Evaluates `expr` (an rlx_status * expression) once and returns its status from the enclosing
+ * function when it failed (as absl's RETURN_IF_ERROR; the function must return rlx_status *). */
+#define RLX_RETURN_IF_ERROR(expr)          \
+  do {                                     \
+    rlx_status *rlx_rie_st_ = (expr);      \
+    if (rlx_rie_st_) return rlx_rie_st_;   \
+  } while (0)
+
 #ifdef __cplusplus
 }
 #endif

@@ -217,11 +217,26 @@ rlx_status *rlx_graph_set_output_name(rlx_graph *g, size_t i, const char *name) 
   if (!g) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_set_output_name: graph is NULL");
   if (i >= g->n_outputs) return RLX_ERR(OUT_OF_RANGE, "output index %zu, graph has %zu outputs", i, g->n_outputs);
   if (!name || !*name) return RLX_ERR(INVALID_ARGUMENT, "output %zu: empty name", i);
+  for (size_t j = 0; j < g->n_outputs; j++)
+    if (j != i && strcmp(g->output_names[j], name) == 0)
+      return RLX_ERR(ALREADY_EXISTS, "output %zu: output %zu is already named '%s'", i, j, name);
   char *s = rlx_strdup(name);
   if (!s) return RLX_OOM();
   free(g->output_names[i]);
   g->output_names[i] = s;
   return NULL;
+}
+
+rlx_status *rlx_graph_output_index(const rlx_graph *g, const char *name, size_t *out) {
+  if (!g || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_output_index: NULL argument");
+  for (size_t i = 0; name && i < g->n_outputs; i++)
+    if (strcmp(g->output_names[i], name) == 0) return *out = i, NULL;
+  char list[256] = "";
+  for (size_t i = 0; i < g->n_outputs && strlen(list) < 200; i++) {
+    strcat(list, i ? ", " : "");
+    strncat(list, g->output_names[i], 48);
+  }
+  return RLX_ERR(NOT_FOUND, "no output named '%s' (outputs: %s)", name ? name : "(null)", g->n_outputs ? list : "none");
 }
 
 size_t rlx_graph_num_values(const rlx_graph *g) { return g->n_vals; }

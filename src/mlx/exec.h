@@ -102,7 +102,7 @@ size_t rlx_exec_param_index(const rlx_executable *ex, const char *name);
 void rlx_exec_clear_sources(rlx_executable *ex);
 /* Makes tensors values[j] the sources of inputs names[j] (NOT_FOUND for an unknown name,
  * INVALID_ARGUMENT for a repeated or NULL one), then the handles those of the other inputs. */
-rlx_status *rlx_exec_source_named(rlx_executable *ex, size_t n, const char *const *names, const rlx_tensor *const *values);
+rlx_status *rlx_exec_source_named(rlx_executable *ex, size_t n, const char *const *names, rlx_tensor *const *values);
 /* Gives inputs without a source their device or host handle; INVALID_ARGUMENT naming an input
  * that has neither. */
 rlx_status *rlx_exec_source_handles(rlx_executable *ex);

@@ -62,7 +62,7 @@ rlx_status *rlx_exec_source_handles(rlx_executable *ex) {
   return NULL;
 }
 
-rlx_status *rlx_exec_source_named(rlx_executable *ex, size_t n, const char *const *names, const rlx_tensor *const *values) {
+rlx_status *rlx_exec_source_named(rlx_executable *ex, size_t n, const char *const *names, rlx_tensor *const *values) {
   if (n && (!names || !values)) return RLX_ERR(INVALID_ARGUMENT, "input names or values are NULL");
   for (size_t j = 0; j < n; j++) {
     size_t k = j; /* names usually come in declaration order */

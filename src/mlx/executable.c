@@ -335,14 +335,14 @@ static rlx_status *check_outputs_arg(const rlx_executable *ex, size_t n_outputs,
 }
 
 /* The common start of named runs: sources from the call and the handles, then execution. */
-static rlx_status *execute_named(rlx_executable *ex, size_t n, const char *const *names, const rlx_tensor *const *values, bool async) {
+static rlx_status *execute_named(rlx_executable *ex, size_t n, const char *const *names, rlx_tensor *const *values, bool async) {
   rlx_exec_clear_sources(ex);
   RLX_TRY(rlx_exec_source_named(ex, n, names, values));
   return rlx_exec_execute(ex, async);
 }
 
 rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *const *names,
-                               const rlx_tensor *const *values, size_t n_outputs, rlx_tensor **outputs) {
+                               rlx_tensor *const *values, size_t n_outputs, rlx_tensor **outputs) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_run: NULL executable");
   RLX_TRY(check_outputs_arg(ex, n_outputs, outputs));
   lock(ex);
@@ -357,7 +357,7 @@ rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *
 }
 
 rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inputs, const char *const *names,
-                                  const rlx_tensor *const *values) {
+                                  rlx_tensor *const *values) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_warmup: NULL argument");
   lock(ex);
   rlx_status *st = execute_named(ex, n_inputs, names, values, false);
@@ -369,7 +369,7 @@ rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inputs, const cha
 /* ---- asynchronous runs ---- */
 
 rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const char *const *names,
-                                  const rlx_tensor *const *values) {
+                                  rlx_tensor *const *values) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_commit: NULL executable");
   lock(ex);
   rlx_status *st = execute_named(ex, n_inputs, names, values, true);

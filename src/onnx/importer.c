@@ -489,7 +489,7 @@ rlx_status *imp_eval(rlx_imp *I, const char *name, rlx_tensor **out) {
     while (k < I->model->np && strcmp(I->model->pnames[k], pn)) k++;
     st = k < I->model->np ? rlx_executable_set_param(ex, pn, I->model->pvals[k]) : RLX_ERR(INTERNAL, "param '%s' has no value", pn);
   }
-  if (!st) st = rlx_executable_run(ex, ni, names, (const rlx_tensor *const *)vals, 1, out);
+  if (!st) st = rlx_executable_run(ex, ni, names, (rlx_tensor *const *)vals, 1, out); /* only read */
   rlx_executable_free(ex);
   free(names);
   free(vals);

@@ -119,7 +119,7 @@ static int run_case(const char *dir, char *why, size_t cap) {
     if (!st && outcome == PASS) st = rlx_onnx_model_set_params(m, ex);
     const char *names[64];
     for (size_t i = 0; i < ni; i++) names[i] = in_names[i];
-    if (!st && outcome == PASS) st = rlx_executable_run(ex, ni, names, (const rlx_tensor *const *)in, no, got);
+    if (!st && outcome == PASS) st = rlx_executable_run(ex, ni, names, in, no, got);
     if (st) outcome = status_outcome(st, why, cap);
     for (size_t i = 0; outcome == PASS && i < no; i++) {
       char w[512];

@@ -274,12 +274,12 @@ static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why,
   }
   if (!st) {
     no = rlx_graph_num_outputs(g);
-    st = rlx_executable_run(ex, ni, inames, (const rlx_tensor *const *)inputs, no, outs);
+    st = rlx_executable_run(ex, ni, inames, inputs, no, outs);
   }
   /* compiled mode: the outputs checked are those of a second run, which replays the first trace */
   if (!st && mode == RLX_MODE_COMPILED) {
     for (size_t i = 0; i < no; i++) rlx_tensor_free(outs[i]), outs[i] = NULL;
-    st = rlx_executable_run(ex, ni, inames, (const rlx_tensor *const *)inputs, no, outs);
+    st = rlx_executable_run(ex, ni, inames, inputs, no, outs);
     if (!st && rlx_executable_num_traces(ex) != 1)
       st = rlx_status_make(RLX_STATUS_INTERNAL, "the second compiled run traced again (%zu traces)", rlx_executable_num_traces(ex));
   }

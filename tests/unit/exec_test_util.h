@@ -82,8 +82,8 @@ static inline unsigned char *arena_of(rlx_executable *ex) {
 }
 
 /* Runs with one named input and one output. */
-static inline rlx_status *run1(rlx_executable *ex, const char *name, const rlx_tensor *x, rlx_tensor **y) {
-  return rlx_executable_run(ex, 1, (const char *const[]){name}, (const rlx_tensor *const[]){x}, 1, y);
+static inline rlx_status *run1(rlx_executable *ex, const char *name, rlx_tensor *x, rlx_tensor **y) {
+  return rlx_executable_run(ex, 1, (const char *const[]){name}, (rlx_tensor *const[]){x}, 1, y);
 }
 
 /* Deterministic pseudo-random floats in [-1, 1) (xorshift; the seed selects the stream). */

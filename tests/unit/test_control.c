@@ -80,7 +80,7 @@ static void test_symbolic_dims(void **state) {
       rlx_tensor *in[2], *out = NULL;
       OK(rlx_tensor_create(RLX_DTYPE_BOOL, 0, NULL, &cv, 1, &in[0]));
       in[1] = f32(2, (int64_t[]){rows, 2}, xv);
-      OK(rlx_executable_run(ex, 2, (const char *[]){"c", "x"}, (const rlx_tensor *const *)in, 1, &out));
+      OK(rlx_executable_run(ex, 2, (const char *[]){"c", "x"}, in, 1, &out));
       assert_int_equal(rlx_tensor_dims(out)[0], rows);
       for (int64_t i = 0; i < rows * 2; i++) assert_float_equal(rlx_tensor_get_f64(out, i), cv ? -xv[i] : fabsf(xv[i]), 0);
       rlx_tensor_free(out);
@@ -128,7 +128,7 @@ static void test_compiled_subgraph_params(void **state) {
     rlx_tensor *w = f32(1, (int64_t[]){2}, (float[]){k, k}), *v = f32(1, (int64_t[]){2}, (float[]){k + 1, k + 1}), *out[2] = {0};
     OK(rlx_executable_set_param(ex, "w", w));
     OK(rlx_executable_set_param(ex, "v", v));
-    OK(rlx_executable_run(ex, 2, (const char *[]){"c", "x"}, (const rlx_tensor *const *)in, 2, out));
+    OK(rlx_executable_run(ex, 2, (const char *[]){"c", "x"}, in, 2, out));
     for (int i = 0; i < 2; i++) {
       double yv = (i + 1) * k;
       assert_float_equal(rlx_tensor_get_f64(out[0], i), yv, 1e-6);

@@ -133,7 +133,7 @@ static rlx_status *run(const rlx_graph *g, rlx_mode mode, size_t n_in, const cha
                        rlx_tensor **outs) {
   rlx_executable *ex;
   rlx_status *st = rlx_executable_create(g, RLX_DEVICE_CPU, mode, &ex);
-  if (!st) st = rlx_executable_run(ex, n_in, names, (const rlx_tensor *const *)in, n_out, outs);
+  if (!st) st = rlx_executable_run(ex, n_in, names, in, n_out, outs);
   rlx_executable_free(ex);
   return st;
 }

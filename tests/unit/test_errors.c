@@ -130,6 +130,16 @@ static void test_graph_leaves_and_lookup(void **state) {
   FAILS(rlx_graph_set_output_name(g, 0, ""), INVALID_ARGUMENT, "empty name");
   FAILS(rlx_graph_set_outputs(g, 1, (rlx_value[]){9}), NOT_FOUND, "value 9");
   assert_string_equal(rlx_graph_output_name(g, 0), "out0");
+  /* outputs by name; names are unique */
+  OK(rlx_graph_set_outputs(g, 2, (rlx_value[]){v, v}));
+  OK(rlx_graph_set_output_name(g, 1, "y"));
+  size_t oi = 99;
+  OK(rlx_graph_output_index(g, "y", &oi));
+  assert_int_equal(oi, 1);
+  FAILS(rlx_graph_set_output_name(g, 0, "y"), ALREADY_EXISTS, "output 1 is already named 'y'");
+  FAILS(rlx_graph_output_index(g, "z", &oi), NOT_FOUND, "no output named 'z' (outputs: out0, y)");
+  FAILS(rlx_graph_output_index(g, NULL, &oi), NOT_FOUND, "(null)");
+  assert_int_equal(oi, 1);
   rlx_op op = RLX_OP_ABS;
   FAILS(rlx_op_from_name("Matmul", &op), NOT_FOUND, "'Matmul'");
   assert_int_equal(op, RLX_OP_ABS);
@@ -266,7 +276,7 @@ static void test_region_ignores_unused_operands(void **state) {
   float xv[2] = {0, 1};
   rlx_tensor *in, *res = NULL;
   OK(rlx_tensor_create(RLX_DTYPE_F32, 1, (int64_t[]){2}, xv, sizeof xv, &in));
-  OK(rlx_executable_run(ex, 1, (const char *[]){"x"}, (const rlx_tensor *const[]){in}, 1, &res));
+  OK(rlx_executable_run(ex, 1, (const char *[]){"x"}, (rlx_tensor *const[]){in}, 1, &res));
   assert_float_equal(rlx_tensor_get_f64(res, 0), 1.0, 1e-6);
   assert_float_equal(rlx_tensor_get_f64(res, 1), 0.36787944, 1e-6);
   rlx_tensor_free(res);

@@ -12,8 +12,8 @@ static rlx_graph *square_graph(void) {
   return g;
 }
 
-static rlx_status *commit1(rlx_executable *ex, const rlx_tensor *x) {
-  return rlx_executable_commit(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){x});
+static rlx_status *commit1(rlx_executable *ex, rlx_tensor *x) {
+  return rlx_executable_commit(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){x});
 }
 
 static void test_commit_then_sync(void **state) {
@@ -94,7 +94,7 @@ static void test_commits_chain_through_feeds(void **state) {
     OK(rlx_executable_bind_device_handle(ex, "state", ts));
     OK(rlx_executable_set_handle_feed(ex, "state", 0));
     OK(rlx_executable_set_output_readback(ex, 0, false));
-    for (int k = 0; k < 5; k++) OK(rlx_executable_commit(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}));
+    for (int k = 0; k < 5; k++) OK(rlx_executable_commit(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}));
     OK(rlx_executable_read_handle(ex, "state", &out)); /* waits for the chain */
     expect_f32(out, 2, DIMS(64, 64), want, 1e-6);
     rlx_tensor_free(out);

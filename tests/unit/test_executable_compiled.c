@@ -112,7 +112,7 @@ static void test_leaf_order(void **state) {
     OK(rlx_executable_set_param(ex, "q", tq));
     OK(rlx_executable_set_param(ex, "p", tp));
     rlx_tensor *outs[2] = {0};
-    OK(rlx_executable_run(ex, 2, (const char *const[]){"b", "a"}, (const rlx_tensor *const[]){tb, ta}, 2, outs));
+    OK(rlx_executable_run(ex, 2, (const char *const[]){"b", "a"}, (rlx_tensor *const[]){tb, ta}, 2, outs));
     assert_int_equal(rlx_tensor_dtype(outs[0]), RLX_DTYPE_I32);
     const int32_t *yb_got = rlx_tensor_cdata(outs[0]);
     assert_int_equal(yb_got[0], 10 * 3 - 7);
@@ -147,7 +147,7 @@ static void test_trace_error_is_a_status(void **state) {
     assert_null(out);
     assert_int_equal(rlx_executable_num_traces(ex), (size_t)i + 1);
   }
-  FAILS(rlx_executable_warmup(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}), INVALID_ARGUMENT, "int32");
+  FAILS(rlx_executable_warmup(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}), INVALID_ARGUMENT, "int32");
   rlx_executable_free(ex);
   rlx_graph_free(g);
   /* A compiled executable on the same thread traces and replays normally afterwards. */
@@ -255,7 +255,7 @@ static void test_subgraph_params_compiled(void **state) {
     for (int which = 1; which >= 0; which--) {
       bool cv = which;
       rlx_tensor *tc = tensor(RLX_DTYPE_BOOL, 0, NULL, &cv), *out = NULL;
-      OK(rlx_executable_run(ex, 2, (const char *const[]){"c", "x"}, (const rlx_tensor *const[]){tc, tx}, 1, &out));
+      OK(rlx_executable_run(ex, 2, (const char *const[]){"c", "x"}, (rlx_tensor *const[]){tc, tx}, 1, &out));
       expect_f32(out, 1, DIMS(2), cv ? (const float[]){6, -5} : (const float[]){-1, 6}, 0);
       rlx_tensor_free(out);
       rlx_tensor_free(tc);

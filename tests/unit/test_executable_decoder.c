@@ -152,7 +152,7 @@ static void test_full_graph_matches_reference(void **state) {
     rlx_executable *ex = make_exec(f->full, all_modes[m]);
     OK(decoder_set_params(ex, &f->w));
     rlx_tensor *tt = tensor(RLX_DTYPE_I32, 2, DIMS(1, T), tokens), *tp = tensor(RLX_DTYPE_I32, 1, DIMS(T), pos), *outs[2] = {0};
-    OK(rlx_executable_run(ex, 2, (const char *const[]){"tokens", "positions"}, (const rlx_tensor *const[]){tt, tp}, 2, outs));
+    OK(rlx_executable_run(ex, 2, (const char *const[]){"tokens", "positions"}, (rlx_tensor *const[]){tt, tp}, 2, outs));
     assert_int_equal(rlx_tensor_dims(outs[0])[1], T);
     const float *got = rlx_tensor_cdata(outs[0]);
     for (int64_t i = 0; i < T * c->vocab; i++)

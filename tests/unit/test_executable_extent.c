@@ -43,7 +43,7 @@ static void check_rows(rlx_executable *ex, int64_t rows, bool handle) {
     OK(rlx_executable_bind_device_handle(ex, "x", tx));
     OK(rlx_executable_run(ex, 0, NULL, NULL, 2, outs));
   } else {
-    OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}, 2, outs));
+    OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}, 2, outs));
   }
   expect_f32(outs[0], 2, DIMS(rows, 3), p, 1e-6);
   expect_f32(outs[1], 2, DIMS(rows, 4), r, 0);

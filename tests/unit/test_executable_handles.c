@@ -35,7 +35,7 @@ static void test_host_and_device_handles(void **state) {
     OK(run1(ex, "a", a, &out));
     expect_f32(out, 1, DIMS(2), (const float[]){101, 202}, 0);
     rlx_tensor_free(out);
-    OK(rlx_executable_run(ex, 2, (const char *const[]){"a", "b"}, (const rlx_tensor *const[]){a, bx}, 1, &out));
+    OK(rlx_executable_run(ex, 2, (const char *const[]){"a", "b"}, (rlx_tensor *const[]){a, bx}, 1, &out));
     expect_f32(out, 1, DIMS(2), (const float[]){1001, 2002}, 0);
     rlx_tensor_free(out);
     OK(rlx_executable_read_handle(ex, "b", &out));
@@ -119,7 +119,7 @@ static void test_feed_accumulates(void **state) {
     OK(rlx_executable_bind_device_handle(ex, "acc", zero));
     for (int k = 1; k <= 4; k++) {
       rlx_tensor *outs[2] = {(rlx_tensor *)1, NULL};
-      OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}, 2, outs));
+      OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}, 2, outs));
       assert_null(outs[0]);
       expect_f32(outs[1], 1, DIMS(2), (const float[]){3.0f * k, -4.0f * k}, 0);
       rlx_tensor_free(outs[1]);
@@ -131,10 +131,10 @@ static void test_feed_accumulates(void **state) {
     /* without the feed the handle stays put */
     OK(rlx_executable_set_handle_feed(ex, "acc", RLX_NO_FEED));
     rlx_tensor *outs[2] = {0};
-    OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}, 2, outs));
+    OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}, 2, outs));
     expect_f32(outs[1], 1, DIMS(2), (const float[]){15, -20}, 0);
     rlx_tensor_free(outs[1]);
-    OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}, 2, outs));
+    OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}, 2, outs));
     expect_f32(outs[1], 1, DIMS(2), (const float[]){15, -20}, 0);
     rlx_tensor_free(outs[1]);
     rlx_tensor_free(zero);
@@ -181,7 +181,7 @@ static void test_feed_grows_symbolic_cache(void **state) {
     for (int k = 0; k < 4; k++) {
       float rv[2] = {(float)k, 0.5f};
       rlx_tensor *tr = tf32(2, DIMS(1, 2), rv), *outs[2] = {0};
-      OK(rlx_executable_run(ex, 1, (const char *const[]){"row"}, (const rlx_tensor *const[]){tr}, 2, outs));
+      OK(rlx_executable_run(ex, 1, (const char *const[]){"row"}, (rlx_tensor *const[]){tr}, 2, outs));
       sum += rv[0] + rv[1];
       expect_f32(outs[1], 0, NULL, (const float[]){(float)sum}, 1e-6);
       rlx_tensor_free(outs[1]);

@@ -22,7 +22,7 @@ static rlx_status *run_sym(rlx_executable *ex, int64_t r, int64_t c, int64_t vr,
   for (int64_t i = 0; want && i < r; i++)
     for (int64_t j = 0; j < c; j++) want[i * c + j] = x[i * c + j] * v[i] + u[j];
   rlx_tensor *tx = tf32(2, DIMS(r, c), x), *tv = tf32(2, DIMS(vr, 1), v), *tu = tf32(1, DIMS(uc), u);
-  rlx_status *st = rlx_executable_run(ex, 3, (const char *const[]){"u", "x", "v"}, (const rlx_tensor *const[]){tu, tx, tv}, 1, out);
+  rlx_status *st = rlx_executable_run(ex, 3, (const char *const[]){"u", "x", "v"}, (rlx_tensor *const[]){tu, tx, tv}, 1, out);
   rlx_tensor_free(tx);
   rlx_tensor_free(tv);
   rlx_tensor_free(tu);
@@ -67,17 +67,17 @@ static void test_input_errors(void **state) {
   rlx_tensor *u = tf32(1, DIMS(2), (const float[]){1, 2}), *xi = tensor(RLX_DTYPE_I32, 2, DIMS(2, 2), (const int32_t[]){1, 2, 3, 4});
   rlx_tensor *out = NULL, *outs2[2] = {0};
   const char *const names[] = {"x", "v", "u"};
-  FAILS(rlx_executable_run(ex, 3, names, (const rlx_tensor *const[]){x, v, u}, 1, &out), INVALID_ARGUMENT,
+  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, v, u}, 1, &out), INVALID_ARGUMENT,
         "input 'v': expected float32[s0,1], got float32[2,2]");
-  FAILS(rlx_executable_run(ex, 3, names, (const rlx_tensor *const[]){xi, v, u}, 1, &out), INVALID_ARGUMENT, "got int32[2,2]");
-  FAILS(rlx_executable_run(ex, 3, (const char *const[]){"x", "x", "u"}, (const rlx_tensor *const[]){x, x, u}, 1, &out),
+  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){xi, v, u}, 1, &out), INVALID_ARGUMENT, "got int32[2,2]");
+  FAILS(rlx_executable_run(ex, 3, (const char *const[]){"x", "x", "u"}, (rlx_tensor *const[]){x, x, u}, 1, &out),
         INVALID_ARGUMENT, "input 'x' given twice");
-  FAILS(rlx_executable_run(ex, 1, (const char *const[]){"w"}, (const rlx_tensor *const[]){x}, 1, &out), NOT_FOUND,
+  FAILS(rlx_executable_run(ex, 1, (const char *const[]){"w"}, (rlx_tensor *const[]){x}, 1, &out), NOT_FOUND,
         "no input named 'w' (inputs: x, v, u)");
-  FAILS(rlx_executable_run(ex, 3, names, (const rlx_tensor *const[]){x, NULL, u}, 1, &out), INVALID_ARGUMENT, "'v': value is NULL");
-  FAILS(rlx_executable_run(ex, 3, names, (const rlx_tensor *const[]){x, v, u}, 2, outs2), INVALID_ARGUMENT,
+  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, NULL, u}, 1, &out), INVALID_ARGUMENT, "'v': value is NULL");
+  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, v, u}, 2, outs2), INVALID_ARGUMENT,
         "n_outputs is 2 but the graph has 1 outputs");
-  FAILS(rlx_executable_run(ex, 3, names, (const rlx_tensor *const[]){x, v, u}, 1, NULL), INVALID_ARGUMENT, "outputs is NULL");
+  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, v, u}, 1, NULL), INVALID_ARGUMENT, "outputs is NULL");
   FAILS(rlx_executable_run(ex, 3, NULL, NULL, 1, &out), INVALID_ARGUMENT, "input names or values are NULL");
   assert_null(out);
   assert_null(outs2[0]);
@@ -108,7 +108,7 @@ static void test_typed_io(void **state) {
     rlx_executable *ex = make_exec(g, all_modes[k]);
     rlx_tensor *tb = tensor(RLX_DTYPE_BF16, 1, DIMS(4), bv), *tq = tensor(RLX_DTYPE_U8, 1, DIMS(3), qv);
     rlx_tensor *tm = tensor(RLX_DTYPE_BOOL, 1, DIMS(3), mv), *outs[3] = {0};
-    OK(rlx_executable_run(ex, 3, (const char *const[]){"b", "q", "m"}, (const rlx_tensor *const[]){tb, tq, tm}, 3, outs));
+    OK(rlx_executable_run(ex, 3, (const char *const[]){"b", "q", "m"}, (rlx_tensor *const[]){tb, tq, tm}, 3, outs));
     assert_int_equal(rlx_tensor_dtype(outs[0]), RLX_DTYPE_BF16);
     for (int i = 0; i < 4; i++) assert_int_equal(((const uint16_t *)rlx_tensor_cdata(outs[0]))[i], bv[i] ^ 0x8000);
     assert_int_equal(rlx_tensor_dtype(outs[1]), RLX_DTYPE_U8);
@@ -145,7 +145,7 @@ static void test_empty_inputs(void **state) {
           OK(rlx_executable_bind_device_handle(ex, "x", tx));
           OK(rlx_executable_run(ex, 0, NULL, NULL, 2, outs));
         } else {
-          OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}, 2, outs));
+          OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}, 2, outs));
         }
         expect_f32(outs[0], 1, DIMS(2), rows ? (const float[]){4, 6} : (const float[]){0, 0}, 0);
         expect_f32(outs[1], 2, DIMS(rows, 2), xv, 0);

@@ -35,7 +35,7 @@ static int hammer(rlx_executable *ex, int runs, uint32_t seed) {
       }
     rlx_tensor *tx = NULL, *y = NULL;
     rlx_status *st = rlx_tensor_create(RLX_DTYPE_F32, 2, DIMS(rows, 4), x, sizeof(float) * (size_t)rows * 4, &tx);
-    if (!st) st = rlx_executable_run(ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}, 1, &y);
+    if (!st) st = rlx_executable_run(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}, 1, &y);
     if (st) {
       fprintf(stderr, "run failed: %s\n", rlx_status_message(st));
       rlx_status_free(st);
@@ -192,7 +192,7 @@ static void scaled_run_fn(void *arg) {
   const float x[4] = {1, 2, 3, 4};
   rlx_tensor *tx = NULL, *y = NULL;
   rlx_status *st = rlx_tensor_create(RLX_DTYPE_F32, 1, DIMS(4), x, sizeof x, &tx);
-  if (!st) st = rlx_executable_run(r->ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){tx}, 1, &y);
+  if (!st) st = rlx_executable_run(r->ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){tx}, 1, &y);
   if (st || ((const float *)rlx_tensor_cdata(y))[3] != r->want) r->bad++;
   rlx_status_free(st);
   rlx_tensor_free(y);
@@ -233,7 +233,7 @@ typedef struct commit_job {
 
 static void commit_fn(void *arg) {
   commit_job *c = arg;
-  c->st = rlx_executable_commit(c->ex, 1, (const char *const[]){"x"}, (const rlx_tensor *const[]){c->x});
+  c->st = rlx_executable_commit(c->ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){c->x});
 }
 
 /* A commit made on one thread is synced and read on another. */
