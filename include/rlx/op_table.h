@@ -149,18 +149,31 @@
    * routing; MLX gather_mm). x, w float of equal dtype; idx any integer dtype, negative indices     \
    * count from the end, indices still outside [0, E) are clamped into it. */ \
   X(GROUPED_MATMUL, "GroupedMatMul", matmul, 3, 3, "") \
-  /* DequantMatMul(x[...,K], q[N,K], scale[N,K/bs], [zero_point[N,K/bs]]) -> y[...,N] = x @ W^T with \
-   * W[n,k] = (q[n,k] - zp[n,k/bs]) * scale[n,k/bs], bs = block_size (32, 64 or 128; K a multiple).  \
-   * scheme: int8_block (q int8 in [-128,127], no zero point), int8_block_asym (q uint8 in [0,255],  \
-   * zero_point input), int4_block (q int8 in [-8,7], one value per element, no zero point),        \
-   * int4_block_asym (q uint8 in [0,15], zero_point input). x float (float64 dequantizes first);     \
-   * scale and zero_point float, cast to x's dtype; y has x's dtype. q values outside the scheme's  \
-   * range wrap modulo 2^bits. Lowered to MLX's affine quantized_matmul (w = scale * u + bias per  \
-   * group, u = q + 2^(bits-1) for the symmetric schemes). Errors: unknown scheme, wrong input      \
-   * count, q dtype, scale/zero-point shape, K not a multiple of bs (INVALID_ARGUMENT); the GGUF     \
-   * (gguf_q2k..gguf_q8k), nvfp4 and fp8 (fp8_e4m3, fp8_e5m2) schemes and other block sizes are      \
-   * UNIMPLEMENTED, naming the scheme. */ \
-  X(DEQUANT_MATMUL, "DequantMatMul", matmul, 3, 4, "scheme:s block_size:i=32") \
+  /* DequantMatMul(x[...,K], weight inputs by scheme) -> y[...,N] = x @ W^T, W[N,K] the        \
+   * dequantized weight; x float, y has x's dtype (float16/bfloat16 x: W is dequantized in float32 \
+   * and cast to x's dtype; float64 x: W in float32, exact in float64, CPU only).                  \
+   * Block-integer schemes (inputs x, q[N,K], scale[N,K/bs], [zero_point[N,K/bs]]):               \
+   * W[n,k] = (q[n,k] - zp[n,k/bs]) * scale[n,k/bs], bs = block_size (32, 64 or 128; K a multiple). \
+   * int8_block (q int8 in [-128,127], no zero point), int8_block_asym (q uint8 in [0,255],        \
+   * zero_point input), int4_block (q int8 in [-8,7], one value per element, no zero point),       \
+   * int4_block_asym (q uint8 in [0,15], zero_point input); scale and zero_point float, cast to x's \
+   * dtype; q values outside the scheme's range wrap modulo 2^bits. Lowered to MLX's affine         \
+   * quantized_matmul (w = scale * u + bias per group, u = q + 2^(bits-1) for the symmetric        \
+   * schemes), float64 x by dequantizing first.                                                    \
+   * GGUF schemes (inputs x, packed uint8[N, K/QK * B]): packed holds the rows of a GGUF/ggml       \
+   * tensor of ggml shape [K, N] byte for byte (row n = its K/QK blocks, each B bytes, as in        \
+   * ggml-common.h's block_* structs; little-endian). scheme (ggml type, QK elements, B bytes):     \
+   * gguf_q4_0 (Q4_0, 32, 18), gguf_q4_1 (Q4_1, 32, 20), gguf_q5_0 (Q5_0, 32, 22), gguf_q5_1       \
+   * (Q5_1, 32, 24), gguf_q8_0 (Q8_0, 32, 34), gguf_q2k (Q2_K, 256, 84), gguf_q3k (Q3_K, 256, 110),   \
+   * gguf_q4k (Q4_K, 256, 144), gguf_q5k (Q5_K, 256, 176), gguf_q6k (Q6_K, 256, 210), gguf_q8k      \
+   * (Q8_K, 256, 292), gguf_mxfp4 (MXFP4, 32, 17), gguf_nvfp4 (NVFP4, 64, 36). W is what ggml's      \
+   * dequantize_row_* (and gguf-py's gguf.quants.dequantize) give, bit for bit in float32 up to    \
+   * fused multiply-adds: the bytes stay packed on the device and are unpacked and dequantized     \
+   * there by MLX ops (one fused kernel in compiled mode), then one matmul; nothing goes through the \
+   * host. block_size is ignored. Errors (INVALID_ARGUMENT, naming the input and the expected      \
+   * size): unknown scheme, wrong input count, q/packed dtype or shape (a GGUF row of the wrong byte \
+   * count, K not a multiple of QK), scale/zero-point shape; block sizes MLX lacks (UNIMPLEMENTED). */ \
+  X(DEQUANT_MATMUL, "DequantMatMul", dequant, 2, 4, "scheme:s block_size:i=32") \
   \
   /* ---- normalization (float x; gamma/beta in x's dtype) ---- */ \
   /* LayerNorm(x, gamma, [beta]) over the single axis `axis` (not necessarily the last):           \

@@ -76,44 +76,6 @@ static rlx_status *project(rlx_infer_ctx *c, const rlx_type *x, const rlx_type *
   return NULL;
 }
 
-static const char *dequant_schemes[] = {"int8_block", "int8_block_asym", "int4_block", "int4_block_asym"};
-static const char *dequant_unsupported[] = {"gguf_q2k", "gguf_q3k", "gguf_q4k", "gguf_q5k", "gguf_q6k", "gguf_q8k", "nvfp4", "fp8_e4m3", "fp8_e5m2"};
-
-static rlx_status *dequant(rlx_infer_ctx *c) {
-  const char *scheme = AS("scheme");
-  bool ok = false;
-  for (size_t i = 0; i < RLX_ARRAY_LEN(dequant_schemes); i++) ok |= strcmp(scheme, dequant_schemes[i]) == 0;
-  if (!ok) {
-    for (size_t i = 0; i < RLX_ARRAY_LEN(dequant_unsupported); i++)
-      if (strcmp(scheme, dequant_unsupported[i]) == 0)
-        FAIL(UNIMPLEMENTED, "DequantMatMul scheme '%s' is not supported by rlx (the reference runs it on the host)", scheme);
-    FAIL(INVALID_ARGUMENT, "unknown DequantMatMul scheme '%s'", scheme);
-  }
-  bool asym = strstr(scheme, "asym") != NULL;
-  if (asym != (NIN == 4)) FAIL(INVALID_ARGUMENT, "scheme '%s' takes %d inputs, got %d", scheme, asym ? 4 : 3, NIN);
-  RLX_TRY(infer_need_float(c, 0));
-  const rlx_type *x = IN(0), *q = IN(1), *s = IN(2);
-  int64_t bs = AI("block_size");
-  if (bs != 32 && bs != 64 && bs != 128) FAIL(UNIMPLEMENTED, "block_size %lld (MLX supports 32, 64, 128)", (long long)bs);
-  if (q->rank != 2) FAIL(INVALID_ARGUMENT, "input 1 (q) must be [N,K], got %s", TSTR(q));
-  if (q->dtype != (asym ? RLX_DTYPE_U8 : RLX_DTYPE_I8))
-    FAIL(INVALID_ARGUMENT, "input 1 (q) must be %s for scheme '%s', got %s", asym ? "uint8" : "int8", scheme, rlx_dtype_name(q->dtype));
-  if (x->rank < 1 || !rlx_dim_compatible(x->dims[x->rank - 1], q->dims[1]))
-    FAIL(INVALID_ARGUMENT, "input 0 %s does not end in K of q %s", TSTR(x), TSTR(q));
-  if (q->dims[1] >= 0 && q->dims[1] % bs) FAIL(INVALID_ARGUMENT, "K = %lld is not a multiple of block_size %lld", (long long)q->dims[1], (long long)bs);
-  for (int i = 2; i < NIN; i++) {
-    const rlx_type *t = IN(i);
-    if (t->rank != 2 || t->dims[0] != q->dims[0] || (q->dims[1] >= 0 && t->dims[1] != q->dims[1] / bs))
-      FAIL(INVALID_ARGUMENT, "input %d (%s) must be [%lld,%lld], got %s", i, i == 2 ? "scale" : "zero_point",
-           (long long)q->dims[0], (long long)(q->dims[1] / bs), TSTR(t));
-    if (!rlx_dtype_is_float(t->dtype)) FAIL(INVALID_ARGUMENT, "input %d must be a float type", i);
-  }
-  (void)s;
-  *OUT(0) = *x;
-  OUT(0)->dims[x->rank - 1] = q->dims[0];
-  return NULL;
-}
-
 rlx_status *rlx_infer_matmul(rlx_infer_ctx *c) {
   switch (OP) {
     case RLX_OP_MATMUL:
@@ -158,8 +120,6 @@ rlx_status *rlx_infer_matmul(rlx_infer_ctx *c) {
       OUT(0)->dims[1] = w->dims[2];
       return NULL;
     }
-    case RLX_OP_DEQUANT_MATMUL:
-      return dequant(c);
     default:
       FAIL(INTERNAL, "not a matmul op");
   }

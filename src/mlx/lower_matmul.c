@@ -64,53 +64,6 @@ static void lower_dot_general(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const
   out[0] = rlx_l_reshape(L, matmul(L, m[0], m[1], t[0]->dtype), rlx_out_type(L, n, 0));
 }
 
-/* MLX affine quantized_matmul wants w as unsigned `bits`-bit values packed little-end-first into
- * uint32 words (element j of a word in bits [j*bits, (j+1)*bits)), with w = scale * u + bias per
- * group. Symmetric schemes shift q by 2^(bits-1) into the unsigned range (bias = -2^(bits-1)
- * scale); asymmetric ones keep q and use bias = -zero_point * scale. Values outside the scheme's
- * range wrap modulo 2^bits (masked) instead of spilling into their neighbours. */
-static void lower_dequant(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
-  rlx_mx *c = L->mx;
-  const char *scheme = rlx_node_s(n, "scheme");
-  int bits = strncmp(scheme, "int4", 4) == 0 ? 4 : 8;
-  bool asym = strstr(scheme, "asym") != NULL;
-  int64_t bs = rlx_node_i(n, "block_size");
-  const rlx_type *tq = rlx_in_type(L, n, 1);
-  rlx_dtype xdt = rlx_in_type(L, n, 0)->dtype;
-  int64_t N = tq->dims[0], K = tq->dims[1], epw = 32 / bits;
-  rlx_mx_arr *u = rlx_mx_astype(c, in[1], RLX_DTYPE_I32);
-  rlx_mx_arr *scale = rlx_mx_astype(c, in[2], xdt), *bias;
-  if (asym) {
-    bias = rlx_mx_binary(c, RLX_MXB_MULTIPLY, rlx_mx_unary(c, RLX_MXU_NEGATIVE, rlx_mx_astype(c, in[3], xdt)), scale);
-  } else {
-    double off = bits == 8 ? 128 : 8;
-    u = rlx_mx_binary(c, RLX_MXB_ADD, u, rlx_mx_scalar(c, off, RLX_DTYPE_I32));
-    bias = rlx_mx_binary(c, RLX_MXB_MULTIPLY, scale, rlx_mx_scalar(c, -off, xdt));
-  }
-  u = rlx_mx_binary(c, RLX_MXB_BITWISE_AND, rlx_mx_astype(c, u, RLX_DTYPE_U32), rlx_mx_scalar(c, (double)((1 << bits) - 1), RLX_DTYPE_U32));
-  if (xdt == RLX_DTYPE_F64) { /* quantized_matmul has no float64: dequantize, then matmul */
-    int64_t blk[3] = {N, K / bs, 1};
-    rlx_mx_arr *wd = rlx_mx_reshape(c, rlx_mx_astype(c, u, xdt), 3, (int64_t[]){N, K / bs, bs});
-    wd = rlx_mx_binary(c, RLX_MXB_ADD, rlx_mx_binary(c, RLX_MXB_MULTIPLY, wd, rlx_mx_reshape(c, scale, 3, blk)), rlx_mx_reshape(c, bias, 3, blk));
-    out[0] = rlx_mx_matmul(c, in[0], rlx_mx_transpose(c, rlx_mx_reshape(c, wd, 2, (int64_t[]){N, K}), 2, (int64_t[]){1, 0}));
-    return;
-  }
-  u = rlx_mx_reshape(c, u, 3, (int64_t[]){N, K / epw, epw});
-  rlx_type tu = {.dtype = RLX_DTYPE_U32, .rank = 3, .dims = {N, K / epw, epw}};
-  rlx_mx_arr *packed = NULL;
-  for (int64_t j = 0; j < epw; j++) {
-    rlx_mx_arr *part = rlx_l_narrow(L, u, &tu, 2, j, 1);
-    part = rlx_mx_binary(c, RLX_MXB_LEFT_SHIFT, part, rlx_mx_scalar(c, (double)(j * bits), RLX_DTYPE_U32));
-    packed = packed ? rlx_mx_binary(c, RLX_MXB_BITWISE_OR, packed, part) : part;
-  }
-  packed = rlx_mx_reshape(c, packed, 2, (int64_t[]){N, K / epw});
-  /* MLX's CUDA quantized_matmul needs x of rank >= 2: a vector goes through as one row. */
-  const rlx_type *tx = rlx_in_type(L, n, 0);
-  rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0];
-  rlx_mx_arr *y = rlx_mx_quantized_matmul(c, x, packed, scale, bias, true, (int)bs, bits);
-  out[0] = tx->rank == 1 ? rlx_l_reshape(L, y, rlx_out_type(L, n, 0)) : y;
-}
-
 void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   switch (n->op) {
@@ -148,9 +101,6 @@ void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       out[0] = rlx_l_reshape(L, rlx_mx_gather_mm(c, x, in[1], NULL, idx), rlx_out_type(L, n, 0));
       return;
     }
-    case RLX_OP_DEQUANT_MATMUL:
-      lower_dequant(L, n, in, out);
-      return;
     default:
       rlx_lower_fail(L, RLX_STATUS_INTERNAL, "not a matmul op");
   }

@@ -10,6 +10,7 @@
  *    "outputs": [{"name": "y", "file": "y.npy", "atol": 1e-6, "rtol": 1e-5}],
  *    "modes":   ["eager", "lazy", "compiled"],
  *    "expect_error": "INVALID_ARGUMENT" (optional: building or running must fail with this code),
+ *    "expect_message": "text" (optional, with expect_error: the error message must contain it),
  *    "cpu_only": "why" (optional: skipped, and counted as skipped, on the GPU)}
  * Attribute values: {"i": int}, {"f": float}, {"is": [ints]}, {"fs": [floats]}, {"s": "text"},
  * {"dtype": "float32"} (an int attribute holding an rlx_dtype), {"g": {graph}} (a sub-graph with
@@ -285,7 +286,9 @@ static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why,
   }
   bool ok;
   if (expect) {
-    ok = st && !strcmp(rlx_status_code_name(rlx_status_code_of(st)), expect->valuestring);
+    const cJSON *msg = cJSON_GetObjectItem(js, "expect_message");
+    ok = st && !strcmp(rlx_status_code_name(rlx_status_code_of(st)), expect->valuestring) &&
+         (!msg || strstr(rlx_status_message(st), msg->valuestring));
     snprintf(why, cap, "expected %s, got %s: %s", expect->valuestring, rlx_status_code_name(rlx_status_code_of(st)), rlx_status_message(st));
   } else if (st) {
     ok = false;

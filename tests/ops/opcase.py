@@ -59,7 +59,8 @@ def sym(k):
 
 class Case:
     def __init__(self, name, nodes, inputs, outputs, atol=1e-6, rtol=1e-5, modes=MODES, params=None,
-                 constants=None, dims=None, expect_error=None, sub_params=None, sub_constants=None, cpu_only=None):
+                 constants=None, dims=None, expect_error=None, sub_params=None, sub_constants=None, cpu_only=None,
+                 expect_message=None):
         """cpu_only: why the case cannot run on MLX's GPU backend (float64 data is detected
         automatically); op_runner skips it there and says so."""
         self.cpu_only = cpu_only
@@ -67,7 +68,7 @@ class Case:
         self.atol, self.rtol, self.modes = atol, rtol, modes
         self.params, self.constants = params or {}, constants or {}
         self.dims = dims or {}
-        self.expect_error = expect_error
+        self.expect_error, self.expect_message = expect_error, expect_message
         # values of params/constants that only sub-graphs declare (see P and C)
         self.sub_files = {f"params_{k}.npy": v for k, v in (sub_params or {}).items()}
         self.sub_files.update({f"constants_{k}.npy": v for k, v in (sub_constants or {}).items()})
@@ -98,6 +99,8 @@ class Case:
             js["outputs"].append({"name": k, "file": f, "atol": self.atol, "rtol": self.rtol})
         if self.expect_error:
             js["expect_error"] = self.expect_error
+            if self.expect_message:
+                js["expect_message"] = self.expect_message
             if not js["outputs"]:  # the failing node's outputs are the graph outputs
                 js["outputs"] = [{"name": o} for o in self.nodes[-1]["outputs"]]
         with open(os.path.join(d, "case.json"), "w") as fh:

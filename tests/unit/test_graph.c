@@ -62,7 +62,7 @@ static void test_errors_name_node_and_op(void **state) {
   rlx_attr shp = RLX_ATTR_IS("shape", 2, ((int64_t[]){4, 2}));
   FAILS(rlx_graph_add1(g, RLX_OP_RESHAPE, NULL, 1, &a, 1, &shp, &y), INVALID_ARGUMENT, "6 elements");
   rlx_attr dq = RLX_ATTR_S("scheme", "gguf_q4k");
-  FAILS(rlx_graph_add1(g, RLX_OP_DEQUANT_MATMUL, NULL, 3, (rlx_value[]){a, a, a}, 1, &dq, &y), UNIMPLEMENTED, "gguf_q4k");
+  FAILS(rlx_graph_add1(g, RLX_OP_DEQUANT_MATMUL, NULL, 3, (rlx_value[]){a, a, a}, 1, &dq, &y), INVALID_ARGUMENT, "scheme 'gguf_q4k' takes 2 inputs");
   FAILS(rlx_graph_add1(g, RLX_OP_GAUSSIAN_SPLAT_RENDER, NULL, 1, &a, 0, NULL, &y), UNIMPLEMENTED, "GaussianSplatRender");
   assert_int_equal(y, 12345); /* untouched by failures */
   assert_int_equal(rlx_graph_num_nodes(g), 3);

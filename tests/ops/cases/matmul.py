@@ -1,15 +1,13 @@
 """MatMul, DotGeneral and the matmul variants against numpy (float64 references): numpy.matmul
 broadcasting and 1-D operands, integer operands (exact past 2^24, wrapping like numpy), any batch
-and contracting dims (numpy.einsum), bias + activation, LoRA, grouped (per-row expert) matmul,
-and the int8/int4 block-quantized DequantMatMul schemes against a dequantize-then-matmul oracle
-for block sizes 32/64/128. Errors: mismatched dims and dtypes, bad dims lists, unknown and
-unsupported (GGUF, NVFP4, FP8) quantization schemes."""
+and contracting dims (numpy.einsum), bias + activation, LoRA, grouped (per-row expert) matmul
+(DequantMatMul is in dequant.py). Errors: mismatched dims and dtypes, bad dims lists."""
 import string
 
 import numpy as np
 
 from nn_ref import ACTIVATIONS as ACTS
-from opcase import IS, Case, F, I, S, error_case as err, node, simple
+from opcase import IS, Case, F, S, error_case as err, node, simple
 
 rng = np.random.default_rng(11)
 
@@ -139,64 +137,7 @@ def variant_cases():
     yield err("GroupedMatMul_k_mismatch", "GroupedMatMul", {"x": xg, "w": uni((3, 7, 4)), "idx": np.zeros(6, np.int32)})
 
 
-SCHEMES = {  # scheme: (q dtype, q range, asymmetric)
-    "int8_block": (np.int8, (-128, 127), False), "int8_block_asym": (np.uint8, (0, 255), True),
-    "int4_block": (np.int8, (-8, 7), False), "int4_block_asym": (np.uint8, (0, 15), True),
-}
-
-
-def dequant_ref(x, q, scale, zp, bs):
-    """x @ W^T with W[n, k] = (q[n, k] - zp[n, k // bs]) * scale[n, k // bs]."""
-    s = np.repeat(scale.astype(np.float64), bs, axis=1)
-    z = np.repeat(zp.astype(np.float64), bs, axis=1) if zp is not None else 0
-    return x.astype(np.float64) @ ((q.astype(np.float64) - z) * s).T
-
-
-def dequant_case(name, scheme, bs, xshape, n=6, k=256, xdtype=np.float32, atol=2e-3, rtol=2e-4):
-    qdt, (lo, hi), asym = SCHEMES[scheme]
-    q = rng.integers(lo, hi + 1, size=(n, k)).astype(qdt)
-    scale = uni((n, k // bs), 0.005, 0.02)
-    zp = rng.integers(lo, hi + 1, size=(n, k // bs)).astype(np.float32) if asym else None
-    x = uni(xshape + (k,), dtype=xdtype)
-    ins = {"x": x, "q": q, "scale": scale} | ({"zp": zp} if asym else {})
-    return simple(name, "DequantMatMul", ins, dequant_ref(x, q, scale, zp, bs).astype(xdtype), atol=atol, rtol=rtol,
-                  scheme=S(scheme), block_size=I(bs))
-
-
-def dequant_cases():
-    for scheme in SCHEMES:
-        for bs in [32, 64, 128]:
-            yield dequant_case(f"DequantMatMul_{scheme}_bs{bs}", scheme, bs, (3,))
-        yield dequant_case(f"DequantMatMul_{scheme}_rank3", scheme, 64, (2, 3))
-    yield dequant_case("DequantMatMul_int8_rank1", "int8_block", 32, ())
-    yield dequant_case("DequantMatMul_int8_asym_f64", "int8_block_asym", 64, (2,), xdtype=np.float64, atol=1e-9, rtol=1e-9)
-    yield dequant_case("DequantMatMul_int4_f64_rank3", "int4_block", 32, (2, 2), xdtype=np.float64, atol=1e-9, rtol=1e-9)
-    yield dequant_case("DequantMatMul_int4_f16", "int4_block", 32, (4,), xdtype=np.float16, atol=0.05, rtol=1e-2)
-    # the extremes of each range
-    q = np.tile(np.array([-8, 7, 0, -1], np.int8), (2, 16))
-    scale = np.full((2, 2), 0.5, np.float32)
-    x = uni((1, 64))
-    yield simple("DequantMatMul_int4_extremes", "DequantMatMul", {"x": x, "q": q, "scale": scale},
-                 dequant_ref(x, q, scale, None, 32).astype(np.float32), atol=1e-4, scheme=S("int4_block"))
-    x, q, s = uni((2, 64)), np.zeros((3, 64), np.int8), np.ones((3, 2), np.float32)
-    for scheme in ["gguf_q4k", "gguf_q8k", "nvfp4", "fp8_e4m3", "fp8_e5m2"]:
-        yield err(f"DequantMatMul_{scheme}_unimplemented", "DequantMatMul", {"x": x, "q": q, "scale": s}, "UNIMPLEMENTED",
-                  scheme=S(scheme))
-    yield err("DequantMatMul_unknown_scheme", "DequantMatMul", {"x": x, "q": q, "scale": s}, scheme=S("int3_block"))
-    yield err("DequantMatMul_block_size", "DequantMatMul", {"x": x, "q": q, "scale": s}, "UNIMPLEMENTED",
-              scheme=S("int8_block"), block_size=I(16))
-    yield err("DequantMatMul_q_dtype", "DequantMatMul", {"x": x, "q": q.astype(np.uint8), "scale": s}, scheme=S("int8_block"))
-    yield err("DequantMatMul_missing_zp", "DequantMatMul", {"x": x, "q": q.astype(np.uint8), "scale": s},
-              scheme=S("int8_block_asym"))
-    yield err("DequantMatMul_scale_shape", "DequantMatMul", {"x": x, "q": q, "scale": np.ones((3, 1), np.float32)},
-              scheme=S("int8_block"))
-    yield err("DequantMatMul_k_not_multiple", "DequantMatMul",
-              {"x": uni((2, 48)), "q": np.zeros((3, 48), np.int8), "scale": np.ones((3, 1), np.float32)},
-              scheme=S("int8_block"))
-
-
 def cases():
     yield from matmul_cases()
     yield from dot_general_cases()
     yield from variant_cases()
-    yield from dequant_cases()

@@ -1,0 +1,179 @@
+"""DequantMatMul against independent oracles. GGUF block types: the weights are random GGUF blocks
+(random bytes, with the float16/float32 block scales set to chosen values), dequantized by PyPI
+gguf's numpy code (gguf.quants.dequantize, pinned in scripts/requirements.txt; Q8_K, which gguf-py
+does not decode, from ggml-common.h's block_q8_K: d * qs), and y = x @ W^T in float64. Exactness of
+the dequantization itself: x = the identity, so y = W^T bit for bit (up to fused multiply-adds),
+including edge scales (zero, -0, the largest float16, float16 subnormals, large and small E8M0
+exponents). The int8/int4 block schemes against a dequantize-then-matmul oracle for block sizes
+32/64/128. Errors: malformed packed data (a row of the wrong byte count, K not a multiple of the
+block; the message names the param and the expected size), dtypes, shapes, unknown schemes."""
+import numpy as np
+from gguf import GGMLQuantizationType as T
+from gguf.quants import dequantize
+
+from opcase import Case, I, S, error_case as err, node, simple
+
+rng = np.random.default_rng(23)
+
+
+def uni(shape, lo=-1.0, hi=1.0, dtype=np.float32):
+    return rng.uniform(lo, hi, size=shape).astype(dtype)
+
+
+# scheme: (ggml type, block elements, block bytes, [(offset, kind) of the block scales])
+GGUF = {
+    "gguf_q4_0": (T.Q4_0, 32, 18, [(0, "f16")]),
+    "gguf_q4_1": (T.Q4_1, 32, 20, [(0, "f16"), (2, "f16")]),
+    "gguf_q5_0": (T.Q5_0, 32, 22, [(0, "f16")]),
+    "gguf_q5_1": (T.Q5_1, 32, 24, [(0, "f16"), (2, "f16")]),
+    "gguf_q8_0": (T.Q8_0, 32, 34, [(0, "f16")]),
+    "gguf_q2k": (T.Q2_K, 256, 84, [(80, "f16"), (82, "f16")]),
+    "gguf_q3k": (T.Q3_K, 256, 110, [(108, "f16")]),
+    "gguf_q4k": (T.Q4_K, 256, 144, [(0, "f16"), (2, "f16")]),
+    "gguf_q5k": (T.Q5_K, 256, 176, [(0, "f16"), (2, "f16")]),
+    "gguf_q6k": (T.Q6_K, 256, 210, [(208, "f16")]),
+    "gguf_q8k": (T.Q8_K, 256, 292, [(0, "f32")]),
+    "gguf_mxfp4": (T.MXFP4, 32, 17, [(0, "e8m0")]),
+    "gguf_nvfp4": (T.NVFP4, 64, 36, []),  # its UE4M3 scales: any byte is finite
+}
+
+
+def gguf_dequant(scheme, packed, k):
+    """W[N,K] float32: gguf-py, or for Q8_K the block_q8_K definition (d float32, qs int8[256])."""
+    qt, qk, bb, _ = GGUF[scheme]
+    if qt == T.Q8_K:
+        b = packed.reshape(-1, bb)
+        d = b[:, :4].copy().view(np.float32)
+        return (d * b[:, 4:260].copy().view(np.int8).astype(np.float32)).reshape(packed.shape[0], k)
+    return dequantize(packed, qt).reshape(packed.shape[0], k)
+
+
+def blocks(scheme, n, k, scales=None):
+    """Random packed rows uint8[N, K/QK*B]; each block scale field gets a value drawn from
+    `scales` (default: random magnitudes 2^-8..1 of either sign)."""
+    _, qk, bb, fields = GGUF[scheme]
+    b = rng.integers(0, 256, size=(n * (k // qk), bb), dtype=np.uint8)
+    for off, kind in fields:
+        cnt = b.shape[0]
+        if kind == "e8m0":
+            v = rng.integers(118, 131, size=cnt) if scales is None else rng.choice(scales, size=cnt)
+            b[:, off] = np.asarray(v, np.uint8)
+            continue
+        dt = np.float16 if kind == "f16" else np.float32
+        v = (rng.choice([-1.0, 1.0], cnt) * 2.0 ** rng.uniform(-8, 0, cnt)) if scales is None else rng.choice(scales, cnt)
+        b[:, off:off + np.dtype(dt).itemsize] = np.asarray(v, dt).reshape(cnt, 1).view(np.uint8)
+    return b.reshape(n, -1)
+
+
+def gguf_case(name, scheme, n, k, xshape, xdtype=np.float32, rtol=1e-5, scales=None):
+    packed = blocks(scheme, n, k, scales)
+    w = gguf_dequant(scheme, packed, k).astype(np.float64)
+    x = uni(xshape + (k,), dtype=xdtype)
+    x64 = x.astype(np.float64)
+    want = x64 @ w.T
+    atol = rtol * max(float((np.abs(x64) @ np.abs(w).T).max()), 1e-30)
+    return Case(name, [node("DequantMatMul", ["x", "w"], ["y"], scheme=S(scheme))], {"x": x}, {"y": want.astype(xdtype)},
+                atol=atol, rtol=rtol, params={"w": packed})
+
+
+def exact_case(name, scheme, n, k, scales=None):
+    """x = I: y = W^T, the dequantized weights themselves."""
+    packed = blocks(scheme, n, k, scales)
+    w = gguf_dequant(scheme, packed, k)
+    return Case(name, [node("DequantMatMul", ["x", "w"], ["y"], scheme=S(scheme))], {"x": np.eye(k, dtype=np.float32)},
+                {"y": np.ascontiguousarray(w.T)}, atol=0, rtol=2e-7, params={"w": packed})
+
+
+F16_EDGES = [0.0, -0.0, 65504.0, -65504.0, 2.0 ** -24, -(2.0 ** -24), 2.0 ** -14 - 2.0 ** -24, 1.0, -0.5]
+
+
+def gguf_cases():
+    for scheme, (_, qk, _, fields) in GGUF.items():
+        k = 2 * qk if qk == 256 else 4 * qk
+        yield gguf_case(f"DequantMatMul_{scheme}", scheme, 5, k, (3,))
+        yield exact_case(f"DequantMatMul_{scheme}_exact", scheme, 4, k)
+        kinds = {kind for _, kind in fields}
+        if "f16" in kinds:
+            yield exact_case(f"DequantMatMul_{scheme}_edge_scales", scheme, 6, k, scales=F16_EDGES)
+        if "f32" in kinds:
+            yield exact_case(f"DequantMatMul_{scheme}_edge_scales", scheme, 6, k,
+                             scales=[0.0, -0.0, 1e36, -1e-38, 1e-45, 1.0])
+        if "e8m0" in kinds:  # 2^(e-127): subnormal (e 0, 1), small, one, large (6 * 2^123 is finite)
+            yield exact_case(f"DequantMatMul_{scheme}_edge_scales", scheme, 6, k, scales=[0, 1, 2, 3, 127, 200, 250])
+    yield gguf_case("DequantMatMul_gguf_q4k_rank1", "gguf_q4k", 7, 256, ())
+    yield gguf_case("DequantMatMul_gguf_q6k_rank3", "gguf_q6k", 3, 512, (2, 3))
+    yield gguf_case("DequantMatMul_gguf_q8_0_f16", "gguf_q8_0", 4, 64, (3,), xdtype=np.float16, rtol=5e-3)
+    yield gguf_case("DequantMatMul_gguf_q4_0_many_rows", "gguf_q4_0", 64, 128, (2,), rtol=1e-5)
+    yield gguf_case("DequantMatMul_gguf_q5k_f64", "gguf_q5k", 3, 256, (2,), xdtype=np.float64, rtol=1e-12)
+    # malformed packed data
+    x = uni((2, 64))
+    yield Case("DequantMatMul_gguf_bytes", [node("DequantMatMul", ["x", "w"], ["y"], scheme=S("gguf_q4_0"))], {"x": x}, {},
+               params={"w": np.zeros((3, 40), np.uint8)}, expect_error="INVALID_ARGUMENT", modes=["lazy"],
+               expect_message="(param 'w') must hold 36 bytes per row (2 gguf_q4_0 blocks of 18 bytes for K = 64)")
+    yield Case("DequantMatMul_gguf_k_not_block", [node("DequantMatMul", ["x", "w"], ["y"], scheme=S("gguf_q4k"))], {"x": x}, {},
+               params={"w": np.zeros((3, 144), np.uint8)}, expect_error="INVALID_ARGUMENT", modes=["lazy"],
+               expect_message="K = 64 (the last dim of x float32[2,64]) is not a multiple of the gguf_q4k block of 256")
+    yield Case("DequantMatMul_gguf_dtype", [node("DequantMatMul", ["x", "w"], ["y"], scheme=S("gguf_q8_0"))], {"x": x}, {},
+               params={"w": np.zeros((3, 68), np.int8)}, expect_error="INVALID_ARGUMENT", modes=["lazy"],
+               expect_message="(param 'w') must be the packed gguf_q8_0 blocks as uint8[N, K/32*34]")
+    yield err("DequantMatMul_gguf_inputs", "DequantMatMul", {"x": x, "w": np.zeros((3, 68), np.uint8), "s": np.ones((3, 2), np.float32)},
+              scheme=S("gguf_q8_0"))
+    yield err("DequantMatMul_gguf_rank", "DequantMatMul", {"x": x, "w": np.zeros((204,), np.uint8)}, scheme=S("gguf_q8_0"))
+SCHEMES = {  # scheme: (q dtype, q range, asymmetric)
+    "int8_block": (np.int8, (-128, 127), False), "int8_block_asym": (np.uint8, (0, 255), True),
+    "int4_block": (np.int8, (-8, 7), False), "int4_block_asym": (np.uint8, (0, 15), True),
+}
+
+
+def dequant_ref(x, q, scale, zp, bs):
+    """x @ W^T with W[n, k] = (q[n, k] - zp[n, k // bs]) * scale[n, k // bs]."""
+    s = np.repeat(scale.astype(np.float64), bs, axis=1)
+    z = np.repeat(zp.astype(np.float64), bs, axis=1) if zp is not None else 0
+    return x.astype(np.float64) @ ((q.astype(np.float64) - z) * s).T
+
+
+def dequant_case(name, scheme, bs, xshape, n=6, k=256, xdtype=np.float32, atol=2e-3, rtol=2e-4):
+    qdt, (lo, hi), asym = SCHEMES[scheme]
+    q = rng.integers(lo, hi + 1, size=(n, k)).astype(qdt)
+    scale = uni((n, k // bs), 0.005, 0.02)
+    zp = rng.integers(lo, hi + 1, size=(n, k // bs)).astype(np.float32) if asym else None
+    x = uni(xshape + (k,), dtype=xdtype)
+    ins = {"x": x, "q": q, "scale": scale} | ({"zp": zp} if asym else {})
+    return simple(name, "DequantMatMul", ins, dequant_ref(x, q, scale, zp, bs).astype(xdtype), atol=atol, rtol=rtol,
+                  scheme=S(scheme), block_size=I(bs))
+
+
+def dequant_cases():
+    for scheme in SCHEMES:
+        for bs in [32, 64, 128]:
+            yield dequant_case(f"DequantMatMul_{scheme}_bs{bs}", scheme, bs, (3,))
+        yield dequant_case(f"DequantMatMul_{scheme}_rank3", scheme, 64, (2, 3))
+    yield dequant_case("DequantMatMul_int8_rank1", "int8_block", 32, ())
+    yield dequant_case("DequantMatMul_int8_asym_f64", "int8_block_asym", 64, (2,), xdtype=np.float64, atol=1e-9, rtol=1e-9)
+    yield dequant_case("DequantMatMul_int4_f64_rank3", "int4_block", 32, (2, 2), xdtype=np.float64, atol=1e-9, rtol=1e-9)
+    yield dequant_case("DequantMatMul_int4_f16", "int4_block", 32, (4,), xdtype=np.float16, atol=0.05, rtol=1e-2)
+    # the extremes of each range
+    q = np.tile(np.array([-8, 7, 0, -1], np.int8), (2, 16))
+    scale = np.full((2, 2), 0.5, np.float32)
+    x = uni((1, 64))
+    yield simple("DequantMatMul_int4_extremes", "DequantMatMul", {"x": x, "q": q, "scale": scale},
+                 dequant_ref(x, q, scale, None, 32).astype(np.float32), atol=1e-4, scheme=S("int4_block"))
+    x, q, s = uni((2, 64)), np.zeros((3, 64), np.int8), np.ones((3, 2), np.float32)
+    yield err("DequantMatMul_unknown_scheme", "DequantMatMul", {"x": x, "q": q, "scale": s}, scheme=S("int3_block"))
+    yield err("DequantMatMul_block_size", "DequantMatMul", {"x": x, "q": q, "scale": s}, "UNIMPLEMENTED",
+              scheme=S("int8_block"), block_size=I(16))
+    yield err("DequantMatMul_q_dtype", "DequantMatMul", {"x": x, "q": q.astype(np.uint8), "scale": s}, scheme=S("int8_block"))
+    yield err("DequantMatMul_missing_zp", "DequantMatMul", {"x": x, "q": q.astype(np.uint8), "scale": s},
+              scheme=S("int8_block_asym"))
+    yield err("DequantMatMul_scale_shape", "DequantMatMul", {"x": x, "q": q, "scale": np.ones((3, 1), np.float32)},
+              scheme=S("int8_block"))
+    yield err("DequantMatMul_k_not_multiple", "DequantMatMul",
+              {"x": uni((2, 48)), "q": np.zeros((3, 48), np.int8), "scale": np.ones((3, 1), np.float32)},
+              scheme=S("int8_block"))
+
+
+
+
+def cases():
+    yield from gguf_cases()
+    yield from dequant_cases()
