@@ -143,7 +143,9 @@ static int cmd_run(args *a) {
     st = rlx_npy_load(a->in_files[i], &inputs[i]);
     if (!st) st = rlx_onnx_options_set_input_value(a->opts, a->in_names[i], inputs[i]);
   }
+  double t_imp = now_s();
   if (!st) st = rlx_onnx_import(a->model, a->opts, &m);
+  t_imp = now_s() - t_imp;
   const rlx_graph *g = m ? rlx_onnx_model_graph(m) : NULL;
   if (!st) st = rlx_executable_create(g, a->device, a->mode, &ex);
   if (!st) st = rlx_onnx_model_set_params(m, ex);
@@ -174,8 +176,9 @@ static int cmd_run(args *a) {
     }
   }
   if (!st)
-    printf("mode %s, device %s: first run %.3f ms, then %.3f ms per run (mean of %d)\n", rlx_mode_name(rlx_executable_mode(ex)),
-           rlx_device_name(a->device), first * 1e3, total / a->repeat * 1e3, a->repeat);
+    printf("mode %s, device %s: import %.3f ms, first run %.3f ms, then %.3f ms per run (mean of %d)\n",
+           rlx_mode_name(rlx_executable_mode(ex)), rlx_device_name(a->device), t_imp * 1e3, first * 1e3, total / a->repeat * 1e3,
+           a->repeat);
   for (size_t i = 0; outs && i < n_out; i++) rlx_tensor_free(outs[i]);
   free(outs);
   for (size_t i = 0; i < a->n_in; i++) rlx_tensor_free(inputs[i]);

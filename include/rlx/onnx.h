@@ -3,8 +3,10 @@
  * rlx_onnx_import reads an ONNX model (protobuf, parsed with protobuf-c) and builds an rlx graph:
  * graph inputs become rlx inputs, initializers become params (with their values kept in the
  * model object), ONNX nodes map onto rlx ops according to the opset the model imports. Nodes
- * whose inputs are all known at import time (Constant, initializer, Shape of a static input...)
- * are folded by running them on MLX, so shape computations become constants.
+ * whose inputs are all constants (Constant, initializer, Shape of a static input...) are folded
+ * by running them on MLX, so shape computations become constants. Nothing else runs at import:
+ * a value computed from provided input values (rlx_onnx_options_set_input_value) is computed,
+ * from the nodes it depends on only, when an op needs to know it.
  *
  * Symbolic dims (dim_param, or missing dims) stay symbolic unless the caller fixes them: by
  * dim_param name (rlx_onnx_options_set_dim) or by giving an input's whole shape
@@ -51,8 +53,10 @@ rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, i
 /* Provides the value of graph input `input` for import-time use (borrowed: it must stay valid and
  * unchanged until the last import with these options returns; the model keeps no pointer to it).
  * Where an op needs that input to be known while importing (a Reshape shape, Slice starts, TopK
- * k, Resize sizes, a Loop's trip count, also when computed from inputs...), this value is baked
- * into the graph; elsewhere the input stays a run-time input. The imported graph is then valid
+ * k, Resize sizes, a Loop's trip count, an If's condition when its branches cannot both be
+ * typed, also when computed from inputs...), that value is computed then from the nodes it
+ * depends on (and only those) and baked into the graph; elsewhere the input stays a run-time
+ * input and nothing runs, so an import with values costs about what one with shapes only does. The imported graph is then valid
  * only for runs that pass this same value. The tensor's shape also fixes the input's shape (as
  * rlx_onnx_options_set_shape). Errors: INVALID_ARGUMENT (NULL argument), RESOURCE_EXHAUSTED. */
 rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *input, const rlx_tensor *value);

@@ -22,10 +22,19 @@ rlx_status *imp_in(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value *ou
 
 const rlx_type *imp_type(rlx_imp *I, rlx_value v) { return rlx_graph_value_type(I->g, v); }
 
-const rlx_tensor *imp_const(rlx_imp *I, const Onnx__NodeProto *n, size_t k) {
+const rlx_tensor *imp_known(rlx_imp *I, const Onnx__NodeProto *n, size_t k) {
   if (!imp_has(n, k)) return NULL;
   const imp_val *v = imp_lookup(I, n->input[k]);
   return v ? v->data : NULL;
+}
+
+const rlx_tensor *imp_const(rlx_imp *I, const Onnx__NodeProto *n, size_t k) {
+  const rlx_tensor *t = imp_known(I, n, k);
+  if (t || !imp_has(n, k) || !imp_lookup(I, n->input[k])) return t;
+  rlx_status *st = imp_eval(I, n->input[k], &t);
+  if (!st) return t;
+  rlx_status_free(st); /* the caller reports that the value must be known at import time */
+  return NULL;
 }
 
 static rlx_status *const_numbers(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, bool ints, void **out,

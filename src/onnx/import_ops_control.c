@@ -119,17 +119,14 @@ static rlx_status *map_if(rlx_imp *I, const Onnx__NodeProto *n) {
   /* Both branches could not be imported for these shapes (ONNX runs only the taken one, so the
    * other may not type-check). When cond follows from provided input values, import just the
    * branch it takes: the graph is then specialized to those values (rlx_onnx_options_set_input_value). */
-  rlx_tensor *cv = NULL;
+  const rlx_tensor *cv = NULL;
   rlx_status *e = imp_eval(I, n->input[0], &cv);
   if (e || !cv || rlx_tensor_numel(cv) != 1) {
     rlx_status_free(e);
-    rlx_tensor_free(cv);
     return st;
   }
   rlx_status_free(st);
-  bool taken = rlx_tensor_get_f64(cv, 0) != 0;
-  rlx_tensor_free(cv);
-  return if_inline(I, n, taken ? gt : ge);
+  return if_inline(I, n, rlx_tensor_get_f64(cv, 0) != 0 ? gt : ge);
 }
 
 /* If with a run-time cond: both branches become sub-graphs of an rlx If node. */
@@ -178,14 +175,12 @@ static rlx_status *if_both(rlx_imp *I, const Onnx__NodeProto *n, const Onnx__Gra
 static rlx_status *loop_scalar(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need, bool *known, int64_t *out) {
   const imp_val *v = imp_lookup(I, n->input[k]);
   if (!v) IMP_FAIL(INVALID_ARGUMENT, "input '%s' is not defined", n->input[k]);
-  rlx_tensor *t = NULL;
-  if (!v->data && need) RLX_TRY(imp_eval(I, n->input[k], &t));
-  const rlx_tensor *d = v->data && (need || !v->is_input) ? v->data : t;
+  const rlx_tensor *d = v->data && !v->is_input ? v->data : NULL;
+  if (!d && need) RLX_TRY(imp_eval(I, n->input[k], &d));
   *known = d != NULL;
-  rlx_status *st = d && rlx_tensor_numel(d) != 1 ? RLX_ERR(INVALID_ARGUMENT, "input %zu must have one element", k) : NULL;
-  if (!st && d) *out = rlx_tensor_dtype(d) == RLX_DTYPE_I64 ? *(const int64_t *)rlx_tensor_cdata(d) : (int64_t)rlx_tensor_get_f64(d, 0);
-  rlx_tensor_free(t);
-  return st;
+  if (d && rlx_tensor_numel(d) != 1) IMP_FAIL(INVALID_ARGUMENT, "input %zu must have one element", k);
+  if (d) *out = rlx_tensor_dtype(d) == RLX_DTYPE_I64 ? *(const int64_t *)rlx_tensor_cdata(d) : (int64_t)rlx_tensor_get_f64(d, 0);
+  return NULL;
 }
 
 /* Loop state while unrolling: the carried values (views; their data lives in iteration scopes

@@ -237,7 +237,7 @@ static rlx_status *map_batch_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
   double eps = imp_attr_f(n, "epsilon", 1e-5);
-  const rlx_tensor *sc = imp_const(I, n, 1), *bi = imp_const(I, n, 2), *mu = imp_const(I, n, 3), *va = imp_const(I, n, 4);
+  const rlx_tensor *sc = imp_known(I, n, 1), *bi = imp_known(I, n, 2), *mu = imp_known(I, n, 3), *va = imp_known(I, n, 4);
   rlx_value x, a, b, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   if (sc && bi && mu && va && rlx_dtype_is_float(tx.dtype) && tx.dtype != RLX_DTYPE_F64 && rlx_tensor_rank(sc) == 1) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onnx/importer.h"
+#include "opt/rewrite.h"
 #include "rlx/executable.h"
 
 /* ---- options ---- */
@@ -245,24 +246,21 @@ static rlx_status *materialize(rlx_imp *I, const char *name, rlx_value *out) {
 
 rlx_status *imp_value(rlx_imp *I, const char *name, rlx_value *out) { return materialize(I, name, out); }
 
-/* ---- folding: run a node whose inputs are all known on MLX, keep its outputs as data ----
- * A node whose inputs are known but derive from a provided input value (is_input) is mapped as
- * usual and folded as well ("known"): its outputs stay run-time values that also carry their
- * import-time value, for consumers that need one (a Pad's pads computed from a provided shape). */
+/* ---- folding: run a node whose inputs are all constants on MLX, keep its outputs as data ----
+ * Values computed from provided input values (is_input) are not constants: a node reading one is
+ * mapped as usual, and its value is computed only when a consumer needs it (imp_eval). */
 
-static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op, bool *provided) {
-  *provided = false;
+static bool foldable(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
   if (op->no_fold) return false;
   for (size_t k = 0; k < n->n_input; k++) {
     if (!n->input[k][0]) continue;
     imp_val *v = lookup(I, n->input[k]);
-    if (!v || !v->data) return false;
-    *provided |= v->is_input;
+    if (!v || !v->data || v->is_input) return false;
   }
   return true;
 }
 
-static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op, bool known) {
+static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op *op) {
   rlx_imp T = {.opset = I->opset, .opts = I->opts, .dir = I->dir};
   rlx_status *st = rlx_graph_create(&T.g);
   for (size_t k = 0; !st && k < n->n_input; k++) {
@@ -281,7 +279,7 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
     } else if (v->has_v) {
       outs[nrun] = v->v;
       idx[nrun++] = k;
-    } else if (!known) {
+    } else {
       st = define(I, n->output[k], (imp_val){.data = v->data, .owns_data = v->owns_data});
       v->owns_data = false;
     }
@@ -293,14 +291,8 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
     if (!st) st = rlx_executable_create(T.g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex);
     if (!st) st = rlx_executable_run(ex, 0, NULL, NULL, nrun, res);
     for (size_t i = 0; i < nrun; i++) {
-      imp_val *o = known ? rlx_strmap_get(&I->vals, n->output[idx[i]]) : NULL;
-      if (st || (known && (!o || o->data))) {
-        rlx_tensor_free(res[i]);
-      } else if (known) { /* the run-time value also knows its import-time value */
-        o->data = res[i], o->owns_data = true, o->is_input = true;
-      } else {
-        st = define(I, n->output[idx[i]], (imp_val){.data = res[i], .owns_data = true});
-      }
+      if (st) rlx_tensor_free(res[i]);
+      else st = define(I, n->output[idx[i]], (imp_val){.data = res[i], .owns_data = true});
     }
     rlx_executable_free(ex);
     if (st) st = rlx_status_annotate(st, "folding");
@@ -308,6 +300,84 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
   vals_free(&T.vals);
   rlx_graph_free(T.g);
   return st;
+}
+
+/* ---- values computed on demand from provided input values ---- */
+
+static bool is_capture(const rlx_imp *R, const char *name) {
+  for (size_t i = 0; i < R->n_captures; i++)
+    if (!strcmp(R->captures[i], name)) return true;
+  return false;
+}
+
+/* The value of graph input `name` of the graph rooted at R: the provided value of a top-level
+ * input, or the outer value a sub-graph captured (computed in turn). NULL when it has none. */
+static rlx_status *input_value(rlx_imp *I, rlx_imp *R, const char *name, const rlx_tensor **out) {
+  *out = NULL;
+  if (!R->parent) {
+    const shape_fix *f = find_fix(I->opts, name);
+    *out = f ? f->value : NULL;
+    return NULL;
+  }
+  return is_capture(R, name) ? imp_eval(R->parent, name, out) : NULL;
+}
+
+/* Runs the part of `owner`'s graph that value v depends on (and nothing else), with graph inputs
+ * from input_value and params from the model. *out is a new tensor. */
+static rlx_status *eval_slice(rlx_imp *I, rlx_imp *owner, const char *name, rlx_value v, rlx_tensor **out) {
+  const rlx_graph *g = owner->g;
+  rlx_imp *R = graph_root(owner);
+  bool *live = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *live);
+  const char **names = calloc(g->n_inputs + 1, sizeof *names);
+  const rlx_tensor **vals = calloc(g->n_inputs + 1, sizeof *vals);
+  size_t ni = 0;
+  rlx_rw rw = {0};
+  rlx_executable *ex = NULL;
+  rlx_status *st = live && names && vals ? rlx_rw_init(&rw, g) : RLX_OOM();
+  if (!st) rlx_graph_mark_live(g, 1, &v, live);
+  for (size_t k = 0; !st && k < g->n_nodes; k++) {
+    const rlx_node *nd = &g->nodes[k];
+    if (!live[k]) continue;
+    if (nd->op == RLX_OP_INPUT) {
+      st = input_value(I, R, nd->name, &vals[ni]);
+      if (!st && !vals[ni])
+        st = RLX_ERR(UNIMPLEMENTED, "'%s' must be known at import time but depends on input '%s', which has no value (give it "
+                                    "one: rlx_onnx_options_set_input_value, or rlx run --input)", name, nd->name);
+      names[ni++] = nd->name;
+    }
+    if (!st) st = rlx_rw_copy(&rw, nd);
+  }
+  rlx_value ov = st ? 0 : rw.map[v];
+  if (!st) st = rlx_graph_set_outputs(rw.dst, 1, &ov);
+  if (!st) st = rlx_executable_create(rw.dst, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex);
+  for (size_t p = 0; !st && p < rlx_executable_num_params(ex); p++) {
+    const char *pn = rlx_executable_param_name(ex, p);
+    size_t k = 0;
+    while (I->model && k < I->model->np && strcmp(I->model->pnames[k], pn)) k++;
+    st = I->model && k < I->model->np ? rlx_executable_set_param(ex, pn, I->model->pvals[k])
+                                      : RLX_ERR(INTERNAL, "param '%s' has no value", pn);
+  }
+  if (!st) st = rlx_executable_run(ex, ni, names, (rlx_tensor *const *)vals, 1, out); /* only read */
+  rlx_executable_free(ex);
+  rlx_rw_free(&rw);
+  free(live);
+  free(names);
+  free(vals);
+  return st;
+}
+
+rlx_status *imp_eval(rlx_imp *I, const char *name, const rlx_tensor **out) {
+  rlx_imp *owner;
+  imp_val *v = lookup_in(I, name, &owner);
+  if (!v) return RLX_ERR(INVALID_ARGUMENT, "value '%s' is not defined", name);
+  if (!v->data) {
+    if (!v->has_v) return RLX_ERR(INTERNAL, "value '%s' has neither a graph value nor data", name);
+    rlx_tensor *t = NULL;
+    RLX_TRY(rlx_status_annotate(eval_slice(I, owner, name, v->v, &t), "computing '%s' at import time", name));
+    v->data = t, v->owns_data = true, v->is_input = true;
+  }
+  *out = v->data;
+  return NULL;
 }
 
 /* ---- graph inputs ---- */
@@ -372,10 +442,7 @@ static rlx_status *map_node(rlx_imp *I, const Onnx__NodeProto *n) {
     st = RLX_ERR(UNIMPLEMENTED, "op %s%s%s is not supported by rlx at opset %lld", n->domain && *n->domain ? n->domain : "",
                  n->domain && *n->domain ? "." : "", n->op_type, (long long)I->opset);
   } else {
-    bool provided;
-    bool all_known = foldable(I, n, op, &provided);
-    st = all_known && !provided ? fold(I, n, op, false) : op->fn(I, n);
-    if (!st && all_known && provided) rlx_status_free(fold(I, n, op, true)); /* optional knowledge */
+    st = foldable(I, n, op) ? fold(I, n, op) : op->fn(I, n);
   }
   if (st) st = rlx_status_annotate(st, "ONNX node '%s' (%s, opset %lld)", imp_node_label(n), n->op_type, (long long)I->opset);
   return st;
@@ -464,38 +531,6 @@ rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp) {
   return NULL;
 }
 
-rlx_status *imp_eval(rlx_imp *I, const char *name, rlx_tensor **out) {
-  if (I->parent || !I->model)
-    return RLX_ERR(UNIMPLEMENTED, "'%s' is computed at run time inside a sub-graph; it must be known at import time", name);
-  rlx_value v;
-  RLX_TRY(materialize(I, name, &v));
-  size_t ni = rlx_graph_num_inputs(I->g);
-  const char **names = calloc(ni ? ni : 1, sizeof *names);
-  const rlx_tensor **vals = calloc(ni ? ni : 1, sizeof *vals);
-  rlx_executable *ex = NULL;
-  rlx_status *st = names && vals ? rlx_graph_set_outputs(I->g, 1, &v) : RLX_OOM();
-  for (size_t i = 0; !st && i < ni; i++) {
-    names[i] = rlx_graph_input_name(I->g, i);
-    const imp_val *x = lookup(I, names[i]);
-    if (!x || !x->data)
-      st = RLX_ERR(UNIMPLEMENTED, "'%s' must be known at import time but depends on graph inputs; give input '%s' a value "
-                                  "(rlx_onnx_options_set_input_value)", name, names[i]);
-    else vals[i] = x->data;
-  }
-  if (!st) st = rlx_executable_create(I->g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex);
-  for (size_t p = 0; !st && p < rlx_executable_num_params(ex); p++) {
-    const char *pn = rlx_executable_param_name(ex, p);
-    size_t k = 0;
-    while (k < I->model->np && strcmp(I->model->pnames[k], pn)) k++;
-    st = k < I->model->np ? rlx_executable_set_param(ex, pn, I->model->pvals[k]) : RLX_ERR(INTERNAL, "param '%s' has no value", pn);
-  }
-  if (!st) st = rlx_executable_run(ex, ni, names, (rlx_tensor *const *)vals, 1, out); /* only read */
-  rlx_executable_free(ex);
-  free(names);
-  free(vals);
-  return rlx_status_annotate(st, "evaluating '%s' at import time", name);
-}
-
 static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
   RLX_TRY(define_initializers(I, gp, true));
   for (size_t i = 0; i < gp->n_input; i++) {
@@ -505,8 +540,7 @@ static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
     rlx_value v;
     RLX_TRY(input_type(I, vi, &t));
     RLX_TRY(rlx_graph_add_input(I->g, vi->name, &t, &v));
-    const shape_fix *fix = find_fix(I->opts, vi->name);
-    RLX_TRY(define(I, vi->name, (imp_val){.v = v, .has_v = true, .data = fix ? (rlx_tensor *)fix->value : NULL, .is_input = fix && fix->value}));
+    RLX_TRY(define(I, vi->name, (imp_val){.v = v, .has_v = true}));
   }
   for (size_t i = 0; i < gp->n_node; i++) RLX_TRY(map_node(I, gp->node[i]));
   if (!gp->n_output) return RLX_ERR(INVALID_ARGUMENT, "the graph has no outputs");

@@ -14,8 +14,8 @@ typedef struct imp_val {
   rlx_tensor *data;  /* its value when known at import time (initializer, constant, folded) */
   bool owns_data;
   bool is_init;      /* an initializer: materialized as a param */
-  bool is_input;     /* the value provided for a graph input, or derived from one: known (see
-                        rlx_onnx_options_set_input_value) but never folded into a constant */
+  bool is_input;     /* data computed from provided input values (imp_eval; see
+                        rlx_onnx_options_set_input_value): known, but never folded into a constant */
 } imp_val;
 
 typedef struct rlx_imp rlx_imp;
@@ -81,11 +81,13 @@ rlx_status *imp_capture_free(rlx_imp *I, const Onnx__GraphProto *gp);
 /* Imports gp's initializers (as known data) and nodes into scope I; the caller defines gp's
  * inputs first and reads its outputs after. */
 rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp);
-/* The value of `name` computed at import time from the graph inputs' provided values
- * (rlx_onnx_options_set_input_value) by running the graph built so far; for what an op needs
- * to know while importing (a Loop's trip count). Top-level scope only; UNIMPLEMENTED when an
- * input it needs has no provided value. *out is a new tensor. */
-rlx_status *imp_eval(rlx_imp *I, const char *name, rlx_tensor **out);
+/* The value of `name` at import time: its known data, or else computed now from the graph inputs'
+ * provided values (rlx_onnx_options_set_input_value) and the params by running only the nodes it
+ * depends on (values captured by a sub-graph are computed in the enclosing scope); for what an op
+ * must know while importing (a Reshape's shape, a Loop's trip count). The result is kept with the
+ * value (is_input: known, but not a constant to fold) and borrowed by *out. UNIMPLEMENTED when an
+ * input it depends on has no provided value; errors of running the slice otherwise. */
+rlx_status *imp_eval(rlx_imp *I, const char *name, const rlx_tensor **out);
 
 /* A possibly negative ONNX axis counted from the end (a + r when a < 0); the caller checks the
  * range. */
@@ -109,9 +111,13 @@ const rlx_type *imp_name_type(rlx_imp *I, const char *name);
 /* The static type of input k (from its known data or its graph value) without materializing it.
  * INVALID_ARGUMENT when missing or undefined; UNIMPLEMENTED for symbolic dims when need_static. */
 rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need_static, rlx_type *out);
-/* The known value of input k (borrowed from the scope), or NULL when it is absent or computed at
- * run time. */
+/* The value of input k at import time (borrowed from the scope): known data, or else computed from
+ * provided input values (imp_eval); NULL when it is absent or known only at run time. For inputs
+ * the op needs to know (a shape, a count). */
 const rlx_tensor *imp_const(rlx_imp *I, const Onnx__NodeProto *n, size_t k);
+/* The data of input k when already known (a constant, an initializer, a folded or computed
+ * value), without computing anything; for optional uses (folding BatchNorm's statistics). */
+const rlx_tensor *imp_known(rlx_imp *I, const Onnx__NodeProto *n, size_t k);
 /* Input k as an int64 (float64) list; it must be known at import time: INVALID_ARGUMENT when the
  * input is missing, UNIMPLEMENTED when it is computed at run time (`what` names it). The list is
  * malloc'ed into *out (at least one element; free it), *cnt entries. */

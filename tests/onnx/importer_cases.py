@@ -351,7 +351,33 @@ def stateful_cases():
               kv_num_heads=1, update_rule="linear")
 
 
+def provided_value_cases():
+    """Inputs whose values the importer needs (the runner gives every input's value): computed on
+    demand from the nodes they depend on, also through arithmetic, inside an If branch that
+    captures them and for a count (TopK's k)."""
+    x, s = f32(2, 3, 4), np.array([4, 6], np.int64)
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["s", "one"], ["shape"]),
+             helper.make_node("Reshape", ["r", "shape"], ["y0"])]
+    yield Case("provided_reshape_shape_from_arithmetic", nodes, {"x": x, "s": s - 1}, ["y0"],
+               initializers={"one": np.array([1, 1], np.int64)})
+    then = helper.make_graph([helper.make_node("Mul", ["s", "two"], ["ts"]), helper.make_node("Reshape", ["x", "ts"], ["t"])],
+                             "then", [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+                             [numpy_helper.from_array(np.array([1, 2], np.int64), "two")])
+    other = helper.make_graph([helper.make_node("Reshape", ["x", "s12"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array([6, 4], np.int64), "s12")])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["tot"], keepdims=0), helper.make_node("Greater", ["tot", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["y0"], then_branch=then, else_branch=other)]
+    for tag, xv in (("then", np.abs(x)), ("else", -np.abs(x))):
+        yield Case(f"provided_if_branch_capture_{tag}", nodes, {"x": xv, "s": np.array([6, 2], np.int64)}, ["y0"],
+                   initializers={"zero": np.array(0, np.float32)})
+    nodes = [helper.make_node("Sub", ["n", "one"], ["k"]), helper.make_node("TopK", ["x", "k"], ["y0", "y1"], axis=-1)]
+    yield Case("provided_topk_k", nodes, {"x": f32(3, 9), "n": np.array([4], np.int64)}, ["y0", "y1"],
+               initializers={"one": np.array([1], np.int64)})
+
+
 def all_cases():
+    yield from provided_value_cases()
     yield from stateful_cases()
     yield from einsum_cases()
     yield from misc_cases()
