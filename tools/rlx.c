@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "launch.h"
 #include "rlx/rlx.h"
 
 #define RLX_CLI_TRY(expr)            \
@@ -207,6 +208,7 @@ int main(int argc, char **argv) {
     printf("rlx %s (MLX %s, GPU %s%s)\n", RLX_VERSION, rlx_mlx_version(), rlx_gpu_available() ? "available: " : "not available", gpu);
     return 0;
   }
+  if (!strcmp(cmd, "launch")) return rlx_cli_launch(argc - 2, argv + 2);
   if (strcmp(cmd, "run") && strcmp(cmd, "info")) return usage();
   args a = {.mode = RLX_MODE_DEFAULT, .device = RLX_DEVICE_CPU, .repeat = 1};
   rlx_status *st = rlx_onnx_options_create(&a.opts);

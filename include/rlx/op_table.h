@@ -539,6 +539,23 @@
   /* BatchedDenseSolve(A[B,n,n], b[B,n]) -> x[B,n]: B independent DenseSolve systems. */ \
   X(BATCHED_DENSE_SOLVE, "BatchedDenseSolve", linalg, 2, 2, "") \
   \
+  /* ---- collectives over the executable's process group (rlx/dist.h, rlx_executable_set_group; \
+   * MLX's distributed ops on device arrays, every mode compiled included). group_size is the     \
+   * number of ranks the graph is written for: the run fails with FAILED_PRECONDITION when the     \
+   * group has another size (0 = any, AllReduce only). A group of size 1 makes each op the         \
+   * identity. Every rank runs the same graph; the ops are matched across ranks by order. What the \
+   * group's backend lacks (dtype, op) fails the run with UNIMPLEMENTED naming backend and op. */  \
+  /* AllReduce(x) -> x's type: the elementwise sum | max | min (kind) of x over the ranks          \
+   * (NCCL/MPI AllReduce; mx::distributed::all_sum/all_max/all_min). Integer sums wrap. */ \
+  X(ALL_REDUCE, "AllReduce", collective, 1, 1, "kind:s=sum group_size:i=0") \
+  /* AllGather(x[r >= 1]) -> the ranks' x concatenated along axis in rank order: dim axis times   \
+   * group_size (NCCL AllGather; mx::distributed::all_gather on axis 0, other axes moved there). */ \
+  X(ALL_GATHER, "AllGather", collective, 1, 1, "axis:i=0 group_size:i") \
+  /* ReduceScatter(x[r >= 1]) -> the sum of x over the ranks, split along axis into group_size     \
+   * equal chunks; rank r gets chunk r (dim axis / group_size; it must divide). NCCL ReduceScatter \
+   * with sum; mx::distributed::sum_scatter (nccl backend only in MLX 0.32). */ \
+  X(REDUCE_SCATTER, "ReduceScatter", collective, 1, 1, "axis:i=0 group_size:i") \
+  \
   /* ---- extension and host-only ops ---- */ \
   /* Custom(inputs...) -> the outputs of the custom op registered under `name` (rlx/registry.h): \
    * its arity and infer function give the outputs (any number); its graph kernel expands into rlx \

@@ -172,6 +172,8 @@ typedef struct rlx_fused_io {
 void rlx_fused_io_of(const rlx_node *n, rlx_fused_io *io);
 /* Index of a reduction kind (sum 0, mean 1, max 2, min 3, prod 4); -1 when unknown. */
 int rlx_reduce_kind(const char *k);
+/* Index of an AllReduce kind (sum 0, max 1, min 2); -1 when unknown. */
+int rlx_collective_kind(const char *k);
 /* ONNX Slice clamping of one axis: output length; *out_start the effective start. */
 int64_t rlx_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *out_start);
 

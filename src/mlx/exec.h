@@ -12,6 +12,7 @@
 #include <pthread.h>
 
 #include "mlx/lower.h"
+#include "rlx/dist.h"
 #include "rlx/executable.h"
 
 #define RLX_EXEC_MAX_SYMBOLS 64
@@ -94,6 +95,10 @@ struct rlx_executable {
   int64_t ext_cached_actual;     /* ext_types hold this extent ... */
   uint64_t ext_cached_gen;       /* ... at this binding; 0: nothing cached */
   bool ext_cached_ok;
+
+  /* distributed (exec_dist.c) */
+  rlx_dist_group *group; /* set by rlx_executable_set_group (borrowed), NULL: the default group */
+  bool collective;       /* the graph has collective ops: runs go through the group's watchdog */
 };
 
 /* Index of param `name` in ex->params (ex->n_params when absent). */
@@ -119,6 +124,12 @@ rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_
 rlx_status *rlx_exec_find_input(const rlx_executable *ex, const char *name, size_t *out);
 /* Records why the active extent does not apply (takes `why`; NULL: it applies). */
 void rlx_exec_set_extent_reason(rlx_executable *ex, rlx_status *why);
+/* exec_dist.c: whether g has collective ops (AllReduce, AllGather, ReduceScatter, the custom op
+ * collective.all_reduce), and the group a run of ex uses (NULL when none). */
+bool rlx_exec_has_collective(const rlx_graph *g);
+rlx_dist_group *rlx_exec_group(const rlx_executable *ex);
+/* Drops the compiled function (its trace holds arrays and groups of the old settings). */
+void rlx_exec_drop_compiled(rlx_executable *ex);
 /* INVALID_ARGUMENT unless tensor type `got` fits declared type `want` (symbolic dims fit any size). */
 rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got);
 

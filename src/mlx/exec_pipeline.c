@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist_impl.h"
 #include "mlx/exec.h"
 
 rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got) {
@@ -150,7 +151,8 @@ static void bind_leaf_vals(rlx_executable *ex, rlx_mx_arr *const *leaves) {
 }
 
 static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out, bool eager) {
-  rlx_lower L = {.mx = c, .g = ex->g, .types = ex->rt, .vals = ex->vals, .eager = eager, .param = param_lookup, .param_ud = ex};
+  rlx_lower L = {.mx = c, .g = ex->g, .types = ex->rt, .vals = ex->vals, .eager = eager, .param = param_lookup, .param_ud = ex,
+                 .group = rlx_exec_group(ex)};
   RLX_TRY(rlx_lower_graph(&L));
   for (size_t i = 0; i < ex->g->n_outputs; i++) out[i] = ex->vals[ex->g->outputs[i]];
   return NULL;
@@ -211,12 +213,8 @@ static rlx_status *conform_outputs(rlx_executable *ex, rlx_mx *c) {
   return rlx_mx_take_error(c);
 }
 
-rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {
+static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   const rlx_graph *g = ex->g;
-  RLX_TRY(bind_types(ex));
-  RLX_TRY(extent_types(ex));
-  for (size_t k = 0; k < ex->n_params; k++)
-    if (!ex->params[k].val) return RLX_ERR(FAILED_PRECONDITION, "param '%s' was not set (rlx_executable_set_param)", ex->params[k].name);
   rlx_mx *c = ex->ctx;
   rlx_mx_reset(c);
   make_leaves(ex, c);
@@ -236,4 +234,17 @@ rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {
   if (async) rlx_mx_async_eval(c, ex->outs, g->n_outputs);
   else rlx_mx_eval(c, ex->outs, g->n_outputs);
   return rlx_mx_take_error(c);
+}
+
+rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {
+  RLX_TRY(bind_types(ex));
+  RLX_TRY(extent_types(ex));
+  for (size_t k = 0; k < ex->n_params; k++)
+    if (!ex->params[k].val) return RLX_ERR(FAILED_PRECONDITION, "param '%s' was not set (rlx_executable_set_param)", ex->params[k].name);
+  /* A graph with collectives runs under its group's timeout; a failure aborts the group, so the
+   * other ranks, blocked in the same collectives, fail too instead of waiting forever. */
+  rlx_dist_group *grp = ex->collective ? rlx_exec_group(ex) : NULL;
+  if (!grp) return lower_and_eval(ex, async);
+  rlx_dist_watch_begin(grp);
+  return rlx_dist_watch_end(grp, lower_and_eval(ex, async));
 }

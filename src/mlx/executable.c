@@ -162,6 +162,7 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   ex->g = g;
   ex->device = device;
   ex->mode = m;
+  ex->collective = rlx_exec_has_collective(g);
   pthread_mutex_init(&ex->mu, NULL);
   rlx_status *st = init(ex);
   if (st) {
@@ -244,7 +245,7 @@ bool rlx_executable_shapeless(const rlx_executable *ex) {
   return s;
 }
 
-static void drop_compiled(rlx_executable *ex) {
+void rlx_exec_drop_compiled(rlx_executable *ex) {
   rlx_mx_fn_free(ex->compiled);
   ex->compiled = NULL;
 }
@@ -254,7 +255,7 @@ rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode) {
   RLX_TRY(resolve_mode(mode, &m));
   lock(ex);
   ex->mode = m;
-  drop_compiled(ex);
+  rlx_exec_drop_compiled(ex);
   unlock(ex);
   return NULL;
 }
@@ -262,7 +263,7 @@ rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode) {
 rlx_status *rlx_executable_set_shapeless(rlx_executable *ex, bool shapeless) {
   if (shapeless) RLX_TRY(rlx_exec_check_shapeless(ex->g));
   lock(ex);
-  if (ex->shapeless != shapeless) drop_compiled(ex);
+  if (ex->shapeless != shapeless) rlx_exec_drop_compiled(ex);
   ex->shapeless = shapeless;
   unlock(ex);
   return NULL;

@@ -4,6 +4,7 @@
 
 #include "ir/ir.h"
 #include "mlx/shim/shim.h"
+#include "rlx/dist.h"
 
 typedef struct rlx_lower rlx_lower;
 
@@ -18,6 +19,7 @@ struct rlx_lower {
   bool eager;                 /* eval after every node */
   rlx_param_lookup_fn param;  /* for sub-graph params */
   void *param_ud;
+  rlx_dist_group *group;      /* process group of the collective ops (NULL: none) */
 };
 
 /* Lowers every non-leaf node of L->g in order (leaf values must be set in L->vals). In eager
