@@ -214,7 +214,7 @@ static void graph_ops(rlx_dist_group *g) {
     for (int rep = 0; rep < 2; rep++) { /* compiled: trace, then replay */
       rlx_tensor *out[4] = {0};
       const char *names[] = {"x"};
-      expect(rlx_executable_run(ex, 1, names, (const rlx_tensor *const *)&in, 4, out), 0, rlx_mode_name(modes[m]));
+      expect(rlx_executable_run(ex, 1, names, (rlx_tensor *const *)&in, 4, out), 0, rlx_mode_name(modes[m]));
       for (int i = 0; out[0] && i < 6; i++) {
         double s = 0, hi = -1e9;
         for (int r = 0; r < size; r++) s += f_mix(r, i), hi = fmax(hi, f_mix(r, i));
@@ -241,7 +241,7 @@ static void graph_ops(rlx_dist_group *g) {
   if (!rlx_executable_create(g2, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex2)) {
     rlx_tensor *o = NULL;
     const char *names[] = {"x"};
-    rlx_status *st = rlx_executable_run(ex2, 1, names, (const rlx_tensor *const *)&in, 1, &o);
+    rlx_status *st = rlx_executable_run(ex2, 1, names, (rlx_tensor *const *)&in, 1, &o);
     expect(st, RLX_STATUS_FAILED_PRECONDITION, "group_size mismatch");
     rlx_executable_free(ex2);
   }
