@@ -170,9 +170,22 @@
    * dequantize_row_* (and gguf-py's gguf.quants.dequantize) give, bit for bit in float32 up to    \
    * fused multiply-adds: the bytes stay packed on the device and are unpacked and dequantized     \
    * there by MLX ops (one fused kernel in compiled mode), then one matmul; nothing goes through the \
-   * host. block_size is ignored. Errors (INVALID_ARGUMENT, naming the input and the expected      \
-   * size): unknown scheme, wrong input count, q/packed dtype or shape (a GGUF row of the wrong byte \
-   * count, K not a multiple of QK), scale/zero-point shape; block sizes MLX lacks (UNIMPLEMENTED). */ \
+   * host. block_size is ignored.                                                                   \
+   * OCP MX schemes (OCP Microscaling Formats v1.0): mxfp4 (x, w uint8[N,K/2], scales uint8[N,K/32]) \
+   * and mxfp8 (x, w uint8[N,K], scales uint8[N,K/32]): w holds FP4 E2M1 codes (two per byte, low   \
+   * nibble = even element) or FP8 E4M3 codes, scales are E8M0 (2^(e-127), 0xFF NaN), W = code * \
+   * scale per 32 elements. nvfp4 (NVIDIA NVFP4: x, w uint8[N,K/2] E2M1 codes, scales uint8[N,K/16] \
+   * FP8 E4M3 per 16 elements, global_scale one float): W = code * scale * global_scale. These map \
+   * onto MLX's quantized_matmul in its mxfp4/mxfp8/nvfp4 modes with the bytes as they are (viewed \
+   * as uint32 words); NaN scales give NaN (MLX reads E8M0 0xFF as 2^128: rows holding one are set \
+   * to NaN). fp8_e4m3 / fp8_e5m2 (OCP 8-bit FP spec: E4M3 without infinities, NaN S.1111.111;     \
+   * E5M2 IEEE-like): x, q uint8[N,K] codes, scale float[N,K/bs] (any block_size dividing K): W =   \
+   * code * scale, dequantized with MLX ops, then matmul. float64 x: every scheme dequantizes on   \
+   * the device (float32 codes, float64 products) and multiplies in float64 (CPU only).           \
+   * Errors (INVALID_ARGUMENT, naming the input and the expected dtype/shape): unknown scheme,       \
+   * wrong input count, q/packed/scales dtype or shape (a GGUF row of the wrong byte count, K not a \
+   * multiple of the block), a global_scale of more than one value; block sizes MLX lacks for the   \
+   * int schemes (UNIMPLEMENTED). */ \
   X(DEQUANT_MATMUL, "DequantMatMul", dequant, 2, 4, "scheme:s block_size:i=32") \
   \
   /* ---- normalization (float x; gamma/beta in x's dtype) ---- */ \

@@ -6,7 +6,7 @@
 #include "ir/infer_util.h"
 
 static const rlx_dq_info dq_info[] = {
-#define RLX_X(id, name, qk, bb) {name, qk, bb},
+#define RLX_X(id, name, kind, qk, bb, bits) {name, RLX_DQK_##kind, qk, bb, bits},
     RLX_DEQUANT_SCHEMES(RLX_X)
 #undef RLX_X
 };
@@ -77,6 +77,46 @@ static rlx_status *dequant_int(rlx_infer_ctx *c, const char *scheme, bool asym) 
   return NULL;
 }
 
+/* Input i must be dtype[N, cols] (dtype RLX_DTYPE_COUNT: any float). */
+static rlx_status *need_matrix(const rlx_infer_ctx *c, int i, const char *what, rlx_dtype dt, int64_t N, int64_t cols) {
+  char lb[160];
+  const rlx_type *t = IN(i);
+  bool ok = t->rank == 2 && rlx_dim_compatible(t->dims[0], N) && (cols < 0 || rlx_dim_compatible(t->dims[1], cols));
+  ok = ok && (dt == RLX_DTYPE_COUNT ? rlx_dtype_is_float(t->dtype) : t->dtype == dt);
+  if (!ok)
+    FAIL(INVALID_ARGUMENT, "%s (%s) must be %s[%lld,%lld], got %s", in_label(c, i, lb, sizeof lb), what,
+         dt == RLX_DTYPE_COUNT ? "float" : rlx_dtype_name(dt), (long long)N, (long long)cols, TSTR(t));
+  return NULL;
+}
+
+/* MX (mxfp4, mxfp8), NVFP4 and FP8 schemes: codes uint8[N, K*bits/8] and per-block scales. */
+static rlx_status *dequant_fp(rlx_infer_ctx *c, const rlx_dq_info *in) {
+  const rlx_type *x = IN(0), *q = IN(1);
+  int want = in->kind == RLX_DQK_NV ? 4 : 3;
+  if (NIN != want)
+    FAIL(INVALID_ARGUMENT, "scheme '%s' takes %d inputs (x, %s), got %d", in->name, want,
+         in->kind == RLX_DQK_NV ? "w, scales, global_scale" : in->kind == RLX_DQK_FP8 ? "q, scale" : "w, scales", NIN);
+  int64_t K = x->dims[x->rank - 1], bs = in->block_elems ? in->block_elems : AI("block_size");
+  if (bs < 1) FAIL(INVALID_ARGUMENT, "block_size must be >= 1, got %lld", (long long)bs);
+  if (q->rank != 2) FAIL(INVALID_ARGUMENT, "input 1 must be uint8[N, K*%d/8], got %s", in->bits, TSTR(q));
+  if (K >= 0 && K % bs)
+    FAIL(INVALID_ARGUMENT, "K = %lld (the last dim of x %s) is not a multiple of the %s block of %lld elements", (long long)K,
+         TSTR(x), in->name, (long long)bs);
+  int64_t N = q->dims[0];
+  RLX_TRY(need_matrix(c, 1, in->bits == 4 ? "two E2M1 codes per byte" : "FP8 codes", RLX_DTYPE_U8, N, K < 0 ? -1 : K * in->bits / 8));
+  RLX_TRY(need_matrix(c, 2, in->kind == RLX_DQK_MX ? "E8M0 scales" : in->kind == RLX_DQK_NV ? "E4M3 scales" : "scale",
+                      in->kind == RLX_DQK_FP8 ? RLX_DTYPE_COUNT : RLX_DTYPE_U8, N, K < 0 ? -1 : K / bs));
+  if (in->kind == RLX_DQK_NV) {
+    int64_t n = 1;
+    for (int i = 0; i < IN(3)->rank; i++) n *= IN(3)->dims[i];
+    if (!rlx_dtype_is_float(IN(3)->dtype) || n != 1 || IN(3)->rank > 1)
+      FAIL(INVALID_ARGUMENT, "input 3 (global_scale) must be one float value, got %s", TSTR(IN(3)));
+  }
+  *OUT(0) = *x;
+  OUT(0)->dims[x->rank - 1] = N;
+  return NULL;
+}
+
 rlx_status *rlx_infer_dequant(rlx_infer_ctx *c) {
   const char *scheme = AS("scheme");
   rlx_dq_scheme s = rlx_dq_scheme_of(scheme);
@@ -84,6 +124,7 @@ rlx_status *rlx_infer_dequant(rlx_infer_ctx *c) {
   RLX_TRY(infer_need_float(c, 0));
   if (IN(0)->rank < 1) FAIL(INVALID_ARGUMENT, "input 0 (x) must have rank >= 1");
   const rlx_dq_info *in = rlx_dq_info_of(s);
-  if (in->block_bytes) return dequant_gguf(c, in);
+  if (in->kind == RLX_DQK_GGUF) return dequant_gguf(c, in);
+  if (in->kind != RLX_DQK_INT) return dequant_fp(c, in);
   return dequant_int(c, scheme, s == RLX_DQ_INT8_BLOCK_ASYM || s == RLX_DQ_INT4_BLOCK_ASYM);
 }

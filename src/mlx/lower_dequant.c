@@ -2,6 +2,7 @@
  * quantized_matmul; the GGUF block types are unpacked and dequantized on the device with MLX
  * bitwise and arithmetic ops (the formulas of ggml's dequantize_row_* in ggml-quants.c, over the
  * block_* layouts of ggml-common.h), then multiplied with one matmul. */
+#include <math.h>
 #include <string.h>
 
 #include "ir/dequant.h"
@@ -52,7 +53,7 @@ static void lower_int_block(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *
   /* MLX's CUDA quantized_matmul needs x of rank >= 2: a vector goes through as one row. */
   const rlx_type *tx = rlx_in_type(L, n, 0);
   rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0];
-  rlx_mx_arr *y = rlx_mx_quantized_matmul(c, x, packed, scale, bias, true, (int)bs, bits);
+  rlx_mx_arr *y = rlx_mx_quantized_matmul(c, x, packed, scale, bias, true, (int)bs, bits, "affine");
   out[0] = tx->rank == 1 ? rlx_l_reshape(L, y, rlx_out_type(L, n, 0)) : y;
 }
 
@@ -241,20 +242,112 @@ static rlx_mx_arr *dequant_gguf(rlx_lower *L, rlx_dq_scheme s, rlx_mx_arr *packe
   return rlx_mx_reshape(c, w, 2, (int64_t[]){rows, K});
 }
 
-static void lower_gguf(rlx_lower *L, const rlx_node *n, rlx_dq_scheme s, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+/* ---- MX (OCP Microscaling Formats v1.0), NVFP4 and FP8 ---- */
+
+/* E8M0 (OCP MX v1.0, 5.4.1): 2^(e-127), 0xFF NaN. float32 bits: e << 23, e = 0 the subnormal 2^-127. */
+static rlx_mx_arr *e8m0(rlx_mx *c, rlx_mx_arr *e) {
+  rlx_mx_arr *u = rlx_mx_astype(c, e, RLX_DTYPE_U32);
+  rlx_mx_arr *bits = B(LEFT_SHIFT, u, rlx_mx_scalar(c, 23, RLX_DTYPE_U32));
+  bits = rlx_mx_where(c, B(EQUAL, u, rlx_mx_scalar(c, 0, RLX_DTYPE_U32)), rlx_mx_scalar(c, 0x00400000, RLX_DTYPE_U32), bits);
+  bits = rlx_mx_where(c, B(EQUAL, u, rlx_mx_scalar(c, 255, RLX_DTYPE_U32)), rlx_mx_scalar(c, 0x7FC00000, RLX_DTYPE_U32), bits);
+  return bits_f32(c, bits);
+}
+
+/* FP8 E4M3 (OCP 8-bit Floating Point Specification, "E4M3FN"): bias 7, subnormals m 2^-9,
+ * S.1111.111 NaN, no infinities. */
+static rlx_mx_arr *e4m3fn(rlx_mx *c, rlx_mx_arr *x) {
+  rlx_mx_arr *e = rlx_mx_astype(c, B(BITWISE_AND, B(RIGHT_SHIFT, x, u8(c, 3)), u8(c, 15)), RLX_DTYPE_U32);
+  rlx_mx_arr *m = rlx_mx_astype(c, B(BITWISE_AND, x, u8(c, 7)), RLX_DTYPE_U32);
+  rlx_mx_arr *nrm = bits_f32(c, B(BITWISE_OR, B(LEFT_SHIFT, B(ADD, e, rlx_mx_scalar(c, 120, RLX_DTYPE_U32)), rlx_mx_scalar(c, 23, RLX_DTYPE_U32)),
+                                  B(LEFT_SHIFT, m, rlx_mx_scalar(c, 20, RLX_DTYPE_U32))));
+  rlx_mx_arr *v = rlx_mx_where(c, B(EQUAL, e, rlx_mx_scalar(c, 0, RLX_DTYPE_U32)), B(MULTIPLY, tof(c, m), f32(c, 0x1p-9)), nrm);
+  v = rlx_mx_where(c, B(EQUAL, B(BITWISE_AND, x, u8(c, 0x7F)), u8(c, 0x7F)), f32(c, NAN), v);
+  return rlx_mx_where(c, B(GREATER_EQUAL, x, u8(c, 0x80)), rlx_mx_unary(c, RLX_MXU_NEGATIVE, v), v);
+}
+
+/* FP8 E5M2 (OCP 8-bit FP spec; IEEE-like: infinities, NaNs): the high byte of a float16. */
+static rlx_mx_arr *e5m2(rlx_mx *c, rlx_mx_arr *x) {
+  rlx_mx_arr *h = B(LEFT_SHIFT, rlx_mx_astype(c, x, RLX_DTYPE_U16), rlx_mx_scalar(c, 8, RLX_DTYPE_U16));
+  return tof(c, rlx_mx_view(c, h, RLX_DTYPE_F16));
+}
+
+/* Codes uint8[N, K*bits/8] -> float32 [N, K/bs, bs] (4-bit codes: E2M1, low nibble first). */
+static rlx_mx_arr *decode_codes(rlx_lower *L, rlx_dq_scheme s, rlx_mx_arr *q, int64_t N, int64_t K, int64_t bs) {
   rlx_mx *c = L->mx;
-  const rlx_type *tx = rlx_in_type(L, n, 0), *tq = rlx_in_type(L, n, 1);
+  rlx_mx_arr *v;
+  if (rlx_dq_info_of(s)->bits == 4) {
+    blocks b = {.L = L, .p = q, .rows = N, .nb = 1, .bb = K / 2};
+    v = B(MULTIPLY, e2m1_x2(c, spread(&b, rlx_mx_reshape(c, q, 3, (int64_t[]){N, 1, K / 2}), K / 2, 1, 2, sh_nib, 15)), f32(c, 0.5));
+  } else {
+    v = s == RLX_DQ_FP8_E5M2 ? e5m2(c, q) : e4m3fn(c, q);
+  }
+  return rlx_mx_reshape(c, v, 3, (int64_t[]){N, K / bs, bs});
+}
+
+/* W[N,K] of an MX, NVFP4 or FP8 scheme, dequantized with MLX ops in dtype dt (float32, or
+ * float64 for float64 x: codes and scales decode exactly in float32, their products round). */
+static rlx_mx_arr *dequant_fp(rlx_lower *L, const rlx_node *n, rlx_dq_scheme s, rlx_mx_arr *const *in, int64_t N, int64_t K,
+                              rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  const rlx_dq_info *info = rlx_dq_info_of(s);
+  int64_t bs = info->block_elems ? info->block_elems : rlx_node_i(n, "block_size");
+  rlx_mx_arr *sc = info->kind == RLX_DQK_MX ? e8m0(c, in[2]) : info->kind == RLX_DQK_NV ? e4m3fn(c, in[2]) : in[2];
+  sc = rlx_mx_reshape(c, rlx_mx_astype(c, sc, dt), 3, (int64_t[]){N, K / bs, 1});
+  rlx_mx_arr *w = B(MULTIPLY, rlx_mx_astype(c, decode_codes(L, s, in[1], N, K, bs), dt), sc);
+  if (info->kind == RLX_DQK_NV) w = B(MULTIPLY, w, rlx_mx_reshape(c, rlx_mx_astype(c, in[3], dt), 0, NULL));
+  return rlx_mx_reshape(c, w, 2, (int64_t[]){N, K});
+}
+
+/* x[...,K] @ W^T for a float32 W[N,K], in x's dtype (a 1-D x as one row). */
+static void matmul_wt(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const rlx_type *tx = rlx_in_type(L, n, 0);
   int64_t K = tx->dims[tx->rank - 1];
-  rlx_mx_arr *w = dequant_gguf(L, s, in[1], tq->dims[0], K);
-  if (!w) return;
-  if (tx->dtype != RLX_DTYPE_F32) w = rlx_mx_astype(c, w, tx->dtype);
-  rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0];
+  w = rlx_mx_astype(c, w, tx->dtype); /* a no-op for float32 */
+  if (tx->rank == 1) x = rlx_mx_reshape(c, x, 2, (int64_t[]){1, K});
   rlx_mx_arr *y = rlx_mx_matmul(c, x, rlx_mx_transpose(c, w, 2, (int64_t[]){1, 0}));
   out[0] = tx->rank == 1 ? rlx_l_reshape(L, y, rlx_out_type(L, n, 0)) : y;
 }
 
+/* mxfp4, mxfp8, nvfp4: MLX's quantized_matmul in that mode takes the codes as they are (uint8
+ * rows viewed as uint32 words: the same bytes) and the uint8 scales; nvfp4's global scale
+ * multiplies the result. float64 x (no quantized_matmul) and FP8 schemes: dequantize, matmul. */
+static void lower_fp(rlx_lower *L, const rlx_node *n, rlx_dq_scheme s, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const rlx_dq_info *info = rlx_dq_info_of(s);
+  const rlx_type *tx = rlx_in_type(L, n, 0), *tq = rlx_in_type(L, n, 1);
+  int64_t K = tx->dims[tx->rank - 1], N = tq->dims[0];
+  if (info->kind == RLX_DQK_FP8 || tx->dtype == RLX_DTYPE_F64) {
+    matmul_wt(L, n, in[0], dequant_fp(L, n, s, in, N, K, tx->dtype == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32), out);
+    return;
+  }
+  const char *mode = s == RLX_DQ_MXFP4 ? "mxfp4" : s == RLX_DQ_MXFP8 ? "mxfp8" : "nvfp4";
+  rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0];
+  rlx_mx_arr *y = rlx_mx_quantized_matmul(c, x, rlx_mx_view(c, in[1], RLX_DTYPE_U32), in[2], NULL, true, (int)info->block_elems, info->bits, mode);
+  if (info->kind == RLX_DQK_NV) y = B(MULTIPLY, y, rlx_mx_reshape(c, rlx_mx_astype(c, in[3], tx->dtype), 0, NULL));
+  else { /* MLX reads the E8M0 NaN (0xFF) as 2^128: rows with one give NaN, as the MX spec has it */
+    rlx_mx_arr *nan = rlx_mx_reduce(c, B(EQUAL, in[2], u8(c, 255)), 7, 1, (int[]){1}, false);
+    y = rlx_mx_where(c, nan, rlx_mx_scalar(c, NAN, tx->dtype), y);
+  }
+  out[0] = tx->rank == 1 ? rlx_l_reshape(L, y, rlx_out_type(L, n, 0)) : y;
+}
+
+static void lower_gguf(rlx_lower *L, const rlx_node *n, rlx_dq_scheme s, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  const rlx_type *tx = rlx_in_type(L, n, 0);
+  rlx_mx_arr *w = dequant_gguf(L, s, in[1], rlx_in_type(L, n, 1)->dims[0], tx->dims[tx->rank - 1]);
+  if (w) matmul_wt(L, n, in[0], w, out);
+}
+
 void rlx_lower_dequant(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_dq_scheme s = rlx_dq_scheme_of(rlx_node_s(n, "scheme"));
-  if (s < RLX_DQ_COUNT && rlx_dq_info_of(s)->block_bytes) lower_gguf(L, n, s, in, out);
-  else lower_int_block(L, n, in, out);
+  switch (rlx_dq_info_of(s)->kind) {
+    case RLX_DQK_GGUF:
+      lower_gguf(L, n, s, in, out);
+      return;
+    case RLX_DQK_INT:
+      lower_int_block(L, n, in, out);
+      return;
+    default:
+      lower_fp(L, n, s, in, out);
+  }
 }

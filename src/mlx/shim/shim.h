@@ -170,8 +170,13 @@ rlx_mx_arr *rlx_mx_rms_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, float eps);
 rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, float scale, const char *mask_mode,
                         rlx_mx_arr *mask);
 rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr *lhs_idx, rlx_mx_arr *rhs_idx);
+/* mx::quantized_matmul; mode "affine" (biases given), "mxfp4", "nvfp4" or "mxfp8" (no biases). */
 rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *scales, rlx_mx_arr *biases,
-                                    bool transpose, int group_size, int bits);
+                                    bool transpose, int group_size, int bits, const char *mode);
+/* mx::gather_qmm: quantized_matmul of x with w[rhs_idx] (w, scales, biases stacked over experts
+ * on their first axis); modes as rlx_mx_quantized_matmul. */
+rlx_mx_arr *rlx_mx_gather_qmm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *scales, rlx_mx_arr *biases,
+                              rlx_mx_arr *rhs_idx, int group_size, int bits, const char *mode);
 
 /* ---- runtime (branch runtime) ---- */
 /* Clears the arena and any recorded error, and re-targets the context at the calling thread's

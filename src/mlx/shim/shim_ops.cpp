@@ -340,10 +340,17 @@ rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr
 }
 
 rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *scales, rlx_mx_arr *biases,
-                                    bool transpose, int group_size, int bits) {
+                                    bool transpose, int group_size, int bits, const char *mode) {
   SHIM_OP(c, x && w && scales,
           mx::quantized_matmul(A(x), A(w), A(scales), biases ? std::optional<mx::array>(A(biases)) : std::nullopt, transpose,
-                               group_size, bits, "affine", c->stream));
+                               group_size, bits, mode, c->stream));
+}
+
+rlx_mx_arr *rlx_mx_gather_qmm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *scales, rlx_mx_arr *biases,
+                              rlx_mx_arr *rhs_idx, int group_size, int bits, const char *mode) {
+  SHIM_OP(c, x && w && scales && rhs_idx,
+          mx::gather_qmm(A(x), A(w), A(scales), biases ? std::optional<mx::array>(A(biases)) : std::nullopt, std::nullopt,
+                         A(rhs_idx), true, group_size, bits, mode, std::nullopt, false, c->stream));
 }
 
 // ---- fftsample ----

@@ -5,8 +5,12 @@ does not decode, from ggml-common.h's block_q8_K: d * qs), and y = x @ W^T in fl
 the dequantization itself: x = the identity, so y = W^T bit for bit (up to fused multiply-adds),
 including edge scales (zero, -0, the largest float16, float16 subnormals, large and small E8M0
 exponents). The int8/int4 block schemes against a dequantize-then-matmul oracle for block sizes
-32/64/128. Errors: malformed packed data (a row of the wrong byte count, K not a multiple of the
-block; the message names the param and the expected size), dtypes, shapes, unknown schemes."""
+32/64/128. MX (mxfp4, mxfp8), NVFP4 and FP8 (fp8_e4m3, fp8_e5m2): random codes and scales
+decoded by ml_dtypes, every code once with edge scales (E8M0 NaN and 2^127, E4M3 NaN and
+subnormals, float scales 0, inf, subnormal), float64 oracle. Errors: malformed packed data (a row
+of the wrong byte count, K not a multiple of the block; the message names the param and the
+expected size), dtypes, shapes, unknown schemes."""
+import ml_dtypes
 import numpy as np
 from gguf import GGMLQuantizationType as T
 from gguf.quants import dequantize
@@ -174,6 +178,92 @@ def dequant_cases():
 
 
 
+# The MX, NVFP4 and FP8 element and scale types, decoded by ml_dtypes (pinned): E2M1 and E8M0 as
+# defined in the OCP Microscaling Formats (MX) v1.0 spec (E8M0 0xFF is NaN), E4M3 ("E4M3FN": no
+# infinities, S.1111.111 NaN) and E5M2 (IEEE-like) as in the OCP 8-bit Floating Point spec; NVFP4
+# (NVIDIA): E2M1 codes, an E4M3 scale per 16 elements and a float32 global scale.
+def codes_as(q, dt):
+    return q.view(dt).astype(np.float64)
+
+
+def fp4_codes(q):
+    """uint8[N, K/2] -> E2M1 values [N, K], low nibble = even element."""
+    c = np.stack([q & 15, q >> 4], axis=-1).reshape(q.shape[0], -1).astype(np.uint8)
+    return codes_as(c, ml_dtypes.float4_e2m1fn)
+
+
+FP = {  # scheme: (block, bits, scale kind)
+    "mxfp4": (32, 4, "e8m0"), "mxfp8": (32, 8, "e8m0"), "nvfp4": (16, 4, "e4m3"),
+    "fp8_e4m3": (None, 8, "float"), "fp8_e5m2": (None, 8, "float"),
+}
+
+
+def fp_weight(scheme, q, sc, bs, gscale=None):
+    codes = fp4_codes(q) if FP[scheme][1] == 4 else codes_as(q, ml_dtypes.float8_e5m2 if scheme == "fp8_e5m2" else ml_dtypes.float8_e4m3fn)
+    kind = FP[scheme][2]
+    s = codes_as(sc, ml_dtypes.float8_e8m0fnu) if kind == "e8m0" else codes_as(sc, ml_dtypes.float8_e4m3fn) if kind == "e4m3" else sc.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        w = codes * np.repeat(s, bs, axis=1)
+        return w if gscale is None else w * np.float64(gscale)
+
+
+def fp_case(name, scheme, n, k, xshape, bs=None, xdtype=np.float32, rtol=1e-5, q=None, sc=None, gscale=None):
+    bs = FP[scheme][0] or bs
+    bits, kind = FP[scheme][1], FP[scheme][2]
+    if q is None:
+        q = rng.integers(0, 256, size=(n, k * bits // 8), dtype=np.uint8)
+        if bits == 8:  # keep NaN codes out of the random weights (edge cases put them in on purpose)
+            q = np.where((q & 0x7F) >= (0x7C if scheme == "fp8_e5m2" else 0x7F), q & 0xF0, q).astype(np.uint8)
+    if sc is None:
+        sc = (rng.integers(120, 133, size=(n, k // bs)).astype(np.uint8) if kind == "e8m0" else
+              rng.integers(0x20, 0x50, size=(n, k // bs)).astype(np.uint8) if kind == "e4m3" else uni((n, k // bs), 0.01, 0.1))
+    ins = {"w": q, "scales": sc}
+    if scheme == "nvfp4":
+        gscale = np.float32(0.37) if gscale is None else gscale
+        ins["g"] = np.asarray(gscale, np.float32)
+    w = fp_weight(scheme, q, sc, bs, gscale)
+    x = uni(xshape + (k,), dtype=xdtype)
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        want = x64 @ w.T
+        fin = np.isfinite(w)
+        atol = rtol * max(float((np.abs(x64) @ np.where(fin, np.abs(w), 0).T).max()), 1e-30)
+    attrs = {"scheme": S(scheme)} | ({"block_size": I(bs)} if FP[scheme][0] is None else {})
+    return Case(name, [node("DequantMatMul", ["x", *ins], ["y"], **attrs)], {"x": x}, {"y": want.astype(xdtype)},
+                atol=atol, rtol=rtol, params=ins)
+
+
+def fp_cases():
+    for scheme, (blk, bits, kind) in FP.items():
+        bs = blk or 32
+        yield fp_case(f"DequantMatMul_{scheme}", scheme, 5, 128, (3,), bs=bs)
+        yield fp_case(f"DequantMatMul_{scheme}_rank3_f64", scheme, 4, 64, (2, 2), bs=bs, xdtype=np.float64, rtol=1e-12)
+        yield fp_case(f"DequantMatMul_{scheme}_f16", scheme, 4, 64, (2,), bs=bs, xdtype=np.float16, rtol=5e-3)
+        # every code once, and the scale edges: E8M0 0 (2^-127), 1, 127 (1), 254 (2^127: overflows
+        # to inf/NaN in products), 255 (NaN); E4M3 0, the smallest subnormal, 448, NaN (0x7F)
+        k = 256 if bits == 8 else 512
+        q = np.tile(np.arange(256, dtype=np.uint8), (2, k * bits // 8 // 256))
+        sc = ({"e8m0": [0, 1, 127, 254, 255, 126, 130, 100], "e4m3": [0, 1, 0x7E, 0x7F, 0x38, 0xB8, 0x08, 0x40]}.get(kind)
+              or [0.0, -1.5, 1e-40, 3e38, np.inf, 0.25, 1.0, 2.0])
+        sc = np.tile(np.asarray(sc, np.uint8 if kind != "float" else np.float32), (2, k // bs // 8 + 1))[:, :k // bs]
+        yield fp_case(f"DequantMatMul_{scheme}_all_codes_edge_scales", scheme, 2, k, (3,), bs=bs, q=q, sc=sc)
+    yield fp_case("DequantMatMul_fp8_e4m3_bs128_rank1", "fp8_e4m3", 3, 256, (), bs=128)
+    yield fp_case("DequantMatMul_fp8_e5m2_bs1", "fp8_e5m2", 3, 16, (2,), bs=1)
+    yield fp_case("DequantMatMul_nvfp4_gscale_1d", "nvfp4", 3, 64, (2,), gscale=np.array([2.5], np.float32))
+    x = uni((2, 64))
+    q4, s32, s16 = np.zeros((3, 32), np.uint8), np.zeros((3, 2), np.uint8), np.zeros((3, 4), np.uint8)
+    yield err("DequantMatMul_mxfp4_bytes", "DequantMatMul", {"x": x, "w": np.zeros((3, 64), np.uint8), "s": s32}, scheme=S("mxfp4"))
+    yield err("DequantMatMul_mxfp4_scales", "DequantMatMul", {"x": x, "w": q4, "s": np.zeros((3, 2), np.float32)}, scheme=S("mxfp4"))
+    yield err("DequantMatMul_nvfp4_no_gscale", "DequantMatMul", {"x": x, "w": q4, "s": s16}, scheme=S("nvfp4"))
+    yield err("DequantMatMul_nvfp4_gscale_shape", "DequantMatMul", {"x": x, "w": q4, "s": s16, "g": np.ones(2, np.float32)},
+              scheme=S("nvfp4"))
+    yield err("DequantMatMul_mxfp8_k", "DequantMatMul", {"x": uni((2, 48)), "w": np.zeros((3, 48), np.uint8), "s": s32},
+              scheme=S("mxfp8"))
+    yield err("DequantMatMul_fp8_block", "DequantMatMul", {"x": x, "w": np.zeros((3, 64), np.uint8), "s": np.ones((3, 3), np.float32)},
+              scheme=S("fp8_e4m3"), block_size=I(24))
+
+
 def cases():
     yield from gguf_cases()
+    yield from fp_cases()
     yield from dequant_cases()
