@@ -106,11 +106,24 @@ static void cache_placement(builder *b, const decoder_config *cfg, rlx_value pos
   *bias = op(b, RLX_OP_WHERE, 3, ((const rlx_value[]){visible, zero, neg}), 0, NULL);
 }
 
+/* Tensor parallelism: the sum of the ranks' partial results (row-parallel projections). */
+static rlx_value all_reduce(builder *b, const decoder_config *cfg, rlx_value x) {
+  if (cfg->tp <= 1) return x;
+  return op(b, RLX_OP_ALL_REDUCE, 1, &x, 2, (rlx_attr[]){RLX_ATTR_S("kind", "sum"), RLX_ATTR_I("group_size", cfg->tp)});
+}
+
+static int64_t ranks(const decoder_config *cfg) { return cfg->tp > 1 ? cfg->tp : 1; }
+
 rlx_status *decoder_build(const decoder_config *cfg, bool cached, rlx_graph **out) {
+  int64_t N = ranks(cfg);
+  if (cfg->n_heads % N || cfg->n_kv_heads % N || cfg->ffn_dim % N || cfg->vocab % N)
+    return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "tp %lld must divide n_heads, n_kv_heads, ffn_dim and vocab", (long long)N);
   builder b = {0};
   b.st = rlx_graph_create(&b.g);
   if (b.st) return b.st;
-  int64_t S = RLX_DIM_SYMBOL(0), E = cfg->dim, H = cfg->n_heads, Hkv = cfg->n_kv_heads, D = cfg->head_dim;
+  /* this rank's share of the heads, hidden units and vocabulary (all of them without tp) */
+  int64_t S = RLX_DIM_SYMBOL(0), E = cfg->dim, H = cfg->n_heads / N, Hkv = cfg->n_kv_heads / N, D = cfg->head_dim;
+  int64_t F = cfg->ffn_dim / N, V = cfg->vocab / N;
   rlx_value tokens = leaf(&b, false, "tokens", RLX_DTYPE_I32, 2, (const int64_t[]){1, S});
   rlx_value positions = leaf(&b, false, "positions", RLX_DTYPE_I32, 1, (const int64_t[]){S});
   rlx_value embed = leaf(&b, true, "embed", RLX_DTYPE_F32, 2, (const int64_t[]){cfg->vocab, E});
@@ -146,15 +159,17 @@ rlx_status *decoder_build(const decoder_config *cfg, bool cached, rlx_graph **ou
     } else {
       a = op(&b, RLX_OP_ATTENTION, 3, ((const rlx_value[]){q, k, v}), 3, heads);
     }
-    h = op(&b, RLX_OP_ADD, 2, V2(h, proj(&b, a, NAME("wo"), H * D, E)), 0, NULL);
+    h = op(&b, RLX_OP_ADD, 2, V2(h, all_reduce(&b, cfg, proj(&b, a, NAME("wo"), H * D, E))), 0, NULL);
     /* SwiGLU MLP (FusedSwiGLU can replace the next three ops) */
     x = rms_norm(&b, cfg, h, NAME("ffn_norm"));
-    rlx_value gate = proj(&b, x, NAME("w_gate"), E, cfg->ffn_dim), up = proj(&b, x, NAME("w_up"), E, cfg->ffn_dim);
+    rlx_value gate = proj(&b, x, NAME("w_gate"), E, F), up = proj(&b, x, NAME("w_up"), E, F);
     rlx_value act = op(&b, RLX_OP_MUL, 2, V2(op(&b, RLX_OP_SILU, 1, &gate, 0, NULL), up), 0, NULL);
-    h = op(&b, RLX_OP_ADD, 2, V2(h, proj(&b, act, NAME("w_down"), cfg->ffn_dim, E)), 0, NULL);
+    h = op(&b, RLX_OP_ADD, 2, V2(h, all_reduce(&b, cfg, proj(&b, act, NAME("w_down"), F, E))), 0, NULL);
 #undef NAME
   }
-  rlx_value logits = proj(&b, rms_norm(&b, cfg, h, "final_norm"), "lm_head", E, cfg->vocab);
+  rlx_value logits = proj(&b, rms_norm(&b, cfg, h, "final_norm"), "lm_head", E, V);
+  if (N > 1) /* every rank gets the whole vocabulary's logits */
+    logits = op(&b, RLX_OP_ALL_GATHER, 1, &logits, 2, (rlx_attr[]){RLX_ATTR_I("axis", 2), RLX_ATTR_I("group_size", N)});
   /* the next token: Sample keeping the top 1 logit, i.e. greedy (raise top_k or temperature for
    * sampling; the seed makes draws reproducible) */
   rlx_value next = op(&b, RLX_OP_SAMPLE, 1, &logits, 2, (rlx_attr[]){RLX_ATTR_I("top_k", 1), RLX_ATTR_I("seed", 1)});
@@ -246,6 +261,46 @@ void decoder_weights_free(decoder_weights *w) {
   *w = (decoder_weights){0};
 }
 
+/* Copies rows [r0, r0 + nr) and columns [c0, c0 + nc) of the 1-D or 2-D float32 tensor t. */
+static rlx_status *cut(const rlx_tensor *t, int64_t r0, int64_t nr, int64_t c0, int64_t nc, rlx_tensor **out) {
+  int64_t cols = rlx_tensor_rank(t) == 2 ? rlx_tensor_dims(t)[1] : rlx_tensor_dims(t)[0];
+  TRY(rlx_tensor_create(RLX_DTYPE_F32, rlx_tensor_rank(t), rlx_tensor_rank(t) == 2 ? (const int64_t[]){nr, nc} : (const int64_t[]){nc}, NULL,
+                        0, out));
+  const float *src = rlx_tensor_cdata(t);
+  float *dst = rlx_tensor_data(*out);
+  for (int64_t r = 0; r < nr; r++) memcpy(dst + r * nc, src + (r0 + r) * cols + c0, sizeof(float) * (size_t)nc);
+  return NULL;
+}
+
+rlx_status *decoder_weights_shard(const decoder_config *cfg, const decoder_weights *full, int64_t rank, decoder_weights *out) {
+  int64_t N = ranks(cfg);
+  if (rank < 0 || rank >= N) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "rank %lld outside [0, %lld)", (long long)rank, (long long)N);
+  decoder_weights w = {.names = calloc(full->n, sizeof(char *)), .values = calloc(full->n, sizeof(rlx_tensor *))};
+  rlx_status *st = w.names && w.values ? NULL : rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; i < full->n && !st; i++) {
+    const char *nm = full->names[i], *dot = strrchr(nm, '.');
+    const char *base = dot ? dot + 1 : nm;
+    const rlx_tensor *t = full->values[i];
+    int64_t rows = rlx_tensor_rank(t) == 2 ? rlx_tensor_dims(t)[0] : 1, cols = rlx_tensor_dims(t)[rlx_tensor_rank(t) - 1];
+    bool by_col = !strcmp(base, "wq") || !strcmp(base, "wk") || !strcmp(base, "wv") || !strcmp(base, "w_gate") || !strcmp(base, "w_up") ||
+                  !strcmp(base, "lm_head");
+    bool by_row = !strcmp(base, "wo") || !strcmp(base, "w_down");
+    if (by_col) st = cut(t, 0, rows, rank * (cols / N), cols / N, &w.values[i]);
+    else if (by_row) st = cut(t, rank * (rows / N), rows / N, 0, cols, &w.values[i]);
+    else st = rlx_tensor_copy(t, &w.values[i]);
+    w.names[i] = st ? NULL : malloc(strlen(nm) + 1);
+    if (!st && !w.names[i]) st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    if (!st) strcpy(w.names[i], nm);
+    w.n = i + 1;
+  }
+  if (st) {
+    decoder_weights_free(&w);
+    return st;
+  }
+  *out = w;
+  return NULL;
+}
+
 const rlx_tensor *decoder_weight(const decoder_weights *w, const char *name) {
   for (size_t i = 0; i < w->n; i++)
     if (strcmp(w->names[i], name) == 0) return w->values[i];
@@ -294,7 +349,8 @@ rlx_status *decoder_generate(rlx_executable *ex, const decoder_config *cfg, cons
                            (long long)prompt_len, (long long)n_new, (long long)cfg->capacity);
   size_t n_out = 2 + 2 * (size_t)cfg->n_layers;
   rlx_tensor *zeros = NULL;
-  rlx_status *st = rlx_tensor_create(RLX_DTYPE_F32, 3, (const int64_t[]){1, cfg->capacity, cfg->n_kv_heads * cfg->head_dim}, NULL, 0, &zeros);
+  rlx_status *st = rlx_tensor_create(RLX_DTYPE_F32, 3, (const int64_t[]){1, cfg->capacity, cfg->n_kv_heads / ranks(cfg) * cfg->head_dim},
+                                     NULL, 0, &zeros);
   for (size_t i = 2; i < n_out && !st; i++) {
     char nm[32];
     snprintf(nm, sizeof nm, "%c%zu", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);

@@ -8,6 +8,15 @@
  * Gather, RmsNorm, Rope, Attention, Silu, elementwise); the fused ops of the vocabulary
  * (FusedSwiGLU, FusedAttentionBlock) can replace the marked blocks later.
  *
+ * Tensor parallelism (cfg->tp = N > 1; Shoeybi et al. 2019, Megatron-LM): the graph is one rank's
+ * shard of the model. The q/k/v projections and the MLP's gate/up are split by columns (each rank
+ * owns n_heads/N query heads, n_kv_heads/N kv heads, ffn_dim/N hidden units), the attention
+ * output and MLP down projections by rows, each followed by AllReduce (sum) over the executable's
+ * process group (rlx/dist.h); lm_head is split by columns and the logits are gathered
+ * (AllGather along the vocabulary axis), so every rank samples the same token. The KV caches hold
+ * the rank's kv heads: [1, C, (n_kv_heads/N) * head_dim]. decoder_weights_shard cuts a rank's
+ * weights out of the full ones. N must divide n_heads, n_kv_heads, ffn_dim and vocab.
+ *
  * Two graphs over the same param names:
  * - the cached step (decoder_build(cfg, true)): inputs `tokens` int32 [1, s0] and `positions`
  *   int32 [s0] (the absolute positions of these tokens), and per layer l the caches `k<l>` and
@@ -34,6 +43,7 @@
 typedef struct decoder_config {
   int64_t vocab, dim, n_layers, n_heads, n_kv_heads, head_dim, ffn_dim, capacity;
   double rms_eps, rope_theta;
+  int64_t tp; /* tensor-parallel ranks (0 or 1: none) */
 } decoder_config;
 
 /* A small configuration (vocab 64, dim 48, 2 layers, 6 heads over 2 kv heads, capacity 48). */
@@ -51,6 +61,10 @@ typedef struct decoder_weights {
 } decoder_weights;
 rlx_status *decoder_weights_make(const decoder_config *cfg, uint64_t seed, decoder_weights *out);
 void decoder_weights_free(decoder_weights *w);
+/* Rank `rank`'s shard of the full weights `full` for tensor parallelism over cfg->tp ranks (see
+ * above): column-split wq, wk, wv, w_gate, w_up, lm_head; row-split wo, w_down; the rest copied.
+ * INVALID_ARGUMENT when cfg->tp does not divide the split dims. */
+rlx_status *decoder_weights_shard(const decoder_config *cfg, const decoder_weights *full, int64_t rank, decoder_weights *out);
 /* The weight named `name`, or NULL. */
 const rlx_tensor *decoder_weight(const decoder_weights *w, const char *name);
 /* Sets every param of ex from w. */
