@@ -158,7 +158,10 @@ int main(int argc, char **argv) {
     if ((st = build(s, &b))) break;
     const rlx_type *tx = &b.g->types[b.x], *tw = &b.g->types[b.w], *ty = &b.g->types[b.y];
     int64_t nx, nw, ny;
-    rlx_type_numel(tx, &nx), rlx_type_numel(tw, &nw), rlx_type_numel(ty, &ny);
+    if ((st = rlx_type_numel(tx, &nx)) || (st = rlx_type_numel(tw, &nw)) || (st = rlx_type_numel(ty, &ny))) {
+      rlx_graph_free(b.g);
+      break;
+    }
     float *hx = malloc(4 * (size_t)nx), *hw = malloc(4 * (size_t)nw), *ya = malloc(4 * (size_t)ny), *yb = malloc(4 * (size_t)ny);
     rlx_mx_arr **vals = calloc(b.g->n_vals, sizeof *vals);
     fill(hx, (size_t)nx, 1), fill(hw, (size_t)nw, 2);

@@ -66,7 +66,7 @@ typedef enum rlx_dist_backend {
 /* "any", "ring", "mpi", "nccl", "singleton"; "invalid" outside the enum. */
 const char *rlx_dist_backend_name(rlx_dist_backend b);
 /* Parses "any", "ring", "mpi" or "nccl". INVALID_ARGUMENT naming the text otherwise. */
-rlx_status *rlx_dist_backend_from_name(const char *name, rlx_dist_backend *out);
+RLX_MUST_USE rlx_status *rlx_dist_backend_from_name(const char *name, rlx_dist_backend *out);
 /* Whether MLX has backend b (built in, and for mpi: libmpi loadable). RLX_DIST_ANY: any of them.
  * Says nothing about a launcher. */
 bool rlx_dist_is_available(rlx_dist_backend b);
@@ -81,7 +81,7 @@ typedef struct rlx_dist_group rlx_dist_group;
  * problem), UNAVAILABLE (strict without a launcher, a backend MLX lacks, MLX's own init failure
  * such as a peer that cannot be reached, or no peer within the timeout). *out untouched on
  * failure. Release with rlx_dist_group_free. */
-rlx_status *rlx_dist_init(rlx_dist_backend backend, bool strict, rlx_dist_group **out);
+RLX_MUST_USE rlx_status *rlx_dist_init(rlx_dist_backend backend, bool strict, rlx_dist_group **out);
 
 /* Releases the handle (MLX keeps the backend's connections until the process exits; a later
  * init returns the same group). Clears it as the default group if it was. NULL accepted. */
@@ -94,12 +94,12 @@ rlx_dist_backend rlx_dist_group_backend(const rlx_dist_group *g);
 
 /* Sets the timeout in seconds (> 0, finite) of every later communicating call on g. Errors:
  * INVALID_ARGUMENT for other values. */
-rlx_status *rlx_dist_group_set_timeout(rlx_dist_group *g, double seconds);
+RLX_MUST_USE rlx_status *rlx_dist_group_set_timeout(rlx_dist_group *g, double seconds);
 
 /* Group::split: processes passing the same color form a new group, ordered by key (key < 0: by
  * rank in g). Every process of g must call it. Errors: UNIMPLEMENTED (ring, naming it), UNAVAILABLE
  * (g failed earlier, MLX failure). The singleton group splits into a singleton. */
-rlx_status *rlx_dist_split(rlx_dist_group *g, int color, int key, rlx_dist_group **out);
+RLX_MUST_USE rlx_status *rlx_dist_split(rlx_dist_group *g, int color, int key, rlx_dist_group **out);
 
 /* ---- collectives on host tensors: every rank calls them in the same order with tensors of the
  * same dtype and shape (not checked across ranks: a mismatch is undefined, as in MPI). The result
@@ -110,18 +110,18 @@ rlx_status *rlx_dist_split(rlx_dist_group *g, int color, int key, rlx_dist_group
 /* Elementwise sum / maximum / minimum over the ranks; result of x's type. Integer sums wrap. The
  * ring backend reduces a tensor with fewer elements than ranks only when ranks * element size
  * <= 1024 bytes (MLX's fixed buffer), else UNIMPLEMENTED. */
-rlx_status *rlx_dist_all_sum(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
-rlx_status *rlx_dist_all_max(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
-rlx_status *rlx_dist_all_min(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_dist_all_sum(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_dist_all_max(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_dist_all_min(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
 /* The ranks' tensors concatenated along axis 0 in rank order: x[d0, ...] -> [size*d0, ...]; a
  * rank-0 x gives [size]. */
-rlx_status *rlx_dist_all_gather(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_dist_all_gather(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
 /* The sum over ranks of x[d0, ...], split along axis 0 into size equal chunks; rank r gets chunk
  * r, [d0/size, ...]. INVALID_ARGUMENT when x has rank 0 or d0 is not a multiple of the size;
  * UNIMPLEMENTED on ring and mpi (MLX has it on nccl only). */
-rlx_status *rlx_dist_sum_scatter(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_dist_sum_scatter(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);
 /* Returns when every rank has entered the barrier (an all_sum of one int32). */
-rlx_status *rlx_dist_barrier(rlx_dist_group *g);
+RLX_MUST_USE rlx_status *rlx_dist_barrier(rlx_dist_group *g);
 
 /* ---- point to point ----
  * A message is a frame: a fixed header (magic, format version, dtype, rank, dims, byte length;
@@ -136,15 +136,15 @@ rlx_status *rlx_dist_barrier(rlx_dist_group *g);
  * rank; a received header that is not an rlx frame, naming what was wrong), UNAVAILABLE. */
 
 /* Sends tensor x (borrowed for the call) to rank dst. */
-rlx_status *rlx_dist_send(rlx_dist_group *g, const rlx_tensor *x, int dst);
+RLX_MUST_USE rlx_status *rlx_dist_send(rlx_dist_group *g, const rlx_tensor *x, int dst);
 /* Receives the next frame from rank src as a new tensor of the sender's dtype and shape. */
-rlx_status *rlx_dist_recv(rlx_dist_group *g, int src, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_dist_recv(rlx_dist_group *g, int src, rlx_tensor **out);
 /* Sends n raw bytes (a uint8[n] frame; data may be NULL when n is 0). */
-rlx_status *rlx_dist_send_bytes(rlx_dist_group *g, int dst, const void *data, size_t n);
+RLX_MUST_USE rlx_status *rlx_dist_send_bytes(rlx_dist_group *g, int dst, const void *data, size_t n);
 /* Receives the next frame from src as raw bytes: *out_data (malloc'ed, release with free(); NULL
  * when empty) and *out_n. Frames of any dtype are accepted (their bytes). Out params untouched
  * on failure. */
-rlx_status *rlx_dist_recv_bytes(rlx_dist_group *g, int src, void **out_data, size_t *out_n);
+RLX_MUST_USE rlx_status *rlx_dist_recv_bytes(rlx_dist_group *g, int src, void **out_data, size_t *out_n);
 
 /* ---- graphs ----
  * Executables whose graphs contain AllReduce, AllGather or ReduceScatter (or the custom op
@@ -155,12 +155,12 @@ rlx_status *rlx_dist_recv_bytes(rlx_dist_group *g, int src, void **out_data, siz
  * executables are bounded by the group's timeout and abort the group on failure, as above.
  * Setting a group drops a compiled function (its trace holds the old one). Errors:
  * INVALID_ARGUMENT (NULL ex). g NULL goes back to the default. */
-rlx_status *rlx_executable_set_group(rlx_executable *ex, rlx_dist_group *g);
+RLX_MUST_USE rlx_status *rlx_executable_set_group(rlx_executable *ex, rlx_dist_group *g);
 
 /* Registers the custom op "collective.all_reduce" (the reference system's name; rlx/registry.h):
  * one input of any type, output of the same type, the sum over the executable's group (an
  * AllReduce node with kind sum). Idempotent. Errors: RESOURCE_EXHAUSTED. */
-rlx_status *rlx_dist_register_ops(void);
+RLX_MUST_USE rlx_status *rlx_dist_register_ops(void);
 
 #define RLX_DIST_ALL_REDUCE_OP "collective.all_reduce"
 

@@ -74,11 +74,11 @@ typedef enum rlx_device {
 /* "lazy", "eager", "compiled" ("default" for RLX_MODE_DEFAULT). */
 const char *rlx_mode_name(rlx_mode mode);
 /* Parses a mode name (case-insensitive). INVALID_ARGUMENT naming the text when unknown. */
-rlx_status *rlx_mode_from_name(const char *name, rlx_mode *out);
+RLX_MUST_USE rlx_status *rlx_mode_from_name(const char *name, rlx_mode *out);
 /* "cpu" or "gpu". */
 const char *rlx_device_name(rlx_device device);
 /* Parses "cpu" or "gpu". INVALID_ARGUMENT otherwise. */
-rlx_status *rlx_device_from_name(const char *name, rlx_device *out);
+RLX_MUST_USE rlx_status *rlx_device_from_name(const char *name, rlx_device *out);
 /* true when MLX has a usable GPU in this process. */
 bool rlx_gpu_available(void);
 /* MLX's version string ("0.32.4"). */
@@ -95,9 +95,11 @@ typedef struct rlx_executable rlx_executable;
 /* Creates an executable for graph `g` (borrowed) on `device` in `mode`. Errors:
  * INVALID_ARGUMENT (NULL graph, a graph without outputs, a param declared with two types in the
  * graph and a sub-graph, RLX_MLX_MODE set to an unknown mode), UNAVAILABLE (device GPU without a
- * GPU: "no GPU: ..."), RESOURCE_EXHAUSTED. No MLX work happens here; params are set next.
+ * GPU: "no GPU: ..."), UNIMPLEMENTED (compiled mode, resolved
+ * from `mode` or RLX_MLX_MODE, for a graph with a custom op whose kernel is host code, naming the
+ * node: see rlx/registry.h), RESOURCE_EXHAUSTED. No MLX work happens here; params are set next.
  * *out untouched on failure. Release with rlx_executable_free. */
-rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mode mode, rlx_executable **out);
+RLX_MUST_USE rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mode mode, rlx_executable **out);
 
 /* Waits for a committed run, then releases the executable, its params, handles, arena and
  * compiled function (its traces leave every thread's MLX compile cache). NULL accepted. */
@@ -115,8 +117,9 @@ rlx_mode rlx_executable_mode(const rlx_executable *ex);
 size_t rlx_executable_num_traces(const rlx_executable *ex);
 
 /* Changes the mode (RLX_MODE_DEFAULT resolves as in create); a compiled function is dropped.
- * INVALID_ARGUMENT for an unknown mode or RLX_MLX_MODE value. */
-rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode);
+ * INVALID_ARGUMENT for an unknown mode or RLX_MLX_MODE value; UNIMPLEMENTED for compiled mode and
+ * a graph with a host-kernel custom op (as in create). The mode is unchanged on failure. */
+RLX_MUST_USE rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode);
 
 /* Shape-polymorphic compiled mode (mlx::core::compile's `shapeless`): one trace serves every
  * size of the symbolic dims (a new trace only for new ranks or dtypes). Only graphs whose
@@ -127,7 +130,7 @@ rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode);
  * Errors: UNIMPLEMENTED naming the first node that prevents it ("node 4 (Reshape): ... bakes
  * ..."); the setting is then unchanged. Toggling drops a compiled function. Ignored outside
  * compiled mode. */
-rlx_status *rlx_executable_set_shapeless(rlx_executable *ex, bool shapeless);
+RLX_MUST_USE rlx_status *rlx_executable_set_shapeless(rlx_executable *ex, bool shapeless);
 bool rlx_executable_shapeless(const rlx_executable *ex);
 
 /* ---- params ---- */
@@ -137,7 +140,7 @@ bool rlx_executable_shapeless(const rlx_executable *ex);
  * declared dtype and shape. Errors: NOT_FOUND (no param of that name; the message lists the
  * params), INVALID_ARGUMENT (dtype or shape mismatch: both given), INTERNAL (MLX failure). On
  * failure the previous value (if any) is kept. */
-rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const rlx_tensor *value);
+RLX_MUST_USE rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const rlx_tensor *value);
 
 /* Params the executable takes: those of the graph and of its sub-graphs (If/While/Scan bodies),
  * one per name, the graph's own first. Names are borrowed from the graph; NULL when i is out of
@@ -152,25 +155,29 @@ const char *rlx_executable_param_name(const rlx_executable *ex, size_t i);
  * `const char *names[n]` pass without casts); every
  * graph input must come from the call or a handle, and a name may be given once. On success
  * outputs[0..n_outputs) receive new owning tensors in graph output order (free each with
- * rlx_tensor_free); an output whose readback is off (rlx_executable_set_output_readback) gets
- * NULL. n_outputs must equal the graph's output count. After the outputs are computed, handle
- * feeds are applied. Errors: NOT_FOUND (unknown input name; the message lists the inputs),
+ * rlx_tensor_free; rlx_graph_output_index finds an output's index by name); an output whose
+ * readback is off (by default an output that feeds a handle, see
+ * rlx_executable_set_output_readback) gets NULL. n_outputs must equal the graph's output count.
+ * After the outputs are computed, handle feeds are applied. Errors: NOT_FOUND (unknown input name; the message lists the inputs),
  * INVALID_ARGUMENT (NULL arguments, an input given twice or not at all, dtype/rank/dim mismatch
  * with expected vs got, symbols bound to different sizes, wrong n_outputs), FAILED_PRECONDITION (a
  * param was not set), and any error raised while lowering or evaluating, annotated with the node
  * and op ("node 12 (Conv 'conv1'): ..."). On failure no output is written. */
-rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *const *names,
+RLX_MUST_USE rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                rlx_tensor *const *values, size_t n_outputs, rlx_tensor **outputs);
 
 /* Compiled mode: builds the compiled function and traces it now, for the given inputs' shapes,
  * on the calling thread (a run whose outputs are discarded; feeds are not applied). Other modes:
  * runs once (warms MLX's caches). Errors as rlx_executable_run. */
-rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inputs, const char *const *names,
+RLX_MUST_USE rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                   rlx_tensor *const *values);
 
-/* Whether output i is copied back to the host by runs, syncs and slot runs (default true). An
- * output that only feeds a handle (a KV cache) needs no host copy. OUT_OF_RANGE for a bad i. */
-rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, bool readback);
+/* Whether output i is copied back to the host by runs, syncs and slot runs. Default: an output
+ * that feeds a device handle (rlx_executable_set_handle_feed; a KV cache) is NOT read back, its
+ * entry of the outputs array comes back NULL and its slot is left as it was; every other output
+ * is read back. Calling this fixes the choice for output i whatever its feeds (true: a fed output
+ * is read back too). OUT_OF_RANGE for a bad i. */
+RLX_MUST_USE rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, bool readback);
 
 /* ---- asynchronous runs ---- */
 
@@ -181,7 +188,7 @@ rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, boo
  * commit at once (they wait on what they use). Errors as rlx_executable_run, for the work done
  * before scheduling; on failure nothing is pending from this call and earlier pending results
  * are kept. */
-rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const char *const *names,
+RLX_MUST_USE rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                   rlx_tensor *const *values);
 
 /* Waits for the pending committed run. With outputs non-NULL it also reads the committed results
@@ -189,7 +196,7 @@ rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const cha
  * With nothing pending, a sync with outputs NULL is a no-op returning NULL, and one asking for
  * outputs fails with FAILED_PRECONDITION. Errors raised while evaluating come back here. The
  * pending results are released after the sync, whether it succeeded or not. */
-rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor **outputs);
+RLX_MUST_USE rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor **outputs);
 
 /* true while a committed run has not been synced. */
 bool rlx_executable_pending(const rlx_executable *ex);
@@ -204,31 +211,32 @@ bool rlx_executable_pending(const rlx_executable *ex);
 
 /* Sets the host handle of input `name` (copied). Errors: NOT_FOUND (no such input), INVALID_ARGUMENT
  * (type mismatch), RESOURCE_EXHAUSTED. The previous host handle is kept on failure. */
-rlx_status *rlx_executable_bind_host_handle(rlx_executable *ex, const char *name, const rlx_tensor *value);
+RLX_MUST_USE rlx_status *rlx_executable_bind_host_handle(rlx_executable *ex, const char *name, const rlx_tensor *value);
 
 /* Sets the device handle of input `name`: the tensor is uploaded and evaluated once. Errors as
  * rlx_executable_bind_host_handle, plus INTERNAL for an MLX failure. */
-rlx_status *rlx_executable_bind_device_handle(rlx_executable *ex, const char *name, const rlx_tensor *value);
+RLX_MUST_USE rlx_status *rlx_executable_bind_device_handle(rlx_executable *ex, const char *name, const rlx_tensor *value);
 
 #define RLX_NO_FEED ((size_t)-1)
 
 /* After every successful run, commit and slot run, output `output_index` becomes the device
- * handle of input `name` (RLX_NO_FEED removes the feed). The output's declared dtype and rank
+ * handle of input `name` (RLX_NO_FEED removes the feed). A fed output is not read back to the
+ * host unless asked for (rlx_executable_set_output_readback). The output's declared dtype and rank
  * must be the input's, and its static dims must fit the input's declared dims. Several feeds may
  * be set; each input has at most one. Errors: NOT_FOUND (no such input), OUT_OF_RANGE (output
  * index), INVALID_ARGUMENT (type mismatch, both types given). A run whose fed output comes out with
  * a shape the input cannot take fails with INVALID_ARGUMENT before any feed is applied. */
-rlx_status *rlx_executable_set_handle_feed(rlx_executable *ex, const char *name, size_t output_index);
+RLX_MUST_USE rlx_status *rlx_executable_set_handle_feed(rlx_executable *ex, const char *name, size_t output_index);
 
 /* Drops the host handle, the device handle and the feed of input `name`. NOT_FOUND for an
  * unknown input. */
-rlx_status *rlx_executable_clear_handle(rlx_executable *ex, const char *name);
+RLX_MUST_USE rlx_status *rlx_executable_clear_handle(rlx_executable *ex, const char *name);
 
 /* Reads a handle back to a new host tensor: the device handle if the input has one (evaluated
  * first, waiting for a committed run that produces it), else a copy of its host handle. Errors:
  * NOT_FOUND (no such input), FAILED_PRECONDITION (the input has no handle), INTERNAL. *out
  * untouched on failure. */
-rlx_status *rlx_executable_read_handle(rlx_executable *ex, const char *name, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_executable_read_handle(rlx_executable *ex, const char *name, rlx_tensor **out);
 
 /* ---- slot arena: runs without per-run allocation by rlx ----
  * For graphs whose outputs have static shapes, the executable owns one arena (64-byte aligned)
@@ -237,14 +245,20 @@ rlx_status *rlx_executable_read_handle(rlx_executable *ex, const char *name, rlx
  * allocated (zero-filled) by the first rlx_executable_arena or rlx_executable_run_slots call and
  * keeps its address for the executable's life. */
 
-/* The arena's base and size in bytes (allocating it on first call). Errors: FAILED_PRECONDITION
- * (no arena: the message names an output with symbolic dims), RESOURCE_EXHAUSTED. Out params
- * untouched on failure. */
-rlx_status *rlx_executable_arena(rlx_executable *ex, void **out_base, size_t *out_nbytes);
+/* The arena: its base (void *, so `unsigned char *p = arena.base` needs no cast) and size. */
+typedef struct rlx_arena {
+  void *base;
+  size_t nbytes;
+} rlx_arena;
+
+/* Writes the arena's base and size in bytes to *out (allocating it on first call). Errors:
+ * INVALID_ARGUMENT (NULL argument), FAILED_PRECONDITION (no arena: the message names an output
+ * with symbolic dims), RESOURCE_EXHAUSTED. *out untouched on failure. */
+RLX_MUST_USE rlx_status *rlx_executable_arena(rlx_executable *ex, rlx_arena *out);
 
 /* Output i's slot: byte offset from the arena base and byte size (no allocation). Errors:
  * OUT_OF_RANGE (bad i), FAILED_PRECONDITION (no arena, as above). */
-rlx_status *rlx_executable_output_slot(const rlx_executable *ex, size_t i, size_t *out_offset, size_t *out_nbytes);
+RLX_MUST_USE rlx_status *rlx_executable_output_slot(const rlx_executable *ex, size_t i, size_t *out_offset, size_t *out_nbytes);
 
 /* Runs with positional inputs: inputs[i] (n_inputs = the graph's input count) points to the
  * little-endian bytes of graph input i in its declared static type, or is NULL to use the input's
@@ -254,7 +268,7 @@ rlx_status *rlx_executable_output_slot(const rlx_executable *ex, size_t i, size_
  * arena), RESOURCE_EXHAUSTED and INVALID_ARGUMENT (wrong n_inputs, a non-NULL pointer for an input
  * with symbolic dims, a NULL one for an input without handle). A failure before the outputs are
  * computed leaves the arena untouched; one while copying them may have written some slots. */
-rlx_status *rlx_executable_run_slots(rlx_executable *ex, size_t n_inputs, const void *const *inputs);
+RLX_MUST_USE rlx_status *rlx_executable_run_slots(rlx_executable *ex, size_t n_inputs, const void *const *inputs);
 
 /* ---- active extent: computing only the used rows of a bucketed batch ----
  * A graph built for `upper` rows on axis 0 (a bucket) may run with only its first `actual` rows:
@@ -268,10 +282,12 @@ rlx_status *rlx_executable_run_slots(rlx_executable *ex, size_t n_inputs, const 
 
 /* Sets the extent for the next runs: 0 < actual <= upper; actual = upper = 0 clears it. Errors:
  * INVALID_ARGUMENT for other values. */
-rlx_status *rlx_executable_set_active_extent(rlx_executable *ex, int64_t actual, int64_t upper);
+RLX_MUST_USE rlx_status *rlx_executable_set_active_extent(rlx_executable *ex, int64_t actual, int64_t upper);
 
 /* NULL when no extent is set or the extent applies; otherwise why runs fall back to the full
- * extent ("active extent: node 7 (Reshape 'r'): ..."). Borrowed until the next set_active_extent
+ * extent ("active extent: node 7 (Reshape 'r'): ...", or that no input has a static dim 0 of
+ * `upper`, naming an input whose dim 0 is symbolic: such an input's run-time size already is
+ * the row count, the extent has nothing to cut). Borrowed until the next set_active_extent
  * or run on this executable (do not race it with them). */
 const char *rlx_executable_active_extent_fallback(const rlx_executable *ex);
 

@@ -44,7 +44,7 @@ typedef enum rlx_op {
 const char *rlx_op_name(rlx_op op);
 /* Looks an op up by name (case-sensitive). NOT_FOUND naming `name` when unknown (NULL included);
  * *out untouched on failure. */
-rlx_status *rlx_op_from_name(const char *name, rlx_op *out);
+RLX_MUST_USE rlx_status *rlx_op_from_name(const char *name, rlx_op *out);
 
 typedef struct rlx_graph rlx_graph;
 typedef uint32_t rlx_value;
@@ -74,6 +74,10 @@ typedef struct rlx_attr {
   rlx_graph *graph;
 } rlx_attr;
 
+/* Attribute constructors: RLX_ATTR_I("axis", 1), RLX_ATTR_IS("perm", 3, perm), ... In C they are
+ * compound literals (usable in array initializers); in C++ (any standard: C++ has no compound
+ * literals, and designated initializers only from C++20) they call the inline functions below. */
+#ifndef __cplusplus
 #define RLX_ATTR_I(nm, v) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_INT, .i = (v)})
 #define RLX_ATTR_F(nm, v) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_FLOAT, .f = (v)})
 #define RLX_ATTR_IS(nm, cnt, p) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_INTS, .n = (cnt), .ints = (p)})
@@ -81,12 +85,42 @@ typedef struct rlx_attr {
   ((rlx_attr){.name = (nm), .kind = RLX_ATTR_FLOATS, .n = (cnt), .floats = (p)})
 #define RLX_ATTR_S(nm, v) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_STRING, .s = (v)})
 #define RLX_ATTR_G(nm, g) ((rlx_attr){.name = (nm), .kind = RLX_ATTR_GRAPH, .graph = (g)})
+#else
+static inline rlx_attr rlx_attr_make_(const char *name, rlx_attr_kind kind) {
+  rlx_attr a = rlx_attr();
+  a.name = name;
+  a.kind = kind;
+  return a;
+}
+static inline rlx_attr rlx_attr_i_(const char *nm, int64_t v) { rlx_attr a = rlx_attr_make_(nm, RLX_ATTR_INT); a.i = v; return a; }
+static inline rlx_attr rlx_attr_f_(const char *nm, double v) { rlx_attr a = rlx_attr_make_(nm, RLX_ATTR_FLOAT); a.f = v; return a; }
+static inline rlx_attr rlx_attr_is_(const char *nm, size_t n, const int64_t *p) {
+  rlx_attr a = rlx_attr_make_(nm, RLX_ATTR_INTS);
+  a.n = n;
+  a.ints = p;
+  return a;
+}
+static inline rlx_attr rlx_attr_fs_(const char *nm, size_t n, const double *p) {
+  rlx_attr a = rlx_attr_make_(nm, RLX_ATTR_FLOATS);
+  a.n = n;
+  a.floats = p;
+  return a;
+}
+static inline rlx_attr rlx_attr_s_(const char *nm, const char *v) { rlx_attr a = rlx_attr_make_(nm, RLX_ATTR_STRING); a.s = v; return a; }
+static inline rlx_attr rlx_attr_g_(const char *nm, rlx_graph *g) { rlx_attr a = rlx_attr_make_(nm, RLX_ATTR_GRAPH); a.graph = g; return a; }
+#define RLX_ATTR_I(nm, v) rlx_attr_i_((nm), (v))
+#define RLX_ATTR_F(nm, v) rlx_attr_f_((nm), (v))
+#define RLX_ATTR_IS(nm, cnt, p) rlx_attr_is_((nm), (cnt), (p))
+#define RLX_ATTR_FS(nm, cnt, p) rlx_attr_fs_((nm), (cnt), (p))
+#define RLX_ATTR_S(nm, v) rlx_attr_s_((nm), (v))
+#define RLX_ATTR_G(nm, g) rlx_attr_g_((nm), (g))
+#endif
 
 /* ---- building ---- */
 
 /* Creates an empty graph. Errors: INVALID_ARGUMENT (NULL out), RESOURCE_EXHAUSTED. Free with
  * rlx_graph_free. */
-rlx_status *rlx_graph_create(rlx_graph **out);
+RLX_MUST_USE rlx_status *rlx_graph_create(rlx_graph **out);
 /* Releases the graph, its sub-graphs and everything it owns. NULL accepted. */
 void rlx_graph_free(rlx_graph *g);
 
@@ -94,17 +128,17 @@ void rlx_graph_free(rlx_graph *g);
  * *out. The name is copied. Errors: INVALID_ARGUMENT for a NULL argument, an empty name or a
  * malformed type (rank, dtype), ALREADY_EXISTS when an input or param has the name,
  * RESOURCE_EXHAUSTED. */
-rlx_status *rlx_graph_add_input(rlx_graph *g, const char *name, const rlx_type *type,
+RLX_MUST_USE rlx_status *rlx_graph_add_input(rlx_graph *g, const char *name, const rlx_type *type,
                                 rlx_value *out);
 /* Adds a named param (weight) of static type `type`; its value is set on the executable by name.
  * Errors as rlx_graph_add_input, plus INVALID_ARGUMENT for a symbolic dim. */
-rlx_status *rlx_graph_add_param(rlx_graph *g, const char *name, const rlx_type *type,
+RLX_MUST_USE rlx_status *rlx_graph_add_param(rlx_graph *g, const char *name, const rlx_type *type,
                                 rlx_value *out);
 /* Adds a constant of static type `type` whose bytes (nbytes = numel * dtype size, copied; data
  * may be NULL when that is 0) are little-endian in the dtype's layout. Errors: INVALID_ARGUMENT
  * (NULL argument, malformed type, symbolic dim, size mismatch: both sizes given),
  * RESOURCE_EXHAUSTED. */
-rlx_status *rlx_graph_add_constant(rlx_graph *g, const rlx_type *type, const void *data,
+RLX_MUST_USE rlx_status *rlx_graph_add_constant(rlx_graph *g, const rlx_type *type, const void *data,
                                    size_t nbytes, rlx_value *out);
 
 /* Adds a node applying `op` to inputs[0..n_inputs) with the given attributes (copied; see
@@ -119,12 +153,12 @@ rlx_status *rlx_graph_add_constant(rlx_graph *g, const rlx_type *type, const voi
  * vs got), OUT_OF_RANGE (axis, index), UNIMPLEMENTED (an attribute value rlx does not support),
  * NOT_FOUND (an input value id not in this graph; a Custom op name not registered),
  * RESOURCE_EXHAUSTED. On failure nothing is added and *out, *out_n are untouched. */
-rlx_status *rlx_graph_add(rlx_graph *g, rlx_op op, const char *name, size_t n_inputs,
+RLX_MUST_USE rlx_status *rlx_graph_add(rlx_graph *g, rlx_op op, const char *name, size_t n_inputs,
                           const rlx_value *inputs, size_t n_attrs, const rlx_attr *attrs,
                           size_t out_cap, rlx_value *out, size_t *out_n);
 
 /* Convenience for single-output ops: rlx_graph_add with out_cap 1. */
-rlx_status *rlx_graph_add1(rlx_graph *g, rlx_op op, const char *name, size_t n_inputs,
+RLX_MUST_USE rlx_status *rlx_graph_add1(rlx_graph *g, rlx_op op, const char *name, size_t n_inputs,
                            const rlx_value *inputs, size_t n_attrs, const rlx_attr *attrs,
                            rlx_value *out);
 
@@ -132,13 +166,13 @@ rlx_status *rlx_graph_add1(rlx_graph *g, rlx_op op, const char *name, size_t n_i
  * and resets the output names to "out0", "out1", ... Errors: NOT_FOUND for an unknown value id;
  * INVALID_ARGUMENT for n == 0 or a NULL argument; RESOURCE_EXHAUSTED. The graph is unchanged on
  * failure. */
-rlx_status *rlx_graph_set_outputs(rlx_graph *g, size_t n, const rlx_value *values);
+RLX_MUST_USE rlx_status *rlx_graph_set_outputs(rlx_graph *g, size_t n, const rlx_value *values);
 
 /* Renames output i (the name is copied; names are used by executables and written by the CLI;
  * default "out<i>"). Output names are unique: naming output i like another output fails with
  * ALREADY_EXISTS naming both indices. Errors: OUT_OF_RANGE for i >= the output count,
  * INVALID_ARGUMENT for a NULL graph or a NULL/empty name, RESOURCE_EXHAUSTED. */
-rlx_status *rlx_graph_set_output_name(rlx_graph *g, size_t i, const char *name);
+RLX_MUST_USE rlx_status *rlx_graph_set_output_name(rlx_graph *g, size_t i, const char *name);
 
 /* ---- inspection ----
  * g must not be NULL. Borrowed results (types, names) live until the graph is freed or the next
@@ -159,13 +193,13 @@ rlx_value rlx_graph_output_value(const rlx_graph *g, size_t i);
 const char *rlx_graph_output_name(const rlx_graph *g, size_t i);
 /* Finds an input or param by name. Errors: NOT_FOUND when absent (NULL name included),
  * INVALID_ARGUMENT for NULL g or out. *out untouched on failure. */
-rlx_status *rlx_graph_find(const rlx_graph *g, const char *name, rlx_value *out);
+RLX_MUST_USE rlx_status *rlx_graph_find(const rlx_graph *g, const char *name, rlx_value *out);
 /* The index of the output named `name` (exact match), for every API that takes an output index
  * (rlx_executable_run's outputs array, rlx_executable_set_handle_feed,
  * rlx_executable_set_output_readback, rlx_executable_output_slot). Errors: NOT_FOUND naming `name`
  * and listing the outputs (NULL name included), INVALID_ARGUMENT for NULL g or out. *out untouched
  * on failure. */
-rlx_status *rlx_graph_output_index(const rlx_graph *g, const char *name, size_t *out);
+RLX_MUST_USE rlx_status *rlx_graph_output_index(const rlx_graph *g, const char *name, size_t *out);
 /* The op of the node that produces value v; RLX_OP_COUNT for an unknown id. */
 rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v);
 

@@ -22,17 +22,17 @@ extern "C" {
  * UNIMPLEMENTED (big-endian or unsupported descr, format version above 3, rank above
  * RLX_MAX_RANK; names it), RESOURCE_EXHAUSTED (size overflow, out of memory). *out untouched on
  * failure. */
-rlx_status *rlx_npy_load(const char *path, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_npy_load(const char *path, rlx_tensor **out);
 
 /* Parses an in-memory .npy image of nbytes bytes (borrowed for the call; the tensor is a copy),
  * with the rules and errors of rlx_npy_load; `what` names the source in messages (NULL: ".npy
  * data"). Bytes after the data are ignored. */
-rlx_status *rlx_npy_parse(const void *bytes, size_t nbytes, const char *what, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_npy_parse(const void *bytes, size_t nbytes, const char *what, rlx_tensor **out);
 
 /* Writes `t` to `path` (created or truncated) as a version 1.0 .npy file in C order (bfloat16 as
  * '<u2' bit patterns). Errors: INVALID_ARGUMENT (NULL argument), UNAVAILABLE when the file cannot
  * be created or written (names path and OS error; a partly written file may remain). */
-rlx_status *rlx_npy_save(const char *path, const rlx_tensor *t);
+RLX_MUST_USE rlx_status *rlx_npy_save(const char *path, const rlx_tensor *t);
 
 #ifdef __cplusplus
 }

@@ -38,17 +38,17 @@ typedef struct rlx_onnx_model rlx_onnx_model;
 /* Options (all optional; an options object may serve several imports, and is only read by them).
  * Errors: INVALID_ARGUMENT (NULL out), RESOURCE_EXHAUSTED. Free with rlx_onnx_options_free (NULL
  * accepted). Names are copied. Setters need exclusive use of the options object. */
-rlx_status *rlx_onnx_options_create(rlx_onnx_options **out);
+RLX_MUST_USE rlx_status *rlx_onnx_options_create(rlx_onnx_options **out);
 void rlx_onnx_options_free(rlx_onnx_options *o);
 /* Fixes every dim named `dim_param` (in any input) to `size` (>= 0); a later call for the same
  * name replaces the size. Errors: INVALID_ARGUMENT (NULL o, NULL or empty name, negative size),
  * RESOURCE_EXHAUSTED. */
-rlx_status *rlx_onnx_options_set_dim(rlx_onnx_options *o, const char *dim_param, int64_t size);
+RLX_MUST_USE rlx_status *rlx_onnx_options_set_dim(rlx_onnx_options *o, const char *dim_param, int64_t size);
 /* Fixes the whole shape of input `input` to dims[0..rank) (copied; static). It replaces an
  * earlier shape or value given for that input; rank must match the model's (checked at import:
  * INVALID_ARGUMENT there). Errors: INVALID_ARGUMENT (NULL o or input, NULL dims with rank > 0, rank
  * outside [0, RLX_MAX_RANK], a negative dim), RESOURCE_EXHAUSTED. */
-rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, int32_t rank, const int64_t *dims);
+RLX_MUST_USE rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, int32_t rank, const int64_t *dims);
 
 /* Provides the value of graph input `input` for import-time use (borrowed: it must stay valid and
  * unchanged until the last import with these options returns; the model keeps no pointer to it).
@@ -59,7 +59,7 @@ rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const char *input, i
  * input and nothing runs, so an import with values costs about what one with shapes only does. The imported graph is then valid
  * only for runs that pass this same value. The tensor's shape also fixes the input's shape (as
  * rlx_onnx_options_set_shape). Errors: INVALID_ARGUMENT (NULL argument), RESOURCE_EXHAUSTED. */
-rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *input, const rlx_tensor *value);
+RLX_MUST_USE rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *input, const rlx_tensor *value);
 
 /* Imports the model at `path` (external data files are read relative to its folder) into a new
  * model object (free with rlx_onnx_model_free; NULL accepted). opts may be NULL. Errors:
@@ -70,10 +70,10 @@ rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *in
  * attribute value, data type, symbolic dim or run-time value rlx cannot import: names op type,
  * node name and opset), RESOURCE_EXHAUSTED, INTERNAL (an MLX failure while folding). Node errors
  * read "ONNX node '<name>' (<op>, opset <n>): ...", prefixed with the path. */
-rlx_status *rlx_onnx_import(const char *path, const rlx_onnx_options *opts, rlx_onnx_model **out);
+RLX_MUST_USE rlx_status *rlx_onnx_import(const char *path, const rlx_onnx_options *opts, rlx_onnx_model **out);
 /* Same from an in-memory serialized ModelProto of nbytes bytes (borrowed for the call); `dir` (may
  * be NULL) resolves external data. INVALID_ARGUMENT for NULL bytes or out. */
-rlx_status *rlx_onnx_import_bytes(const void *bytes, size_t nbytes, const char *dir, const rlx_onnx_options *opts,
+RLX_MUST_USE rlx_status *rlx_onnx_import_bytes(const void *bytes, size_t nbytes, const char *dir, const rlx_onnx_options *opts,
                                   rlx_onnx_model **out);
 void rlx_onnx_model_free(rlx_onnx_model *m);
 
@@ -88,7 +88,7 @@ const rlx_tensor *rlx_onnx_model_param_value(const rlx_onnx_model *m, size_t i);
 /* Sets every param of the model on `ex` (an executable of this model's graph), in order; stops at
  * the first error, which is rlx_executable_set_param's (NOT_FOUND, INVALID_ARGUMENT, INTERNAL), or
  * INVALID_ARGUMENT for a NULL argument. Params set before the error keep their new values. */
-rlx_status *rlx_onnx_model_set_params(const rlx_onnx_model *m, rlx_executable *ex);
+RLX_MUST_USE rlx_status *rlx_onnx_model_set_params(const rlx_onnx_model *m, rlx_executable *ex);
 /* The default-domain ("" or "ai.onnx") opset the model imports (1 when it lists none). */
 int64_t rlx_onnx_model_opset(const rlx_onnx_model *m);
 
@@ -96,12 +96,12 @@ int64_t rlx_onnx_model_opset(const rlx_onnx_model *m);
  * inputs and outputs with their types, op types with counts (sub-graphs included), and which op
  * types rlx does not support. Errors: INVALID_ARGUMENT (NULL argument), NOT_FOUND, DATA_LOSS
  * (also a model without a graph), RESOURCE_EXHAUSTED. */
-rlx_status *rlx_onnx_describe(const char *path, FILE *out);
+RLX_MUST_USE rlx_status *rlx_onnx_describe(const char *path, FILE *out);
 
 /* Names of the model's graph inputs (initializers excluded), in order: *out_names receives an
  * array of *out_n strings; free each with free(), then the array. Errors: INVALID_ARGUMENT (NULL
  * argument), NOT_FOUND, DATA_LOSS, RESOURCE_EXHAUSTED. Out-parameters untouched on failure. */
-rlx_status *rlx_onnx_input_names(const char *path, char ***out_names, size_t *out_n);
+RLX_MUST_USE rlx_status *rlx_onnx_input_names(const char *path, char ***out_names, size_t *out_n);
 
 /* true when rlx maps ONNX op `op_type` of `domain` ("", NULL or "ai.onnx" for the default domain)
  * at `opset`; false for a NULL op_type. */
@@ -112,7 +112,7 @@ bool rlx_onnx_op_supported(const char *domain, const char *op_type, int64_t opse
  * NULL it receives the tensor's name (free with free()). Errors: INVALID_ARGUMENT (NULL path or
  * out), NOT_FOUND, DATA_LOSS, UNIMPLEMENTED (string or other unsupported data types, rank above
  * RLX_MAX_RANK), RESOURCE_EXHAUSTED. Out-parameters untouched on failure. */
-rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_name);
+RLX_MUST_USE rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_name);
 
 #ifdef __cplusplus
 }

@@ -22,8 +22,9 @@
  *       arrays. It is a synchronization point that breaks MLX's lazy scheduling and fusion and
  *       costs a copy each way. Inside a compiled function (RLX_MODE_COMPILED) the inputs are
  *       trace values without data (the executable passes inputs, params and constants into the
- *       mlx::compile function), so running such a graph in compiled mode fails with
- *       UNIMPLEMENTED naming the op: use lazy or eager mode for graphs with host kernels.
+ *       mlx::compile function), so creating an executable of such a graph in compiled mode
+ *       (rlx_executable_create, rlx_executable_set_mode) fails with UNIMPLEMENTED naming the node
+ *       and the op: use lazy or eager mode for graphs with host kernels.
  * Kernels never see MLX or its C++ API.
  *
  * Attributes are passed to the functions as rlx_attr values (rlx/graph.h) borrowed for the call,
@@ -89,11 +90,11 @@ typedef struct rlx_custom_op_def {
  * to whether an op of that name was registered before (the old registration ends as described
  * above). Errors: INVALID_ARGUMENT (NULL def, empty name, no infer, not exactly one kernel, bad
  * arity: the message says which), RESOURCE_EXHAUSTED. Nothing changes on failure. */
-rlx_status *rlx_custom_op_register(const rlx_custom_op_def *def, bool *out_replaced);
+RLX_MUST_USE rlx_status *rlx_custom_op_register(const rlx_custom_op_def *def, bool *out_replaced);
 
 /* Ends the registration of `name`. Errors: NOT_FOUND (naming it) when no op of that name is
  * registered, INVALID_ARGUMENT for a NULL name. */
-rlx_status *rlx_custom_op_unregister(const char *name);
+RLX_MUST_USE rlx_status *rlx_custom_op_unregister(const char *name);
 
 /* true when an op named `name` is registered (false for NULL). */
 bool rlx_custom_op_is_registered(const char *name);

@@ -16,7 +16,11 @@
 extern "C" {
 #endif
 
-/* Canonical codes (the same set IREE and absl use; the numeric values are rlx's own). */
+/* Canonical codes (the same set IREE and absl use; the numeric values are rlx's own). One code per
+ * kind of mistake, everywhere: a value outside what the op, format or function defines (an
+ * unknown enum or string attribute value, a wrong dtype or shape) is INVALID_ARGUMENT; a value it
+ * defines that rlx does not run (an ONNX op, attribute value or data type rlx has no lowering
+ * for) is UNIMPLEMENTED. */
 typedef enum rlx_status_code {
   RLX_STATUS_OK = 0,
   RLX_STATUS_INVALID_ARGUMENT = 1,   /* bad value from the caller: shape, dtype, attribute, name */
@@ -34,18 +38,30 @@ typedef enum rlx_status_code {
 
 typedef struct rlx_status rlx_status;
 
+/* Marks a function whose returned status must not be dropped: ignoring it is a compile-time
+ * warning (GCC/Clang warn_unused_result; C++17 [[nodiscard]]), as IREE marks its status returns.
+ * A dropped status is an unnoticed error and a leak; with GCC even a (void) cast still warns, so
+ * release it with rlx_status_free. Every rlx function returning `rlx_status *` carries it. */
+#if defined(__cplusplus) && __cplusplus >= 201703L
+#define RLX_MUST_USE [[nodiscard]]
+#elif defined(__GNUC__) || defined(__clang__)
+#define RLX_MUST_USE __attribute__((warn_unused_result))
+#else
+#define RLX_MUST_USE
+#endif
+
 /* Makes a status with `code` and a printf-style message (fmt NULL: empty message). Returns NULL
  * when code is RLX_STATUS_OK. Never fails: when memory is exhausted it returns a shared static
  * RESOURCE_EXHAUSTED status (which rlx_status_free accepts and ignores). Thread-safe. */
-rlx_status *rlx_status_make(rlx_status_code code, const char *fmt, ...)
+RLX_MUST_USE rlx_status *rlx_status_make(rlx_status_code code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* rlx_status_make with a va_list (consumed as by vprintf). */
-rlx_status *rlx_status_makev(rlx_status_code code, const char *fmt, va_list ap);
+RLX_MUST_USE rlx_status *rlx_status_makev(rlx_status_code code, const char *fmt, va_list ap);
 
 /* Prefixes context to a failed status' message: "<context>: <message>". Consumes `st` and returns
  * the annotated status (the same object; unchanged when memory runs out or st is the shared
  * out-of-memory status). NULL in, NULL out. */
-rlx_status *rlx_status_annotate(rlx_status *st, const char *fmt, ...)
+RLX_MUST_USE rlx_status *rlx_status_annotate(rlx_status *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* The code of `st`; RLX_STATUS_OK for NULL. */

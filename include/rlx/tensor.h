@@ -24,19 +24,19 @@ typedef struct rlx_tensor rlx_tensor;
  * ignored. Errors: INVALID_ARGUMENT for a bad rank or dtype, a negative dim, NULL dims for rank > 0,
  * NULL out, or nbytes != numel * dtype size (the message gives both); RESOURCE_EXHAUSTED when the
  * size overflows or memory runs out. *out untouched on failure. Release with rlx_tensor_free. */
-rlx_status *rlx_tensor_create(rlx_dtype dtype, int32_t rank, const int64_t *dims, const void *data,
+RLX_MUST_USE rlx_status *rlx_tensor_create(rlx_dtype dtype, int32_t rank, const int64_t *dims, const void *data,
                               size_t nbytes, rlx_tensor **out);
 
 /* Creates a tensor that borrows `data` (nbytes long; must equal numel * dtype size) without
  * copying. The tensor object itself is owned by the caller (rlx_tensor_free); the buffer is not
  * freed by rlx and must stay valid while the tensor is used. Errors as rlx_tensor_create, plus
  * INVALID_ARGUMENT for NULL data with a non-empty type. */
-rlx_status *rlx_tensor_wrap(rlx_dtype dtype, int32_t rank, const int64_t *dims, void *data,
+RLX_MUST_USE rlx_status *rlx_tensor_wrap(rlx_dtype dtype, int32_t rank, const int64_t *dims, void *data,
                             size_t nbytes, rlx_tensor **out);
 
 /* Deep copy (always owning, also of a wrapped tensor). Errors: INVALID_ARGUMENT (NULL t or out),
  * RESOURCE_EXHAUSTED. *out untouched on failure. */
-rlx_status *rlx_tensor_copy(const rlx_tensor *t, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_tensor_copy(const rlx_tensor *t, rlx_tensor **out);
 
 /* Releases the tensor (and its bytes when it owns them). NULL accepted. */
 void rlx_tensor_free(rlx_tensor *t);

@@ -53,11 +53,21 @@ size_t rlx_dtype_size(rlx_dtype dt);
 const char *rlx_dtype_name(rlx_dtype dt);
 /* Parses a numpy-style name (exact, case-sensitive). NOT_FOUND (naming `name`; NULL is not found)
  * when unknown; *out untouched on failure. */
-rlx_status *rlx_dtype_from_name(const char *name, rlx_dtype *out);
+RLX_MUST_USE rlx_status *rlx_dtype_from_name(const char *name, rlx_dtype *out);
 /* Predicates; false for values outside the enum. */
 bool rlx_dtype_is_float(rlx_dtype dt);   /* F32 F16 BF16 F64 (not C64) */
 bool rlx_dtype_is_int(rlx_dtype dt);     /* signed and unsigned integers (not BOOL) */
 bool rlx_dtype_is_signed(rlx_dtype dt);  /* floats, C64 and signed integers */
+
+/* float16 (IEEE 754 binary16) and bfloat16 (the top 16 bits of a binary32) bit patterns to and
+ * from float. Narrowing rounds to nearest, ties to even (IEEE 754 roundTiesToEven); float16
+ * overflows to +-inf (from 65520 up) and underflows through its subnormals to +-0; a NaN stays a
+ * NaN of the same sign (float16 keeps the top payload bits, bfloat16 is quieted). Widening is
+ * exact. Results agree bit for bit with NumPy's float16 and ml_dtypes' bfloat16 casts. */
+float rlx_f16_to_f32(uint16_t bits);
+uint16_t rlx_f32_to_f16(float x);
+float rlx_bf16_to_f32(uint16_t bits);
+uint16_t rlx_f32_to_bf16(float x);
 
 #define RLX_DIM_DYNAMIC ((int64_t)-1)
 #define RLX_DIM_SYMBOL(k) ((int64_t)-2 - (int64_t)(k))
@@ -74,7 +84,7 @@ typedef struct rlx_type {
 /* Builds a type from `rank` dims (copied; NULL allowed when rank is 0). Dims may be symbolic
  * (negative, see above). INVALID_ARGUMENT when rank is outside [0, RLX_MAX_RANK], dtype is outside
  * the enum or dims is NULL for rank > 0. *out untouched on failure. */
-rlx_status *rlx_type_make(rlx_dtype dtype, int32_t rank, const int64_t *dims, rlx_type *out);
+RLX_MUST_USE rlx_status *rlx_type_make(rlx_dtype dtype, int32_t rank, const int64_t *dims, rlx_type *out);
 
 /* true when every dim is static (>= 0); true for rank 0. t must not be NULL (likewise below). */
 bool rlx_type_is_static(const rlx_type *t);
@@ -82,11 +92,11 @@ bool rlx_type_is_static(const rlx_type *t);
 /* Number of elements of a static type (the product of the dims; 1 for rank 0). Errors:
  * INVALID_ARGUMENT when a dim is symbolic (naming it), RESOURCE_EXHAUSTED when the product
  * overflows int64. *out untouched on failure. */
-rlx_status *rlx_type_numel(const rlx_type *t, int64_t *out);
+RLX_MUST_USE rlx_status *rlx_type_numel(const rlx_type *t, int64_t *out);
 
 /* Number of bytes of a static type (numel * rlx_dtype_size). Errors as rlx_type_numel, plus
  * RESOURCE_EXHAUSTED when the byte count overflows size_t. *out untouched on failure. */
-rlx_status *rlx_type_nbytes(const rlx_type *t, size_t *out);
+RLX_MUST_USE rlx_status *rlx_type_nbytes(const rlx_type *t, size_t *out);
 
 /* Writes the type as text into buf: "float32[2,3,s0,?]" (static dims as numbers, symbol k as
  * "s<k>", RLX_DIM_DYNAMIC as "?"; rank 0 is "float32[]"). buf is always NUL-terminated and the

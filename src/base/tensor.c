@@ -89,22 +89,6 @@ size_t rlx_tensor_nbytes(const rlx_tensor *t) { return t->nbytes; }
 void *rlx_tensor_data(rlx_tensor *t) { return t->data; }
 const void *rlx_tensor_cdata(const rlx_tensor *t) { return t->data; }
 
-static double half_to_double(uint16_t h) {
-  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-  if (exp == 0) {
-    if (man == 0) bits = sign;
-    else { /* subnormal: renormalize */
-      int e = -1;
-      do { e++; man <<= 1; } while (!(man & 0x400));
-      bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
-    }
-  } else if (exp == 31) bits = sign | 0x7f800000u | (man << 13);
-  else bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
 double rlx_tensor_get_f64(const rlx_tensor *t, int64_t i) {
   if (i < 0 || i >= t->numel) return 0.0;
   const unsigned char *p = (const unsigned char *)t->data + (size_t)i * rlx_dtype_size(t->type.dtype);
@@ -120,8 +104,8 @@ double rlx_tensor_get_f64(const rlx_tensor *t, int64_t i) {
     case RLX_DTYPE_U16: LOAD(uint16_t);
     case RLX_DTYPE_U32: LOAD(uint32_t);
     case RLX_DTYPE_U64: LOAD(uint64_t);
-    case RLX_DTYPE_F16: { uint16_t h; memcpy(&h, p, 2); return half_to_double(h); }
-    case RLX_DTYPE_BF16: { uint16_t h; memcpy(&h, p, 2); uint32_t b = (uint32_t)h << 16; float f; memcpy(&f, &b, 4); return f; }
+    case RLX_DTYPE_F16: { uint16_t h; memcpy(&h, p, 2); return rlx_f16_to_f32(h); }
+    case RLX_DTYPE_BF16: { uint16_t h; memcpy(&h, p, 2); return rlx_bf16_to_f32(h); }
     default: return 0.0;
   }
 #undef LOAD

@@ -112,3 +112,55 @@ char *rlx_type_str(const rlx_type *t, char *buf, size_t cap) {
   buf[cap - 1 < o ? cap - 1 : o] = '\0';
   return buf;
 }
+
+/* ---- float16 / bfloat16 (IEEE 754-2008 binary16; bfloat16 = binary32's top half) ---- */
+
+static float f32_of_bits(uint32_t b) {
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+
+static uint32_t bits_of_f32(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  return b;
+}
+
+float rlx_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  if (exp == 31) return f32_of_bits(sign | 0x7f800000u | (man << 13));
+  if (exp != 0) return f32_of_bits(sign | ((exp + 127 - 15) << 23) | (man << 13));
+  float mag = (float)man * 0x1p-24f; /* zero or subnormal: man * 2^-24, exact in float */
+  return sign ? -mag : mag;
+}
+
+/* Rounds v >> shift to nearest, ties to even (shift >= 1). */
+static uint32_t shift_round_even(uint32_t v, unsigned shift) {
+  uint32_t r = v >> shift, rem = v & ((1u << shift) - 1), half = 1u << (shift - 1);
+  return r + (rem > half || (rem == half && (r & 1)));
+}
+
+uint16_t rlx_f32_to_f16(float x) {
+  uint32_t b = bits_of_f32(x), sign = (b >> 16) & 0x8000, exp = (b >> 23) & 0xff, man = b & 0x7fffff;
+  if (exp == 0xff) { /* inf, or NaN keeping its top payload bits (never turning into inf) */
+    uint32_t p = man >> 13;
+    return (uint16_t)(sign | 0x7c00 | (man && !p ? 1 : p));
+  }
+  int e = (int)exp - 127 + 15;
+  if (e >= 31) return (uint16_t)(sign | 0x7c00);
+  if (e <= 0) { /* subnormal or zero: units of 2^-24; a carry into 0x400 gives the smallest normal */
+    unsigned shift = (unsigned)(14 - e);
+    return (uint16_t)(sign | (shift > 24 ? 0 : shift_round_even(man | 0x800000, shift)));
+  }
+  /* normal: a carry out of the mantissa steps the exponent (up to inf, 0x7c00) */
+  return (uint16_t)(sign | shift_round_even(((uint32_t)e << 23) | man, 13));
+}
+
+float rlx_bf16_to_f32(uint16_t h) { return f32_of_bits((uint32_t)h << 16); }
+
+uint16_t rlx_f32_to_bf16(float x) {
+  uint32_t b = bits_of_f32(x);
+  if ((b & 0x7fffffff) > 0x7f800000) return (uint16_t)((b >> 16) | 0x40); /* quiet NaN */
+  return (uint16_t)(shift_round_even(b, 16));
+}

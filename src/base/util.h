@@ -40,7 +40,7 @@ bool rlx_norm_axis(int64_t axis, int64_t rank, int64_t *out);
 
 /* Reads a whole file into a malloc'ed buffer (*out, *len; free with free()). NOT_FOUND when it
  * cannot be opened, DATA_LOSS on a read error (both name the path). */
-rlx_status *rlx_read_file(const char *path, unsigned char **out, size_t *len);
+RLX_MUST_USE rlx_status *rlx_read_file(const char *path, unsigned char **out, size_t *len);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t rlx_now_ns(void);

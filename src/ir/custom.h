@@ -18,6 +18,6 @@ const rlx_custom_op_def *rlx_custom_def(const rlx_custom_entry *e);
 
 /* The attributes of Custom node n other than `name`, as borrowed rlx_attr values in a malloc'ed
  * array (*out, *n; free it). RESOURCE_EXHAUSTED on allocation failure. */
-rlx_status *rlx_custom_attrs(const rlx_node *n, rlx_attr **out, size_t *count);
+RLX_MUST_USE rlx_status *rlx_custom_attrs(const rlx_node *n, rlx_attr **out, size_t *count);
 
 #endif

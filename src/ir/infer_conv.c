@@ -2,13 +2,19 @@
 #include "ir/infer_util.h"
 
 
-/* Reads a per-spatial-dim int list (n entries, or `dflt` when empty). */
-rlx_status *rlx_conv_list(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out) {
+void rlx_conv_list_get(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out) {
   size_t k;
   const int64_t *v = rlx_node_is(n, name, &k);
   int want = strcmp(name, "pads") == 0 ? 2 * nsp : nsp;
+  for (int i = 0; i < want; i++) out[i] = k == (size_t)want ? v[i] : dflt;
+}
+
+rlx_status *rlx_conv_list(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out) {
+  size_t k;
+  rlx_node_is(n, name, &k);
+  int want = strcmp(name, "pads") == 0 ? 2 * nsp : nsp;
   if (k && k != (size_t)want) FAIL(INVALID_ARGUMENT, "%s has %zu entries; %d spatial dims need %d", name, k, nsp, want);
-  for (int i = 0; i < want; i++) out[i] = k ? v[i] : dflt;
+  rlx_conv_list_get(n, name, nsp, dflt, out);
   return NULL;
 }
 
@@ -124,7 +130,7 @@ static rlx_status *resize(rlx_infer_ctx *c) {
   int mode = str_in(AS("mode"), modes, 3);
   if (mode < 0) FAIL(INVALID_ARGUMENT, "mode '%s' (expected nearest, linear or cubic)", AS("mode"));
   if (str_in(AS("coordinate_transformation_mode"), ctms, 7) < 0)
-    FAIL(UNIMPLEMENTED, "coordinate_transformation_mode '%s'", AS("coordinate_transformation_mode"));
+    FAIL(INVALID_ARGUMENT, "coordinate_transformation_mode '%s' (expected one of ONNX Resize's modes)", AS("coordinate_transformation_mode"));
   if (str_in(AS("nearest_mode"), nms, 4) < 0) FAIL(INVALID_ARGUMENT, "nearest_mode '%s'", AS("nearest_mode"));
   if (mode && !rlx_dtype_is_float(x->dtype)) FAIL(INVALID_ARGUMENT, "%s resize needs a float input, got %s", AS("mode"), TSTR(x));
   if (AI("antialias") && !mode) FAIL(INVALID_ARGUMENT, "antialias applies to linear and cubic modes only");

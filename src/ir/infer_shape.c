@@ -115,7 +115,7 @@ rlx_status *rlx_infer_shape(rlx_infer_ctx *c) {
       const char *mode = AS("mode");
       bool reflect = strcmp(mode, "reflect") == 0, constant = strcmp(mode, "constant") == 0;
       if (!reflect && !constant && strcmp(mode, "edge") && strcmp(mode, "wrap"))
-        FAIL(UNIMPLEMENTED, "pad mode '%s' (supported: constant, edge, reflect, wrap)", mode);
+        FAIL(INVALID_ARGUMENT, "pad mode '%s' (expected constant, edge, reflect or wrap)", mode);
       for (int i = 0; i < x->rank; i++) {
         int64_t d = x->dims[i];
         if (d < 0) {

@@ -25,27 +25,27 @@
            (long long)(value), (long long)-(int64_t)(rank), (long long)(rank), (long long)(rank)); \
   } while (0)
 
-static inline rlx_status *infer_same_dtype(const rlx_infer_ctx *c, int a, int b) {
+RLX_MUST_USE static inline rlx_status *infer_same_dtype(const rlx_infer_ctx *c, int a, int b) {
   if (c->in[a].dtype != c->in[b].dtype)
     return RLX_ERR(INVALID_ARGUMENT, "input %d is %s but input %d is %s; dtypes must match", b,
                    rlx_dtype_name(c->in[b].dtype), a, rlx_dtype_name(c->in[a].dtype));
   return NULL;
 }
 
-static inline rlx_status *infer_need_float(const rlx_infer_ctx *c, int i) {
+RLX_MUST_USE static inline rlx_status *infer_need_float(const rlx_infer_ctx *c, int i) {
   if (!rlx_dtype_is_float(c->in[i].dtype))
     return RLX_ERR(INVALID_ARGUMENT, "input %d must be a float type, got %s", i, rlx_dtype_name(c->in[i].dtype));
   return NULL;
 }
 
-static inline rlx_status *infer_need_int(const rlx_infer_ctx *c, int i, const char *what) {
+RLX_MUST_USE static inline rlx_status *infer_need_int(const rlx_infer_ctx *c, int i, const char *what) {
   if (!rlx_dtype_is_int(c->in[i].dtype))
     return RLX_ERR(INVALID_ARGUMENT, "input %d (%s) must be an integer type, got %s", i, what,
                    rlx_dtype_name(c->in[i].dtype));
   return NULL;
 }
 
-static inline rlx_status *infer_need_rank(const rlx_infer_ctx *c, int i, int lo, int hi) {
+RLX_MUST_USE static inline rlx_status *infer_need_rank(const rlx_infer_ctx *c, int i, int lo, int hi) {
   int r = c->in[i].rank;
   if (r < lo || r > hi) {
     if (lo == hi) return RLX_ERR(INVALID_ARGUMENT, "input %d must have rank %d, got %s", i, lo, RLX_TYPE_STR(&c->in[i]));
@@ -55,7 +55,7 @@ static inline rlx_status *infer_need_rank(const rlx_infer_ctx *c, int i, int lo,
 }
 
 /* Reads an int-list attribute into dims (at most RLX_MAX_RANK), resolving symbols. */
-static inline rlx_status *infer_attr_dims(const rlx_infer_ctx *c, const char *name, int64_t *dims, int *rank) {
+RLX_MUST_USE static inline rlx_status *infer_attr_dims(const rlx_infer_ctx *c, const char *name, int64_t *dims, int *rank) {
   size_t n;
   const int64_t *v = rlx_node_is(c->n, name, &n);
   *rank = 0;

@@ -84,7 +84,7 @@ const rlx_graph *rlx_node_g(const rlx_node *n, const char *name);
 
 /* Validates attrs against the op's schema, copies them and materializes defaults.
  * On success *out and *n_out own the copies (free with rlx_attrs_free). */
-rlx_status *rlx_attrs_build(rlx_op op, size_t n, const rlx_attr *attrs, rlx_attr_val **out, uint32_t *n_out);
+RLX_MUST_USE rlx_status *rlx_attrs_build(rlx_op op, size_t n, const rlx_attr *attrs, rlx_attr_val **out, uint32_t *n_out);
 void rlx_attrs_free(rlx_attr_val *a, uint32_t n, bool free_graphs);
 
 /* ---- shape inference ---- */
@@ -109,11 +109,11 @@ rlx_infer_fn rlx_infer_fn_of(rlx_op op);
 
 /* Validates an activation attribute: "none" (*out = RLX_OP_COUNT) or the name of an
  * attribute-free float unary op (*out = that op); INVALID_ARGUMENT otherwise. */
-rlx_status *rlx_infer_activation(const char *act, rlx_op *out);
+RLX_MUST_USE rlx_status *rlx_infer_activation(const char *act, rlx_op *out);
 /* The normalized length of a norm op's x (input 0, float): the size of `axis` (LayerNorm, RmsNorm
  * and their gradients) or the channels C of x[N,C,...] (group: GroupNorm, num_groups dividing C).
  * INVALID_ARGUMENT for a non-float x, a bad rank, epsilon < 0 or num_groups; OUT_OF_RANGE axis. */
-rlx_status *rlx_infer_norm_len(const rlx_infer_ctx *c, bool group, int64_t *len);
+RLX_MUST_USE rlx_status *rlx_infer_norm_len(const rlx_infer_ctx *c, bool group, int64_t *len);
 /* The number of operands an ElementwiseRegion step of this kind reads (unary and cast 1, binary 2,
  * where 3). */
 static inline int rlx_region_operands(int64_t kind) { return kind == 2 ? 2 : kind == 3 ? 3 : 1; }
@@ -127,15 +127,15 @@ bool rlx_dim_broadcast(int64_t a, int64_t b, int64_t *out);
 /* true when a and b may be equal (equal, or either is symbolic). */
 bool rlx_dim_compatible(int64_t a, int64_t b);
 /* Broadcasts two types' shapes into out->rank/dims (dtype untouched); INVALID_ARGUMENT otherwise. */
-rlx_status *rlx_shape_broadcast(const rlx_type *a, const rlx_type *b, rlx_type *out);
+RLX_MUST_USE rlx_status *rlx_shape_broadcast(const rlx_type *a, const rlx_type *b, rlx_type *out);
 
 /* Re-runs inference for every node with symbols bound to sym[0..n_sym) (sizes), writing the
  * concrete type of every value to types[0..num_values). Errors name the node. */
-rlx_status *rlx_graph_bind(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types);
+RLX_MUST_USE rlx_status *rlx_graph_bind(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types);
 /* The node half of rlx_graph_bind: with the leaf types (inputs, params, constants) already in
  * types[] (static), infers every other value's type in node order. Callers that run a graph at
  * other leaf shapes than the declared ones (an active extent) fill the leaves themselves. */
-rlx_status *rlx_graph_infer_nodes(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types);
+RLX_MUST_USE rlx_status *rlx_graph_infer_nodes(const rlx_graph *g, const int64_t *sym, int64_t n_sym, rlx_type *types);
 
 /* Types every value of sub-graph `sub` (If/While/Scan body) when its inputs bind positionally to
  * operands of types in[0..n): dtypes and ranks must match, static dims must agree and each
@@ -144,23 +144,26 @@ rlx_status *rlx_graph_infer_nodes(const rlx_graph *g, const int64_t *sym, int64_
  * symbols that the operands resolve substituted and the rest RLX_DIM_DYNAMIC. types holds
  * sub->n_vals entries. INVALID_ARGUMENT on an operand count or type mismatch (the input is named),
  * errors of binding the sub-graph otherwise. */
-rlx_status *rlx_subgraph_bind(const rlx_graph *sub, const rlx_type *in, size_t n, rlx_type *types);
+RLX_MUST_USE rlx_status *rlx_subgraph_bind(const rlx_graph *sub, const rlx_type *in, size_t n, rlx_type *types);
 
 /* Shared by inference and lowering (src/ir). */
-/* Reads a per-spatial-dim int list attribute (nsp entries; pads: 2 nsp), `dflt` when empty. */
-rlx_status *rlx_conv_list(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out);
+/* Reads a per-spatial-dim int list attribute (nsp entries; pads: 2 nsp), `dflt` when empty;
+ * INVALID_ARGUMENT for another length. */
+RLX_MUST_USE rlx_status *rlx_conv_list(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out);
+/* The same for a node that inference has checked (lowering): never fails. */
+void rlx_conv_list_get(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out);
 /* Output size of one pooled dim (ONNX pooling, ceil_mode included); -1 when the window does not fit. */
 int64_t rlx_pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, bool ceil_mode);
 /* Validates an attention mask kind (*kind: 0 none, 1 causal, 2 sliding_window, 3 custom, 4 bias)
  * and window; *with_input when it takes a mask tensor. */
-rlx_status *rlx_infer_attention_mask(const char *mask, int64_t window, int *kind, bool *with_input);
+RLX_MUST_USE rlx_status *rlx_infer_attention_mask(const char *mask, int64_t window, int *kind, bool *with_input);
 /* Checks a custom / bias mask tensor against [B,H,Sq,Sk] = full. */
-rlx_status *rlx_infer_attention_mask_input(const rlx_type *m, int kind, const int64_t *full);
+RLX_MUST_USE rlx_status *rlx_infer_attention_mask_input(const rlx_type *m, int kind, const int64_t *full);
 /* Checks the operands and attributes of an Attention-shaped node (q, k, v at inputs 0..2, the mask
  * at input mask_in when its kind takes one); *y receives Attention's output type. */
-rlx_status *rlx_infer_attention_operands(const rlx_infer_ctx *c, int mask_in, rlx_type *y);
+RLX_MUST_USE rlx_status *rlx_infer_attention_operands(const rlx_infer_ctx *c, int mask_in, rlx_type *y);
 /* Checks Rope-shaped operands (x, cos, sin at inputs 0..2; attributes head_dim, n_rot, interleaved). */
-rlx_status *rlx_infer_rope_shapes(const rlx_infer_ctx *c);
+RLX_MUST_USE rlx_status *rlx_infer_rope_shapes(const rlx_infer_ctx *c);
 /* Operand positions of the fused blocks (-1 = absent; rlx/op_table.h lists them): x is the input
  * (h of the attention ops), gamma/beta the (last) norm's parameters. count = inputs expected. */
 typedef struct rlx_fused_io {

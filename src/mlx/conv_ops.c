@@ -17,10 +17,10 @@
 
 void rlx_conv_geom_read(const rlx_node *n, int nsp, rlx_conv_geom *out) {
   rlx_conv_geom gm = {.nsp = nsp, .group = 1};
-  rlx_conv_list(n, "strides", nsp, 1, gm.s);
-  rlx_conv_list(n, "pads", nsp, 0, gm.p);
-  rlx_conv_list(n, "dilations", nsp, 1, gm.d);
-  if (rlx_node_attr(n, "output_padding")) rlx_conv_list(n, "output_padding", nsp, 0, gm.op);
+  rlx_conv_list_get(n, "strides", nsp, 1, gm.s);
+  rlx_conv_list_get(n, "pads", nsp, 0, gm.p);
+  rlx_conv_list_get(n, "dilations", nsp, 1, gm.d);
+  if (rlx_node_attr(n, "output_padding")) rlx_conv_list_get(n, "output_padding", nsp, 0, gm.op);
   if (rlx_node_attr(n, "group")) gm.group = rlx_node_i(n, "group");
   *out = gm;
 }

@@ -73,7 +73,7 @@ struct rlx_executable {
   rlx_mx_arr **cur;   /* per param: what the current lowering reads (value or trace leaf) */
   rlx_mx_arr **leaves;/* inputs, constants, params */
   rlx_mx_arr **outs;  /* per output, in ctx */
-  bool *readback;     /* per output */
+  signed char *readback; /* per output: 1 on, 0 off, -1 default (off when it feeds a handle) */
   rlx_type *out_types;/* per output: this run's output types */
   rlx_tensor **res;   /* per output: tensors being read back */
 
@@ -107,21 +107,23 @@ size_t rlx_exec_param_index(const rlx_executable *ex, const char *name);
 void rlx_exec_clear_sources(rlx_executable *ex);
 /* Makes tensors values[j] the sources of inputs names[j] (NOT_FOUND for an unknown name,
  * INVALID_ARGUMENT for a repeated or NULL one), then the handles those of the other inputs. */
-rlx_status *rlx_exec_source_named(rlx_executable *ex, size_t n, const char *const *names, rlx_tensor *const *values);
+RLX_MUST_USE rlx_status *rlx_exec_source_named(rlx_executable *ex, size_t n, const char *const *names, rlx_tensor *const *values);
 /* Gives inputs without a source their device or host handle; INVALID_ARGUMENT naming an input
  * that has neither. */
-rlx_status *rlx_exec_source_handles(rlx_executable *ex);
+RLX_MUST_USE rlx_status *rlx_exec_source_handles(rlx_executable *ex);
 /* Binds, lowers (or calls the compiled function) and evaluates the outputs; async schedules them
  * instead (mlx::core::async_eval). On success ex->outs hold the outputs (in the graph's declared
  * dtypes) and ex->rt their types. */
-rlx_status *rlx_exec_execute(rlx_executable *ex, bool async);
+RLX_MUST_USE rlx_status *rlx_exec_execute(rlx_executable *ex, bool async);
 /* Moves fed outputs (ex->outs) into their inputs' device handles; checks every feed first. */
-rlx_status *rlx_exec_apply_feeds(rlx_executable *ex);
+RLX_MUST_USE rlx_status *rlx_exec_apply_feeds(rlx_executable *ex);
 /* Uploads `value` to the device, evaluates it and makes it *slot (releasing the old array); *slot
  * is unchanged on failure. */
-rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_arr **slot);
+RLX_MUST_USE rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_arr **slot);
 /* Index of input `name`, or NOT_FOUND listing the inputs. */
-rlx_status *rlx_exec_find_input(const rlx_executable *ex, const char *name, size_t *out);
+RLX_MUST_USE rlx_status *rlx_exec_find_input(const rlx_executable *ex, const char *name, size_t *out);
+/* Whether runs copy output i back to the host (rlx_executable_set_output_readback's rule). */
+bool rlx_exec_reads_back(const rlx_executable *ex, size_t i);
 /* Records why the active extent does not apply (takes `why`; NULL: it applies). */
 void rlx_exec_set_extent_reason(rlx_executable *ex, rlx_status *why);
 /* exec_dist.c: whether g has collective ops (AllReduce, AllGather, ReduceScatter, the custom op
@@ -131,6 +133,6 @@ rlx_dist_group *rlx_exec_group(const rlx_executable *ex);
 /* Drops the compiled function (its trace holds arrays and groups of the old settings). */
 void rlx_exec_drop_compiled(rlx_executable *ex);
 /* INVALID_ARGUMENT unless tensor type `got` fits declared type `want` (symbolic dims fit any size). */
-rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got);
+RLX_MUST_USE rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got);
 
 #endif

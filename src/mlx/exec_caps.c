@@ -1,6 +1,10 @@
-/* exec_caps.c: per-node rules for shapeless compile and for the active extent (exec_caps.h). */
+/* exec_caps.c: per-node rules for compiled mode, shapeless compile and the active extent
+ * (exec_caps.h). */
 #include "mlx/exec_caps.h"
 
+#include "ir/custom.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +18,34 @@ static bool elementwise(rlx_op op) {
 static rlx_status *node_error(const rlx_graph *g, const rlx_node *n, const char *what, const char *why) {
   char label[160];
   return RLX_ERR(UNIMPLEMENTED, "%s: %s: %s", what, rlx_node_label(g, n, label, sizeof label), why);
+}
+
+/* ---- compiled mode ----
+ * The one place that decides which custom ops can run inside mlx::core::compile's trace: a graph
+ * kernel lowers to MLX ops and traces like any node; a host kernel needs its inputs' values, which
+ * trace arrays do not have. (lower_custom.c still refuses a host kernel that meets a trace value
+ * at run time, for an op re-registered after the executable was created.) */
+
+static rlx_status *compiled_blocker(const rlx_graph *g, const rlx_node *n) {
+  if (n->op != RLX_OP_CUSTOM) return NULL;
+  const char *name = rlx_node_s(n, "name");
+  const rlx_custom_entry *e = rlx_custom_acquire(name);
+  bool host = e && rlx_custom_def(e)->host;
+  rlx_custom_release(e);
+  if (!host) return NULL; /* an unregistered op fails at run time with NOT_FOUND, in every mode */
+  char why[200];
+  snprintf(why, sizeof why, "custom op '%s' has a host kernel, which needs its inputs' values; use lazy or eager mode", name);
+  return node_error(g, n, "compiled mode", why);
+}
+
+rlx_status *rlx_exec_check_compiled(const rlx_graph *g) {
+  for (size_t k = 0; k < g->n_nodes; k++) {
+    const rlx_node *n = &g->nodes[k];
+    RLX_TRY(compiled_blocker(g, n));
+    for (uint32_t a = 0; a < n->n_attrs; a++)
+      if (n->attrs[a].kind == RLX_ATTR_GRAPH) RLX_TRY(rlx_exec_check_compiled(n->attrs[a].graph));
+  }
+  return NULL;
 }
 
 /* ---- shapeless ---- */
@@ -220,7 +252,24 @@ static const char *extent_blocker(const extent_ctx *c) {
   }
 }
 
+/* UNIMPLEMENTED when no input's declared dim 0 is `upper` (nothing would be cut), naming an input
+ * whose dim 0 is symbolic when there is one. */
+static rlx_status *extent_inputs(const rlx_graph *g, int64_t upper) {
+  const char *symbolic = NULL;
+  for (size_t i = 0; i < g->n_inputs; i++) {
+    const rlx_type *t = &g->types[g->nodes[g->inputs[i]].out0];
+    if (t->rank >= 1 && t->dims[0] == upper) return NULL;
+    if (t->rank >= 1 && t->dims[0] < 0 && !symbolic) symbolic = g->nodes[g->inputs[i]].name;
+  }
+  if (symbolic)
+    return RLX_ERR(UNIMPLEMENTED, "active extent: no input has a static dim 0 of %lld; input '%s' has a symbolic dim 0, whose size "
+                                  "each run already sets (pass the rows you have, or declare dim 0 as %lld to use the extent)",
+                   (long long)upper, symbolic, (long long)upper);
+  return RLX_ERR(UNIMPLEMENTED, "active extent: no input has a dim 0 of %lld, so there are no rows to cut", (long long)upper);
+}
+
 rlx_status *rlx_exec_check_extent(const rlx_graph *g, int64_t upper) {
+  RLX_TRY(extent_inputs(g, upper));
   bool *rows = calloc(g->n_vals ? g->n_vals : 1, sizeof *rows);
   if (!rows) return RLX_OOM();
   rlx_status *st = NULL;

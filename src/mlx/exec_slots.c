@@ -18,14 +18,11 @@ static rlx_status *ensure_arena(rlx_executable *ex) {
   return NULL;
 }
 
-rlx_status *rlx_executable_arena(rlx_executable *ex, void **out_base, size_t *out_nbytes) {
-  if (!ex || !out_base || !out_nbytes) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_arena: NULL argument");
+rlx_status *rlx_executable_arena(rlx_executable *ex, rlx_arena *out) {
+  if (!ex || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_arena: NULL argument");
   pthread_mutex_lock(&ex->mu);
   rlx_status *st = ensure_arena(ex);
-  if (!st) {
-    *out_base = ex->arena;
-    *out_nbytes = ex->arena_size;
-  }
+  if (!st) *out = (rlx_arena){.base = ex->arena, .nbytes = ex->arena_size};
   pthread_mutex_unlock(&ex->mu);
   return st;
 }
@@ -60,7 +57,7 @@ static rlx_status *source_slots(rlx_executable *ex, size_t n, const void *const 
 static rlx_status *write_slots(rlx_executable *ex) {
   const rlx_graph *g = ex->g;
   for (size_t i = 0; i < g->n_outputs; i++) {
-    if (!ex->readback[i]) continue;
+    if (!rlx_exec_reads_back(ex, i)) continue;
     size_t nb;
     RLX_TRY(rlx_type_nbytes(&ex->rt[g->outputs[i]], &nb));
     if (nb > ex->slot_nbytes[i]) return RLX_ERR(INTERNAL, "output %zu ('%s') outgrew its slot", i, g->output_names[i]);

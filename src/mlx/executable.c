@@ -138,7 +138,7 @@ static rlx_status *init(rlx_executable *ex) {
   size_t c = 0;
   for (size_t k = 0; k < g->n_nodes; k++)
     if (g->nodes[k].op == RLX_OP_CONSTANT) ex->consts[c++] = g->nodes[k].out0;
-  for (size_t i = 0; i < no; i++) ex->readback[i] = true;
+  for (size_t i = 0; i < no; i++) ex->readback[i] = -1;
   ex->n_syms = g->n_symbols < RLX_EXEC_MAX_SYMBOLS ? g->n_symbols : RLX_EXEC_MAX_SYMBOLS;
   if (g->n_symbols > RLX_EXEC_MAX_SYMBOLS)
     return RLX_ERR(UNIMPLEMENTED, "the graph uses %lld symbols; executables support at most %d", (long long)g->n_symbols,
@@ -154,6 +154,7 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   if (device != RLX_DEVICE_CPU && device != RLX_DEVICE_GPU) return RLX_ERR(INVALID_ARGUMENT, "invalid device %d", (int)device);
   rlx_mode m;
   RLX_TRY(resolve_mode(mode, &m));
+  if (m == RLX_MODE_COMPILED) RLX_TRY(rlx_exec_check_compiled(g));
   if (device == RLX_DEVICE_GPU && !rlx_mx_gpu_available())
     return RLX_ERR(UNAVAILABLE, "no GPU: MLX %s in this process has no usable GPU backend or device (install mlx-cuda-13 on a CUDA machine)",
                    rlx_mx_version());
@@ -253,6 +254,7 @@ void rlx_exec_drop_compiled(rlx_executable *ex) {
 rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode) {
   rlx_mode m;
   RLX_TRY(resolve_mode(mode, &m));
+  if (m == RLX_MODE_COMPILED) RLX_TRY(rlx_exec_check_compiled(ex->g));
   lock(ex);
   ex->mode = m;
   rlx_exec_drop_compiled(ex);
@@ -295,12 +297,19 @@ rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, boo
   return NULL;
 }
 
+bool rlx_exec_reads_back(const rlx_executable *ex, size_t i) {
+  if (ex->readback[i] >= 0) return ex->readback[i];
+  for (size_t k = 0; k < ex->g->n_inputs; k++)
+    if (ex->in[k].feed == i) return false;
+  return true;
+}
+
 /* Host tensors for the outputs whose readback is on (ex->res; NULL elsewhere). */
 static rlx_status *alloc_outputs(rlx_executable *ex, const rlx_type *types) {
   size_t n = ex->g->n_outputs;
   memset(ex->res, 0, n * sizeof *ex->res);
   for (size_t i = 0; i < n; i++) {
-    if (!ex->readback[i]) continue;
+    if (!rlx_exec_reads_back(ex, i)) continue;
     rlx_status *st = rlx_tensor_create(types[i].dtype, types[i].rank, types[i].dims, NULL, 0, &ex->res[i]);
     if (st) return st;
   }

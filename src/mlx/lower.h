@@ -25,7 +25,7 @@ struct rlx_lower {
 /* Lowers every non-leaf node of L->g in order (leaf values must be set in L->vals). In eager
  * mode each node's outputs are evaluated right away, so a failure names the node that failed.
  * Errors are annotated with the node label ("node 12 (Conv 'conv1'): ..."). */
-rlx_status *rlx_lower_graph(rlx_lower *L);
+RLX_MUST_USE rlx_status *rlx_lower_graph(rlx_lower *L);
 
 /* A sub-graph (If/While/Scan body) prepared for lowering: typed once against its operand types
  * (rlx_subgraph_bind), its constants made and its params resolved by name through L->param once;
@@ -39,10 +39,10 @@ typedef struct rlx_sub {
 /* Prepares `sub` for operands of (concrete) types in[0..n). Errors: INVALID_ARGUMENT (operand
  * count or types), NOT_FOUND (a param with no value), binding errors. *out untouched on failure;
  * free with rlx_sub_free. */
-rlx_status *rlx_sub_prepare(rlx_lower *L, const rlx_graph *sub, const rlx_type *in, size_t n, rlx_sub *out);
+RLX_MUST_USE rlx_status *rlx_sub_prepare(rlx_lower *L, const rlx_graph *sub, const rlx_type *in, size_t n, rlx_sub *out);
 /* Lowers the prepared sub-graph with its inputs bound positionally to captures[0..n) and writes
  * its outputs (s->g->n_outputs arrays) to outs. Errors name the sub-graph node that failed. */
-rlx_status *rlx_sub_run(rlx_lower *L, const rlx_sub *s, rlx_mx_arr *const *captures, rlx_mx_arr **outs);
+RLX_MUST_USE rlx_status *rlx_sub_run(rlx_lower *L, const rlx_sub *s, rlx_mx_arr *const *captures, rlx_mx_arr **outs);
 void rlx_sub_free(rlx_sub *s);
 
 /* One lowering function per op family: reads inputs in[0..n->n_in), writes out[0..n->n_out).

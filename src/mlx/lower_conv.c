@@ -51,7 +51,7 @@ static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
   int64_t k[3], o[3];
   rlx_conv_geom gm;
   rlx_conv_geom_read(n, nsp, &gm);
-  rlx_conv_list(n, "kernel_shape", nsp, 1, k);
+  rlx_conv_list_get(n, "kernel_shape", nsp, 1, k);
   /* Padding: explicit pads plus what ceil_mode windows need past the end. */
   int64_t hi[3], extra[3];
   rlx_type tp = *t;

@@ -47,7 +47,7 @@ static void maxpool_backward(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const 
   rlx_conv_geom gm;
   rlx_conv_geom_read(n, 2, &gm);
   int64_t k[2], o[2] = {tdy->dims[2], tdy->dims[3]}, N = tx->dims[0], C = tx->dims[1], H = tx->dims[2], W = tx->dims[3];
-  rlx_conv_list(n, "kernel_shape", 2, 1, k);
+  rlx_conv_list_get(n, "kernel_shape", 2, 1, k);
   rlx_type tp = *tx;
   for (int i = 0; i < 2; i++) tp.dims[2 + i] += gm.p[i] + gm.p[i + 2];
   rlx_mx_arr *xp = rlx_l_pad_spatial(L, in[0], tx, 2, gm.p, gm.p + 2, rlx_mx_scalar(c, -INFINITY, dt));

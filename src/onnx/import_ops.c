@@ -329,7 +329,7 @@ static rlx_status *map_mish(rlx_imp *I, const Onnx__NodeProto *n) { /* x tanh(so
 static rlx_status *map_gelu(rlx_imp *I, const Onnx__NodeProto *n) {
   char buf[16];
   const char *approx = imp_attr_s(n, "approximate", "none", buf, sizeof buf);
-  if (strcmp(approx, "none") && strcmp(approx, "tanh")) IMP_FAIL(UNIMPLEMENTED, "Gelu approximate='%s'", approx);
+  if (strcmp(approx, "none") && strcmp(approx, "tanh")) IMP_FAIL(INVALID_ARGUMENT, "Gelu approximate='%s' (expected none or tanh)", approx);
   return unary(I, n, strcmp(approx, "tanh") == 0 ? RLX_OP_GELU_APPROX : RLX_OP_GELU);
 }
 

@@ -133,7 +133,7 @@ static rlx_status *map_reshape(rlx_imp *I, const Onnx__NodeProto *n) {
   if (r > RLX_MAX_RANK) st = RLX_ERR(UNIMPLEMENTED, "reshape to rank %zu", r);
   bool allowzero = imp_attr_i(n, "allowzero", 0) != 0;
   int64_t known = 1, infer = -1, total = -1;
-  if (!st && rlx_type_is_static(&t)) rlx_type_numel(&t, &total);
+  if (!st && rlx_type_is_static(&t)) st = rlx_type_numel(&t, &total);
   for (size_t i = 0; !st && i < r; i++) {
     if (shape[i] == 0 && !allowzero) {
       if ((int)i >= t.rank) st = RLX_ERR(INVALID_ARGUMENT, "shape[%zu] = 0 copies a dim the input does not have", i);

@@ -51,8 +51,8 @@ const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int
 int64_t rlx_onnx_default_opset(const Onnx__ModelProto *mp);
 
 /* ---- tensors ---- */
-rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out);
-rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *dir, rlx_tensor **out);
+RLX_MUST_USE rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out);
+RLX_MUST_USE rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *dir, rlx_tensor **out);
 /* The folder of `path` ("." for a bare file name), where external data files are looked up;
  * written NUL-terminated into dir (cap bytes). */
 void rlx_onnx_dir_of(const char *path, char *dir, size_t cap);
@@ -71,23 +71,23 @@ void imp_scope_free(rlx_imp *S);
 /* The scope's view of `name`; NULL when undefined. */
 const imp_val *imp_lookup(rlx_imp *I, const char *name);
 /* Defines `name` in scope I (data, when set, is borrowed unless owns_data). */
-rlx_status *imp_define(rlx_imp *I, const char *name, imp_val v);
+RLX_MUST_USE rlx_status *imp_define(rlx_imp *I, const char *name, imp_val v);
 /* The graph value of `name` in I's graph (materializing constants/initializers, capturing outer
  * values). */
-rlx_status *imp_value(rlx_imp *I, const char *name, rlx_value *out);
+RLX_MUST_USE rlx_status *imp_value(rlx_imp *I, const char *name, rlx_value *out);
 /* Captures, in first-use order, every outer value that ONNX graph gp (nested graphs included)
  * reads and does not define, unless it is known at import time (those need no Input). */
-rlx_status *imp_capture_free(rlx_imp *I, const Onnx__GraphProto *gp);
+RLX_MUST_USE rlx_status *imp_capture_free(rlx_imp *I, const Onnx__GraphProto *gp);
 /* Imports gp's initializers (as known data) and nodes into scope I; the caller defines gp's
  * inputs first and reads its outputs after. */
-rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp);
+RLX_MUST_USE rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp);
 /* The value of `name` at import time: its known data, or else computed now from the graph inputs'
  * provided values (rlx_onnx_options_set_input_value) and the params by running only the nodes it
  * depends on (values captured by a sub-graph are computed in the enclosing scope); for what an op
  * must know while importing (a Reshape's shape, a Loop's trip count). The result is kept with the
  * value (is_input: known, but not a constant to fold) and borrowed by *out. UNIMPLEMENTED when an
  * input it depends on has no provided value; errors of running the slice otherwise. */
-rlx_status *imp_eval(rlx_imp *I, const char *name, const rlx_tensor **out);
+RLX_MUST_USE rlx_status *imp_eval(rlx_imp *I, const char *name, const rlx_tensor **out);
 
 /* A possibly negative ONNX axis counted from the end (a + r when a < 0); the caller checks the
  * range. */
@@ -103,14 +103,14 @@ size_t imp_nin(const Onnx__NodeProto *n);
 bool imp_has(const Onnx__NodeProto *n, size_t k);
 /* The graph value of input k (materializing constants/initializers). INVALID_ARGUMENT when input
  * k is missing or its name is undefined. */
-rlx_status *imp_in(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value *out);
+RLX_MUST_USE rlx_status *imp_in(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value *out);
 /* The type of a value of I's graph. */
 const rlx_type *imp_type(rlx_imp *I, rlx_value v);
 /* The type of `name` as scope I sees it, without materializing it; NULL when undefined. */
 const rlx_type *imp_name_type(rlx_imp *I, const char *name);
 /* The static type of input k (from its known data or its graph value) without materializing it.
  * INVALID_ARGUMENT when missing or undefined; UNIMPLEMENTED for symbolic dims when need_static. */
-rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need_static, rlx_type *out);
+RLX_MUST_USE rlx_status *imp_in_type(rlx_imp *I, const Onnx__NodeProto *n, size_t k, bool need_static, rlx_type *out);
 /* The value of input k at import time (borrowed from the scope): known data, or else computed from
  * provided input values (imp_eval); NULL when it is absent or known only at run time. For inputs
  * the op needs to know (a shape, a count). */
@@ -121,12 +121,12 @@ const rlx_tensor *imp_known(rlx_imp *I, const Onnx__NodeProto *n, size_t k);
 /* Input k as an int64 (float64) list; it must be known at import time: INVALID_ARGUMENT when the
  * input is missing, UNIMPLEMENTED when it is computed at run time (`what` names it). The list is
  * malloc'ed into *out (at least one element; free it), *cnt entries. */
-rlx_status *imp_const_ints(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, int64_t **out, size_t *cnt);
-rlx_status *imp_const_floats(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, double **out, size_t *cnt);
+RLX_MUST_USE rlx_status *imp_const_ints(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, int64_t **out, size_t *cnt);
+RLX_MUST_USE rlx_status *imp_const_floats(rlx_imp *I, const Onnx__NodeProto *n, size_t k, const char *what, double **out, size_t *cnt);
 /* Defines output k of the node as graph value v (nothing when output k is not requested). */
-rlx_status *imp_out(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value v);
+RLX_MUST_USE rlx_status *imp_out(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_value v);
 /* Defines output k of the node as known data (takes ownership of t, also on failure). */
-rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t);
+RLX_MUST_USE rlx_status *imp_out_data(rlx_imp *I, const Onnx__NodeProto *n, size_t k, rlx_tensor *t);
 
 /* Attributes (absent or of another type: the default). Pointers borrow from the node. */
 const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name);
@@ -138,48 +138,48 @@ const int64_t *imp_attr_ints(const Onnx__NodeProto *n, const char *name, size_t 
 const float *imp_attr_floats(const Onnx__NodeProto *n, const char *name, size_t *cnt);
 /* An ints attribute copied into a new malloc'ed array (*out, at least one element; free it) of
  * *cnt entries (0 when absent). RESOURCE_EXHAUSTED. */
-rlx_status *imp_attr_ints_copy(const Onnx__NodeProto *n, const char *name, int64_t **out, size_t *cnt);
+RLX_MUST_USE rlx_status *imp_attr_ints_copy(const Onnx__NodeProto *n, const char *name, int64_t **out, size_t *cnt);
 
 /* Adding rlx nodes to I's graph, labelled with the ONNX node's name (n may be NULL). Errors are
  * rlx_graph_add's. */
 const char *imp_node_label(const Onnx__NodeProto *n);
-rlx_status *imp_add(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
+RLX_MUST_USE rlx_status *imp_add(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
                     const rlx_attr *a, rlx_value *out);
-rlx_status *imp_addn(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
+RLX_MUST_USE rlx_status *imp_addn(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,
                      const rlx_attr *a, size_t cap, rlx_value *out, size_t *nout);
 /* Output 0 of the node = op applied to the node's inputs 0..nin-1 (nin <= 8) with attributes a:
  * the mapping of an ONNX op that is one rlx op. */
-rlx_status *imp_op_out(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, size_t na, const rlx_attr *a);
+RLX_MUST_USE rlx_status *imp_op_out(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, size_t na, const rlx_attr *a);
 /* A constant from a host tensor (copied). */
-rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out);
+RLX_MUST_USE rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out);
 /* A constant from host data of the given static type (copied; numel * dtype size bytes). */
-rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out);
+RLX_MUST_USE rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out);
 /* 0, 1, .., L-1 as an int64 constant [L]. */
-rlx_status *imp_arange(rlx_imp *I, int64_t L, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_arange(rlx_imp *I, int64_t L, rlx_value *y);
 /* A scalar constant (rank 0) of dtype dt (v converted like a C cast; half types via float32). */
-rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out);
+RLX_MUST_USE rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out);
 /* Casts v to dt (no node when it already is). */
-rlx_status *imp_cast(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, rlx_value *out);
-rlx_status *imp_reshape(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, const int64_t *dims, rlx_value *out);
+RLX_MUST_USE rlx_status *imp_cast(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, rlx_value *out);
+RLX_MUST_USE rlx_status *imp_reshape(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, const int64_t *dims, rlx_value *out);
 /* y = op(x, c) with c a scalar constant of x's dtype. */
-rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);
-rlx_status *imp_bin(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value b, rlx_value *y);
-rlx_status *imp_un(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_bin(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value b, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_un(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value a, rlx_value *y);
 /* Where(c, a, b). */
-rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_value a, rlx_value b, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_select(rlx_imp *I, const Onnx__NodeProto *n, rlx_value c, rlx_value a, rlx_value b, rlx_value *y);
 /* x[.., start:start+len, ..] along axis. */
-rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_narrow(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t axis, int64_t start, int64_t len, rlx_value *y);
 /* x broadcast to dims (Expand). */
-rlx_status *imp_expand(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *dims, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_expand(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *dims, rlx_value *y);
 /* A tensor of dims filled with v in dtype dt (a scalar constant expanded). */
-rlx_status *imp_filled(rlx_imp *I, const Onnx__NodeProto *n, double v, rlx_dtype dt, int rank, const int64_t *dims, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_filled(rlx_imp *I, const Onnx__NodeProto *n, double v, rlx_dtype dt, int rank, const int64_t *dims, rlx_value *y);
 /* op(x, idx) along axis, op Gather or GatherElements. */
-rlx_status *imp_gather(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, rlx_value idx, int64_t axis, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_gather(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, rlx_value idx, int64_t axis, rlx_value *y);
 /* A length-L vector v viewed at rank `rank` along `axis` (size 1 elsewhere), for broadcasting. */
-rlx_status *imp_along(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, int64_t axis, int64_t L, rlx_value *y);
-rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_along(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, int64_t axis, int64_t L, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_transpose(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int rank, const int64_t *perm, rlx_value *y);
 /* Concat of any number of values along axis (v is overwritten with partial results). */
-rlx_status *imp_concat_many(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *v, size_t count, int64_t axis, rlx_value *y);
+RLX_MUST_USE rlx_status *imp_concat_many(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *v, size_t count, int64_t axis, rlx_value *y);
 
 #define IMP_FAIL(code, ...) return RLX_ERR(code, __VA_ARGS__)
 

@@ -17,26 +17,26 @@ typedef struct rlx_rw {
 } rlx_rw;
 
 /* Starts an empty dst for src. RESOURCE_EXHAUSTED. Free with rlx_rw_free. */
-rlx_status *rlx_rw_init(rlx_rw *rw, const rlx_graph *src);
+RLX_MUST_USE rlx_status *rlx_rw_init(rlx_rw *rw, const rlx_graph *src);
 /* Frees the map and dst (unless rlx_rw_finish took it). */
 void rlx_rw_free(rlx_rw *rw);
 /* Copies src node n into dst with its inputs mapped (they must be built) and maps its outputs:
  * leaves keep their names, constants their bytes, sub-graph attributes are deep copies. Errors of
  * the graph builder; INTERNAL for an input not built yet. */
-rlx_status *rlx_rw_copy(rlx_rw *rw, const rlx_node *n);
+RLX_MUST_USE rlx_status *rlx_rw_copy(rlx_rw *rw, const rlx_node *n);
 /* Copies the inputs of src, in their declaration order (a rewrite keeps every input, used or not,
  * so positional inputs keep their meaning). */
-rlx_status *rlx_rw_copy_inputs(rlx_rw *rw);
+RLX_MUST_USE rlx_status *rlx_rw_copy_inputs(rlx_rw *rw);
 /* Sets dst's outputs to src's (mapped, with their names) and moves dst into *out. */
-rlx_status *rlx_rw_finish(rlx_rw *rw, rlx_graph **out);
+RLX_MUST_USE rlx_status *rlx_rw_finish(rlx_rw *rw, rlx_graph **out);
 /* The attribute list of node n as rlx_graph_add takes it (borrowing n's storage; sub-graph
  * attributes are deep copies that the caller owns until rlx_graph_add takes them: free them with
  * rlx_rw_attrs_release on failure). a has room for n->n_attrs entries. */
-rlx_status *rlx_rw_attrs(const rlx_node *n, rlx_attr *a);
+RLX_MUST_USE rlx_status *rlx_rw_attrs(const rlx_node *n, rlx_attr *a);
 void rlx_rw_attrs_release(rlx_attr *a, size_t n);
 
 /* A deep copy of g. */
-rlx_status *rlx_graph_clone(const rlx_graph *g, rlx_graph **out);
+RLX_MUST_USE rlx_status *rlx_graph_clone(const rlx_graph *g, rlx_graph **out);
 
 /* Marks in live[0..g->n_nodes) every node that roots[0..n) depend on (the roots' own nodes
  * included; sub-graph bodies read their operands only). */

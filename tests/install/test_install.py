@@ -3,7 +3,7 @@ CMake project using find_package(rlx) (shared and static library) and a plain co
 from `pkg-config --cflags --libs rlx`. Each consumer is examples/embed.c (the README's program);
 its output y = relu(x @ w + b) is checked against numpy, and the expected error it provokes
 against its documented code. The installed `rlx` CLI must run too.
-Usage: test_install.py BUILD_DIR SOURCE_DIR C_COMPILER GENERATOR"""
+Usage: test_install.py BUILD_DIR SOURCE_DIR C_COMPILER CXX_COMPILER GENERATOR"""
 import os
 import re
 import subprocess
@@ -12,7 +12,7 @@ import tempfile
 
 import numpy as np
 
-build, src, cc, generator = sys.argv[1:5]
+build, src, cc, cxx, generator = sys.argv[1:6]
 failures = 0
 
 
@@ -73,20 +73,28 @@ with tempfile.TemporaryDirectory() as d:
 
     # 1. find_package(rlx)
     cb = os.path.join(d, "consumer")
-    r = sh("cmake", "-S", os.path.join(src, "tests", "install"), "-B", cb, "-G", generator, f"-DCMAKE_C_COMPILER={cc}",
+    r = sh("cmake", "-S", os.path.join(src, "tests", "install"), "-B", cb, "-G", generator, f"-DCMAKE_C_COMPILER={cc}", f"-DCMAKE_CXX_COMPILER={cxx}",
            f"-DCMAKE_PREFIX_PATH={prefix}", f"-DRLX_EXAMPLE={os.path.join(src, 'examples', 'embed.c')}")
     check(r.returncode == 0, "consumer configures with find_package(rlx)")
     r = sh("cmake", "--build", cb)
-    check(r.returncode == 0, "consumer builds (-Wall -Wextra -Werror -pedantic)", r.stdout + r.stderr)
+    check(r.returncode == 0, "consumer builds (C17 and C++17, -Wall -Wextra -Werror -pedantic)", r.stdout + r.stderr)
     if r.returncode == 0:
         check_embed(os.path.join(cb, "embed_shared"), "find_package, rlx::rlx")
         check_embed(os.path.join(cb, "embed_static"), "find_package, rlx::rlx_static")
+        r = sh(os.path.join(cb, "api_cxx17"))
+        check(r.returncode == 0 and "c++17 ok" in r.stdout, "C++17 program (RLX_ATTR_* macros, arrays without casts) runs")
 
     # 2. pkg-config
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(lib, "pkgconfig"))
     pc = sh("pkg-config", "--cflags", "--libs", "rlx", env=env)
     libdir = sh("pkg-config", "--variable=libdir", "rlx", env=env).stdout.strip()
     check(pc.returncode == 0 and "-lrlx" in pc.stdout, "pkg-config --cflags --libs rlx", pc.stdout + pc.stderr)
+    # a dropped status is a compile-time warning (RLX_MUST_USE)
+    drop = os.path.join(d, "drop.c")
+    with open(drop, "w") as f:
+        f.write("#include <rlx/rlx.h>\nint main(void) {\n  rlx_graph_create(NULL);\n  return 0;\n}\n")
+    r = subprocess.run([cc, "-c", "-Wall", "-Werror", drop, "-o", os.devnull, *pc.stdout.split()], capture_output=True, text=True)
+    check(r.returncode != 0 and "unused-result" in r.stderr, "a dropped status does not compile under -Werror", r.stderr)
     exe = os.path.join(d, "embed_pc")
     r = sh(cc, "-std=c17", "-Wall", "-Wextra", "-Werror", "-pedantic", os.path.join(src, "examples", "embed.c"), "-o", exe,
            *pc.stdout.split(), f"-Wl,-rpath,{libdir}")

@@ -74,11 +74,10 @@ static inline void expect_f32(const rlx_tensor *t, int rank, const int64_t *dims
 
 /* The executable's slot arena (allocated on first use). */
 static inline unsigned char *arena_of(rlx_executable *ex) {
-  void *base = NULL;
-  size_t n = 0;
-  OK(rlx_executable_arena(ex, &base, &n));
-  assert_true(n > 0);
-  return base;
+  rlx_arena a = {0};
+  OK(rlx_executable_arena(ex, &a));
+  assert_true(a.nbytes > 0);
+  return a.base;
 }
 
 /* Runs with one named input and one output. */

@@ -278,10 +278,16 @@ static void test_host_kernel(void **state) {
   expect_floats(out, want, 6, 0);
   rlx_tensor_free(out);
   assert_int_equal(atomic_load(&calls), 2);
-  /* compiled: the kernel's input depends on the function's inputs */
-  out = NULL;
-  FAILS(run(g, RLX_MODE_COMPILED, 1, (const char *[]){"x"}, &in, 1, &out), UNIMPLEMENTED, "custom op 'test.prefix_max': it has a host kernel");
-  assert_null(out);
+  /* compiled: a host kernel cannot run in a trace; refused when the executable is created or
+   * switched to compiled mode, not at its first run */
+  rlx_executable *ex = NULL;
+  FAILS(rlx_executable_create(g, RLX_DEVICE_CPU, RLX_MODE_COMPILED, &ex), UNIMPLEMENTED,
+        "compiled mode: node 4 (Custom 'pm'): custom op 'test.prefix_max' has a host kernel");
+  assert_null(ex);
+  OK(rlx_executable_create(g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex));
+  FAILS(rlx_executable_set_mode(ex, RLX_MODE_COMPILED), UNIMPLEMENTED, "use lazy or eager mode");
+  assert_int_equal(rlx_executable_mode(ex), RLX_MODE_LAZY);
+  rlx_executable_free(ex);
   /* kernel errors come back annotated with the op (NaN input) */
   float bad[6] = {0, 1, NAN, 0, 0, 0};
   rlx_tensor *nan_in = vec(bad, 6);

@@ -44,13 +44,13 @@ void rlx_mx_device_name(rlx_mx_device d, char *buf, size_t cap);
 /* ---- contexts ---- */
 /* Creates a context on the calling thread's default stream of `device`. UNAVAILABLE when the
  * device is a GPU and none is available. */
-rlx_status *rlx_mx_create(rlx_mx_device device, rlx_mx **out);
+RLX_MUST_USE rlx_status *rlx_mx_create(rlx_mx_device device, rlx_mx **out);
 void rlx_mx_free(rlx_mx *c);
 /* Releases every arena array (kept arrays are unaffected); the error is kept. */
 void rlx_mx_clear(rlx_mx *c);
 bool rlx_mx_failed(const rlx_mx *c);
 /* Returns the recorded error (NULL when none) and clears it. */
-rlx_status *rlx_mx_take_error(rlx_mx *c);
+RLX_MUST_USE rlx_status *rlx_mx_take_error(rlx_mx *c);
 /* Records `st` as the context's error unless one is recorded already (then `st` is freed). */
 void rlx_mx_fail(rlx_mx *c, rlx_status *st);
 rlx_mx_device rlx_mx_get_device(const rlx_mx *c);
@@ -83,7 +83,7 @@ void rlx_mx_async_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n);
  * from every thread's cache (other threads' at their next rlx_mx_call). */
 typedef rlx_status *(*rlx_mx_trace_fn)(void *ud, rlx_mx *trace, rlx_mx_arr *const *in, size_t n_in,
                                        rlx_mx_arr **out, size_t n_out);
-rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapeless, rlx_mx_fn **out);
+RLX_MUST_USE rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapeless, rlx_mx_fn **out);
 /* Calls a compiled function; outputs land in c's arena. false on failure (error recorded). */
 bool rlx_mx_call(rlx_mx *c, rlx_mx_fn *f, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out);
 void rlx_mx_fn_free(rlx_mx_fn *f);

@@ -24,10 +24,10 @@ bool rlx_mx_dist_available(const char *backend);
 /* mx::distributed::init(strict = true, backend): the group of every process of the launch.
  * backend is "ring", "mpi" or "nccl". Errors raised by MLX come back as UNAVAILABLE with its
  * message. MLX caches the group per backend: a second init returns the same group. */
-rlx_status *rlx_mx_dist_init(const char *backend, rlx_mx_group **out, int *out_rank, int *out_size);
+RLX_MUST_USE rlx_status *rlx_mx_dist_init(const char *backend, rlx_mx_group **out, int *out_rank, int *out_size);
 
 /* Group::split(color, key). */
-rlx_status *rlx_mx_dist_split(rlx_mx_group *g, int color, int key, rlx_mx_group **out, int *out_rank, int *out_size);
+RLX_MUST_USE rlx_status *rlx_mx_dist_split(rlx_mx_group *g, int color, int key, rlx_mx_group **out, int *out_rank, int *out_size);
 
 void rlx_mx_group_free(rlx_mx_group *g); /* NULL accepted */
 
