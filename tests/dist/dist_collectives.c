@@ -124,7 +124,7 @@ static void host_collectives(rlx_dist_group *g) {
   /* bool reductions: fine on ring, UNIMPLEMENTED on mpi (checked before MLX) */
   bool bits[3] = {rank == 0, true, false};
   int64_t d3[] = {3};
-  rlx_tensor_wrap(RLX_DTYPE_BOOL, 1, d3, bits, 3, &x);
+  expect(rlx_tensor_wrap(RLX_DTYPE_BOOL, 1, d3, bits, 3, &x), 0, "wrap bools");
   y = NULL;
   expect(rlx_dist_all_max(g, x, &y), be == RLX_DIST_MPI ? RLX_STATUS_UNIMPLEMENTED : RLX_STATUS_OK, "all_max bool");
   if (y) CHECK(rlx_tensor_get_f64(y, 0) == 1 && rlx_tensor_get_f64(y, 1) == 1 && rlx_tensor_get_f64(y, 2) == 0, "bool max");
@@ -189,7 +189,7 @@ static void graph_ops(rlx_dist_group *g) {
   rlx_value x, y[4];
   int64_t d23[] = {2, 3};
   rlx_type t;
-  rlx_type_make(RLX_DTYPE_F32, 2, d23, &t);
+  expect(rlx_type_make(RLX_DTYPE_F32, 2, d23, &t), 0, "type");
   expect(rlx_dist_register_ops(), 0, "register ops");
   expect(rlx_graph_create(&gr), 0, "graph");
   expect(rlx_graph_add_input(gr, "x", &t, &x), 0, "input");
@@ -232,11 +232,11 @@ static void graph_ops(rlx_dist_group *g) {
   /* a graph written for another group size fails before any communication */
   rlx_graph *g2;
   rlx_value x2, y2;
-  rlx_graph_create(&g2);
-  rlx_graph_add_input(g2, "x", &t, &x2);
+  expect(rlx_graph_create(&g2), 0, "graph 2");
+  expect(rlx_graph_add_input(g2, "x", &t, &x2), 0, "input 2");
   rlx_attr wrong[] = {RLX_ATTR_S("kind", "sum"), RLX_ATTR_I("group_size", size + 1)};
-  rlx_graph_add1(g2, RLX_OP_ALL_REDUCE, "wrong", 1, &x2, 2, wrong, &y2);
-  rlx_graph_set_outputs(g2, 1, &y2);
+  expect(rlx_graph_add1(g2, RLX_OP_ALL_REDUCE, "wrong", 1, &x2, 2, wrong, &y2), 0, "AllReduce for another size");
+  expect(rlx_graph_set_outputs(g2, 1, &y2), 0, "outputs 2");
   rlx_executable *ex2;
   if (!rlx_executable_create(g2, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex2)) {
     rlx_tensor *o = NULL;
@@ -248,7 +248,7 @@ static void graph_ops(rlx_dist_group *g) {
   rlx_graph_free(g2);
   rlx_tensor_free(in);
   rlx_graph_free(gr);
-  rlx_custom_op_unregister(RLX_DIST_ALL_REDUCE_OP);
+  expect(rlx_custom_op_unregister(RLX_DIST_ALL_REDUCE_OP), 0, "unregister");
 }
 
 int main(int argc, char **argv) {
