@@ -2,7 +2,8 @@
  *
  *   rlx run MODEL.onnx [--input NAME=FILE.npy]... [--mode lazy|eager|compiled] [--device cpu|gpu]
  *           [--output-dir DIR] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--repeat N]
- *   rlx info MODEL.onnx [--graph] [--dim NAME=SIZE]... [--shape NAME=D0,...]...
+ *   rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,...]...
+ *   rlx calibrate [--device cpu|gpu|all] [--force] [--json] (tools/cli_calibrate.c)
  *   rlx version
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 
 #include "launch.h"
+#include "cli.h"
 #include "rlx/rlx.h"
 
 #define RLX_CLI_TRY(expr)            \
@@ -36,9 +38,10 @@ static int fail(rlx_status *st) {
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: rlx run MODEL.onnx [--input NAME=FILE.npy]... [--mode lazy|eager|compiled] [--device cpu|gpu]\n"
+          "usage: rlx run MODEL.onnx [--input NAME=FILE.npy]... [--mode lazy|eager|compiled] [--device cpu|gpu|auto]\n"
           "               [--output-dir DIR] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--repeat N]\n"
-          "       rlx info MODEL.onnx [--graph] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]...\n"
+          "       rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]...\n"
+          "       rlx calibrate [--device cpu|gpu|all] [--force] [--json]\n"
           "       rlx version\n");
   return 2;
 }
@@ -50,7 +53,7 @@ typedef struct args {
   rlx_mode mode;
   rlx_device device;
   int repeat;
-  bool graph;
+  bool graph, cost, auto_device;
   rlx_onnx_options *opts;
 } args;
 
@@ -80,7 +83,7 @@ static rlx_status *parse_dims(const char *s, int32_t *rank, int64_t *dims) {
 static rlx_status *parse(int argc, char **argv, args *a) {
   for (int i = 0; i < argc; i++) {
     char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL, *v2;
-    bool takes = strcmp(arg, "--graph") != 0;
+    bool takes = strcmp(arg, "--graph") && strcmp(arg, "--cost");
     if (arg[0] != '-') {
       if (a->model) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "unexpected argument '%s'", arg);
       a->model = arg;
@@ -89,6 +92,8 @@ static rlx_status *parse(int argc, char **argv, args *a) {
     if (takes && !val) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "%s needs a value", arg);
     if (!strcmp(arg, "--graph")) {
       a->graph = true;
+    } else if (!strcmp(arg, "--cost")) {
+      a->cost = true;
     } else if (!strcmp(arg, "--input")) {
       if (a->n_in == 64) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "too many --input");
       RLX_CLI_TRY(split_kv(val, arg, &v2));
@@ -97,7 +102,7 @@ static rlx_status *parse(int argc, char **argv, args *a) {
     } else if (!strcmp(arg, "--mode")) {
       RLX_CLI_TRY(rlx_mode_from_name(val, &a->mode));
     } else if (!strcmp(arg, "--device")) {
-      RLX_CLI_TRY(rlx_device_from_name(val, &a->device));
+      if (!(a->auto_device = !strcmp(val, "auto"))) RLX_CLI_TRY(rlx_device_from_name(val, &a->device));
     } else if (!strcmp(arg, "--output-dir")) {
       a->out_dir = val;
     } else if (!strcmp(arg, "--repeat")) {
@@ -148,6 +153,7 @@ static int cmd_run(args *a) {
   if (!st) st = rlx_onnx_import(a->model, a->opts, &m);
   t_imp = now_s() - t_imp;
   const rlx_graph *g = m ? rlx_onnx_model_graph(m) : NULL;
+  if (!st && a->auto_device) st = rlx_cli_pick_device(g, &a->device);
   if (!st) st = rlx_executable_create(g, a->device, a->mode, &ex);
   if (!st) st = rlx_onnx_model_set_params(m, ex);
   if (!st) {
@@ -190,10 +196,11 @@ static int cmd_run(args *a) {
 
 static int cmd_info(args *a) {
   rlx_status *st = rlx_onnx_describe(a->model, stdout);
-  if (!st && a->graph) {
+  if (!st && (a->graph || a->cost)) {
     rlx_onnx_model *m = NULL;
     st = rlx_onnx_import(a->model, a->opts, &m);
-    if (!st) rlx_graph_print(rlx_onnx_model_graph(m), stdout);
+    if (!st && a->graph) rlx_graph_print(rlx_onnx_model_graph(m), stdout);
+    if (!st && a->cost) st = rlx_cli_print_cost(rlx_onnx_model_graph(m));
     rlx_onnx_model_free(m);
   }
   return st ? fail(st) : 0;
@@ -209,6 +216,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "launch")) return rlx_cli_launch(argc - 2, argv + 2);
+  if (!strcmp(cmd, "calibrate")) return rlx_cli_calibrate(argc - 2, argv + 2);
   if (strcmp(cmd, "run") && strcmp(cmd, "info")) return usage();
   args a = {.mode = RLX_MODE_DEFAULT, .device = RLX_DEVICE_CPU, .repeat = 1};
   rlx_status *st = rlx_onnx_options_create(&a.opts);

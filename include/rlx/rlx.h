@@ -22,6 +22,7 @@
 #define RLX_VERSION "0.1.0"
 
 #include "rlx/dist.h"
+#include "rlx/calibrate.h"
 #include "rlx/executable.h"
 #include "rlx/graph.h"
 #include "rlx/npy.h"

@@ -1,0 +1,217 @@
+/* cost.c: the cost model of rlx/calibrate.h: FLOPs and bytes per node from the value types, priced
+ * with the figures of a calibration, and the choice between devices. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "calib/calib.h"
+#include "ir/ir.h"
+
+static const char *const family_names[] = {
+#define RLX_X(e, name) name,
+    RLX_COST_FAMILY_TABLE(RLX_X)
+#undef RLX_X
+};
+
+const char *rlx_cost_family_name(rlx_cost_family f) {
+  return (unsigned)f < RLX_COST_FAMILY_COUNT ? family_names[f] : "invalid";
+}
+
+typedef struct cost_ctx {
+  const rlx_calibration *cal;
+  rlx_cost_estimate *est;
+} cost_ctx;
+
+static double numel(const rlx_type *t) {
+  double n = 1;
+  for (int i = 0; i < t->rank; i++) n *= (double)t->dims[i];
+  return n;
+}
+
+static double nbytes(const rlx_type *t) { return numel(t) * (double)rlx_dtype_size(t->dtype); }
+
+/* Product of dims [from, rank) of t. */
+static double dims_from(const rlx_type *t, int from) {
+  double n = 1;
+  for (int i = from; i < t->rank; i++) n *= (double)t->dims[i];
+  return n;
+}
+
+/* Records one node run `mult` times: its time is max(flops / rate, bytes / bandwidth). */
+static void charge(cost_ctx *c, rlx_cost_family f, double flops, double rate, double bytes, double gbps, double mult) {
+  double s = fmax(rate > 0 ? flops / rate : 0, bytes / (gbps * 1e9));
+  rlx_cost_estimate *e = c->est;
+  e->family_s[f] += s * mult;
+  e->family_flops[f] += flops * mult;
+  e->family_bytes[f] += bytes * mult;
+  e->family_nodes[f] += (size_t)mult;
+  e->flops += flops * mult;
+  e->bytes += bytes * mult;
+}
+
+static bool family_is(const rlx_node *n, const char *const *names) {
+  const char *fam = rlx_op_info_get(n->op)->family;
+  for (; *names; names++)
+    if (!strcmp(fam, *names)) return true;
+  return false;
+}
+
+static rlx_status *cost_graph(cost_ctx *c, const rlx_graph *g, const rlx_type *types, double mult);
+
+/* Costs sub-graph `sub` with its inputs bound to operand types in[0..n), `mult` times. */
+static rlx_status *cost_sub(cost_ctx *c, const rlx_graph *sub, const rlx_type *in, size_t n, double mult) {
+  rlx_type *types = calloc(sub->n_vals ? sub->n_vals : 1, sizeof *types);
+  if (!types) return RLX_OOM();
+  rlx_status *st = rlx_subgraph_bind(sub, in, n, types);
+  if (!st) st = cost_graph(c, sub, types, mult);
+  free(types);
+  return st;
+}
+
+static rlx_status *cost_control(cost_ctx *c, const rlx_node *n, const rlx_type *in, double mult) {
+  if (n->op == RLX_OP_IF) { /* both branches are computed, then selected */
+    RLX_TRY(cost_sub(c, rlx_node_g(n, "then_branch"), in + 1, n->n_in - 1, mult));
+    return cost_sub(c, rlx_node_g(n, "else_branch"), in + 1, n->n_in - 1, mult);
+  }
+  if (n->op == RLX_OP_WHILE) { /* unrolled max_iterations times */
+    double iters = (double)rlx_node_i(n, "max_iterations");
+    if (iters == 0) return NULL;
+    RLX_TRY(cost_sub(c, rlx_node_g(n, "cond"), in, n->n_in, mult * iters));
+    return cost_sub(c, rlx_node_g(n, "body"), in, n->n_in, mult * iters);
+  }
+  /* Scan: the body sees the carries, the broadcast operands and one step of each xs */
+  double length = (double)rlx_node_i(n, "length");
+  size_t n_xs = (size_t)rlx_node_i(n, "num_xs");
+  if (length == 0) return NULL;
+  rlx_type step[256];
+  memcpy(step, in, n->n_in * sizeof *in);
+  for (size_t i = n->n_in - n_xs; i < n->n_in; i++) {
+    step[i].rank--;
+    memmove(step[i].dims, step[i].dims + 1, (size_t)step[i].rank * sizeof step[i].dims[0]);
+  }
+  return cost_sub(c, rlx_node_g(n, "body"), step, n->n_in, mult * length);
+}
+
+static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in, const rlx_type *out, double mult) {
+  static const char *const elementwise[] = {"unary", "binary", "where", "cast", "region", "act_grad", "quant", NULL};
+  static const char *const norm_reduce[] = {"norm", "norm_grad", "reduce", NULL};
+  static const char *const movement[] = {"shape", "gather", "index_grad", NULL};
+  const rlx_calibration *cal = c->cal;
+  double in_b = 0, out_b = 0;
+  for (uint32_t i = 0; i < n->n_in; i++) in_b += nbytes(&in[i]);
+  for (uint32_t i = 0; i < n->n_out; i++) out_b += nbytes(&out[i]);
+  double bytes = in_b + out_b, bw = cal->memory_bw_gbps;
+  if (family_is(n, (const char *const[]){"control", NULL})) return cost_control(c, n, in, mult);
+  c->est->family_s[RLX_COST_OVERHEAD] += cal->dispatch_overhead_ns * 1e-9 * mult;
+  c->est->family_nodes[RLX_COST_OVERHEAD] += (size_t)mult;
+  c->est->nodes += (size_t)mult;
+  if (family_is(n, (const char *const[]){"matmul", NULL})) {
+    double k = 1;
+    if (n->op == RLX_OP_DOT_GENERAL) {
+      size_t nc = 0;
+      const int64_t *axes = rlx_node_is(n, "lhs_contracting", &nc);
+      for (size_t i = 0; i < nc; i++) k *= (double)in[0].dims[axes[i] < 0 ? axes[i] + in[0].rank : axes[i]];
+    } else if (in[0].rank > 0) {
+      k = (double)in[0].dims[in[0].rank - 1];
+    }
+    double flops = 2.0 * numel(&out[0]) * k;
+    /* the reference's rule: the small-shape rate below m k n = 32768 */
+    charge(c, RLX_COST_MATMUL, flops, flops / 2 < 32768 ? cal->sgemm_small_flops : cal->sgemm_large_flops, bytes, bw, mult);
+  } else if (n->op == RLX_OP_CONV || n->op == RLX_OP_CONV_TRANSPOSE) {
+    const rlx_type *w = &in[1];
+    double kernel = dims_from(w, 2), group = (double)rlx_node_i(n, "group"), rate = cal->conv_flops, flops;
+    if (n->op == RLX_OP_CONV) { /* w[Co, Ci/group, k..] */
+      flops = 2.0 * numel(&out[0]) * (double)w->dims[1] * kernel;
+      if (group == 1 && kernel == 1) rate = cal->conv_pointwise_flops;
+      else if (group > 1 && w->dims[1] == 1) rate = cal->conv_depthwise_flops;
+    } else { /* w[Ci, Co/group, k..]: every input element meets Co/group * prod(k) weights */
+      flops = 2.0 * numel(&in[0]) * (double)w->dims[1] * kernel;
+    }
+    charge(c, RLX_COST_CONV, flops, rate, bytes, bw, mult);
+  } else if (n->op == RLX_OP_POOL) { /* lowered as one strided slice of the output's size per window tap */
+    size_t nk = 0;
+    const int64_t *k = rlx_node_is(n, "kernel_shape", &nk);
+    double taps = 1;
+    for (size_t i = 0; i < nk; i++) taps *= (double)k[i];
+    charge(c, RLX_COST_CONV, 0, 0, in_b + out_b * (2 * taps + 1), bw, mult);
+  } else if (n->op == RLX_OP_RESIZE) {
+    charge(c, RLX_COST_CONV, 0, 0, bytes, bw, mult);
+  } else if (n->op == RLX_OP_ATTENTION) { /* q k^T and p v: 2 Sk D FLOPs per query element each */
+    double sk = (double)in[1].dims[in[1].rank == 4 ? 2 : 1];
+    charge(c, RLX_COST_ATTENTION, 2.0 * sk * (numel(&in[0]) + numel(&out[0])), cal->attention_flops, bytes, bw, mult);
+  } else if (family_is(n, norm_reduce)) {
+    charge(c, RLX_COST_NORM_REDUCE, 0, 0, bytes, cal->reduce_gbps, mult);
+  } else if (family_is(n, elementwise) || n->op == RLX_OP_ROPE) {
+    charge(c, RLX_COST_ELEMENTWISE, 0, 0, bytes, bw, mult);
+  } else if (family_is(n, movement)) {
+    bool view = n->op == RLX_OP_RESHAPE || n->op == RLX_OP_SLICE || n->op == RLX_OP_NARROW || n->op == RLX_OP_EXPAND;
+    /* a gather reads the rows it writes (and its indices), not the whole table */
+    double moved = view ? 0 : family_is(n, (const char *const[]){"gather", NULL}) ? 2 * out_b + in_b - nbytes(&in[0]) : 2 * out_b;
+    charge(c, RLX_COST_MOVEMENT, 0, 0, moved, bw, mult);
+  } else {
+    charge(c, RLX_COST_OTHER, 0, 0, bytes, bw, mult);
+  }
+  return NULL;
+}
+
+static rlx_status *cost_graph(cost_ctx *c, const rlx_graph *g, const rlx_type *types, double mult) {
+  rlx_type in[256];
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const rlx_node *n = &g->nodes[i];
+    if (n->op == RLX_OP_INPUT || n->op == RLX_OP_PARAM || n->op == RLX_OP_CONSTANT) continue;
+    for (uint32_t j = 0; j < n->n_out; j++) {
+      if (!rlx_type_is_static(&types[n->out0 + j])) {
+        char label[160];
+        return RLX_ERR(INVALID_ARGUMENT, "cost model: %s has the output type %s with symbolic dims (fix the input shapes first)",
+                       rlx_node_label(g, n, label, sizeof label), RLX_TYPE_STR(&types[n->out0 + j]));
+      }
+    }
+    if (n->n_in > RLX_ARRAY_LEN(in)) return RLX_ERR(UNIMPLEMENTED, "cost model: a node with %u inputs", n->n_in);
+    for (uint32_t j = 0; j < n->n_in; j++) in[j] = types[n->in[j]];
+    RLX_TRY(cost_node(c, n, in, &types[n->out0], mult));
+  }
+  return NULL;
+}
+
+rlx_status *rlx_cost_predict(const rlx_graph *g, const rlx_calibration *cal, rlx_device device, rlx_cost_estimate *out) {
+  if (!g || !cal || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_cost_predict: NULL argument");
+#define RLX_X(field, unit, what) \
+  if (!(cal->field > 0) || !isfinite(cal->field)) return RLX_ERR(INVALID_ARGUMENT, "cost model: calibration figure %s = %g is not a finite positive number", #field, cal->field);
+  RLX_CALIBRATION_FIGURES(RLX_X)
+#undef RLX_X
+  rlx_cost_estimate est = {.device = device};
+  cost_ctx c = {.cal = cal, .est = &est};
+  for (size_t i = 0; i < g->n_inputs; i++) {
+    const rlx_type *t = &g->types[g->nodes[g->inputs[i]].out0];
+    if (!rlx_type_is_static(t))
+      return RLX_ERR(INVALID_ARGUMENT, "cost model: input '%s' has the type %s with symbolic dims (fix the input shapes first)",
+                     g->nodes[g->inputs[i]].name, RLX_TYPE_STR(t));
+    est.family_bytes[RLX_COST_TRANSFER] += nbytes(t);
+  }
+  for (size_t i = 0; i < g->n_outputs; i++) est.family_bytes[RLX_COST_TRANSFER] += nbytes(&g->types[g->outputs[i]]);
+  RLX_TRY(cost_graph(&c, g, g->types, 1));
+  est.family_s[RLX_COST_TRANSFER] = est.family_bytes[RLX_COST_TRANSFER] / (cal->transfer_gbps * 1e9);
+  est.bytes += est.family_bytes[RLX_COST_TRANSFER];
+  est.family_s[RLX_COST_OVERHEAD] += cal->roundtrip_overhead_ns * 1e-9;
+  for (int f = 0; f < RLX_COST_FAMILY_COUNT; f++) est.total_s += est.family_s[f];
+  *out = est;
+  return NULL;
+}
+
+rlx_status *rlx_cost_pick_device(const rlx_graph *g, const rlx_calibrate_options *opts, rlx_device *out_device,
+                                 rlx_cost_estimate *out_cpu, rlx_cost_estimate *out_gpu) {
+  if (!g || !out_device) return RLX_ERR(INVALID_ARGUMENT, "rlx_cost_pick_device: NULL argument");
+  rlx_calibration cal;
+  rlx_cost_estimate cpu, gpu = {.device = RLX_DEVICE_GPU, .total_s = INFINITY};
+  RLX_TRY(rlx_calibration_get(RLX_DEVICE_CPU, opts, &cal, NULL));
+  RLX_TRY(rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &cpu));
+  if (rlx_gpu_available()) {
+    RLX_TRY(rlx_calibration_get(RLX_DEVICE_GPU, opts, &cal, NULL));
+    RLX_TRY(rlx_cost_predict(g, &cal, RLX_DEVICE_GPU, &gpu));
+  }
+  *out_device = gpu.total_s < cpu.total_s ? RLX_DEVICE_GPU : RLX_DEVICE_CPU;
+  if (out_cpu) *out_cpu = cpu;
+  if (out_gpu) *out_gpu = gpu;
+  return NULL;
+}

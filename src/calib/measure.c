@@ -1,0 +1,307 @@
+/* measure.c: measuring the calibration figures (rlx/calibrate.h) on one device.
+ *
+ * The reference's figures are timed on MLX arrays through the shim; rlx's own figures through
+ * rlx executables in lazy mode (inputs kept on the device as handles, outputs not read back), so
+ * that they follow rlx's lowering. Each figure: warm-ups, then the median of the timed
+ * repetitions (median: robust to the other processes of a shared machine). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "calib/calib.h"
+#include "mlx/shim/shim.h"
+#include "rlx/rlx.h"
+
+#define CAL_WARMUPS 2
+
+typedef struct measurer {
+  rlx_device device;
+  int reps;
+  double *samples; /* reps entries */
+} measurer;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void rlx_calib_device_name(rlx_device device, char *buf, size_t cap) {
+  if (device == RLX_DEVICE_GPU) {
+    rlx_device_describe(device, buf, cap);
+    return;
+  }
+  /* MLX names the CPU "cpu"; the CPU model distinguishes machines that share a home directory. */
+  char model[96] = "";
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[256];
+  while (f && fgets(line, sizeof line, f)) {
+    char *colon = strchr(line, ':');
+    if (strncmp(line, "model name", 10) || !colon) continue;
+    colon += 1 + (colon[1] == ' ');
+    colon[strcspn(colon, "\n")] = '\0';
+    snprintf(model, sizeof model, "%s", colon);
+    break;
+  }
+  if (f) fclose(f);
+  snprintf(buf, cap, model[0] ? "cpu: %s" : "cpu", model);
+}
+
+/* ---- figures on MLX arrays (the reference's) ---- */
+
+/* One timed body: builds the work from the kept operands in c's arena and evaluates it. */
+typedef void (*mx_body)(rlx_mx *c, rlx_mx_arr *const *ops, int iters);
+
+static void body_matmul(rlx_mx *c, rlx_mx_arr *const *ops, int iters) {
+  rlx_mx_arr *x = ops[0];
+  for (int i = 0; i < iters; i++) x = rlx_mx_matmul(c, x, ops[1]);
+  rlx_mx_eval(c, &x, 1);
+}
+
+static void body_add(rlx_mx *c, rlx_mx_arr *const *ops, int iters) {
+  rlx_mx_arr *y = rlx_mx_binary(c, RLX_MXB_ADD, ops[0], ops[1]);
+  rlx_mx_eval(c, &y, 1);
+}
+
+static void body_sdpa(rlx_mx *c, rlx_mx_arr *const *ops, int iters) {
+  rlx_mx_arr *y = rlx_mx_sdpa(c, ops[0], ops[0], ops[0], 0.125f, "", NULL);
+  rlx_mx_eval(c, &y, 1);
+}
+
+static void body_sum(rlx_mx *c, rlx_mx_arr *const *ops, int iters) {
+  int axis = -1;
+  rlx_mx_arr *y = rlx_mx_reduce(c, ops[0], 0, 1, &axis, false);
+  rlx_mx_eval(c, &y, 1);
+}
+
+/* Median seconds of `body` over operands full(dims_i, value_i) (float32), kept on the device. */
+typedef struct mx_operand {
+  int rank;
+  int64_t dims[4];
+  double value;
+} mx_operand;
+
+static rlx_status *time_mx(measurer *m, mx_body body, int iters, size_t n_ops, const mx_operand *spec, double *out_s) {
+  rlx_mx *c = NULL;
+  RLX_TRY(rlx_mx_create(m->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, &c));
+  rlx_mx_arr *kept[4] = {0};
+  for (size_t i = 0; i < n_ops; i++) {
+    rlx_mx_arr *a = rlx_mx_full(c, spec[i].rank, spec[i].dims, spec[i].value, RLX_DTYPE_F32);
+    rlx_mx_eval(c, &a, 1);
+    kept[i] = rlx_mx_keep(c, a);
+  }
+  for (int r = 0; r < CAL_WARMUPS + m->reps && !rlx_mx_failed(c); r++) {
+    uint64_t t0 = rlx_now_ns();
+    body(c, kept, iters);
+    if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)(rlx_now_ns() - t0) * 1e-9;
+    rlx_mx_clear(c);
+  }
+  rlx_status *st = rlx_mx_take_error(c);
+  for (size_t i = 0; i < n_ops; i++) rlx_mx_release(kept[i]);
+  rlx_mx_free(c);
+  if (st) return st;
+  *out_s = median(m->samples, m->reps);
+  return NULL;
+}
+
+/* Host -> device -> host of 4 MB: upload, evaluate, read back. */
+static rlx_status *time_transfer(measurer *m, double *out_s) {
+  enum { N = 1 << 20 };
+  float *host = calloc(N, sizeof *host), *back = malloc(N * sizeof *back);
+  rlx_mx *c = NULL;
+  rlx_status *st = host && back ? rlx_mx_create(m->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, &c) : RLX_OOM();
+  rlx_type t = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {N}};
+  for (int r = 0; !st && r < CAL_WARMUPS + m->reps && !rlx_mx_failed(c); r++) {
+    uint64_t t0 = rlx_now_ns();
+    rlx_mx_arr *a = rlx_mx_from_bytes(c, host, &t);
+    rlx_mx_to_host(c, a, back, N * sizeof *back);
+    if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)(rlx_now_ns() - t0) * 1e-9;
+    rlx_mx_clear(c);
+  }
+  if (!st) st = rlx_mx_take_error(c);
+  rlx_mx_free(c);
+  free(host);
+  free(back);
+  if (!st) *out_s = median(m->samples, m->reps);
+  return st;
+}
+
+/* ---- figures through rlx executables (rlx's own) ---- */
+
+/* A graph y = op(x, params...) or a chain; built by a builder, run with x as a device handle and
+ * the outputs left on the device. */
+typedef rlx_status *(*graph_builder)(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y);
+
+typedef struct conv_spec {
+  int64_t c_out, c_in_per_group, k, group;
+} conv_spec;
+
+static rlx_status *build_conv(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+  const conv_spec *s = ud;
+  rlx_type tw = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {s->c_out, s->c_in_per_group, s->k, s->k}};
+  rlx_value w;
+  RLX_TRY(rlx_graph_add_param(g, "w", &tw, &w));
+  int64_t pads[4] = {s->k / 2, s->k / 2, s->k / 2, s->k / 2};
+  rlx_attr attrs[] = {RLX_ATTR_IS("pads", 4, pads), RLX_ATTR_I("group", s->group)};
+  return rlx_graph_add1(g, RLX_OP_CONV, "conv", 2, (rlx_value[]){x, w}, 2, attrs, y);
+}
+
+static rlx_status *build_add_chain(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+  int n = *(const int *)ud;
+  for (int i = 0; i < n; i++) RLX_TRY(rlx_graph_add1(g, RLX_OP_ADD, NULL, 2, (rlx_value[]){x, x}, 0, NULL, &x));
+  *y = x;
+  return NULL;
+}
+
+/* Sets every param of the executable to zeros of its declared type. */
+static rlx_status *zero_params(rlx_executable *ex, const rlx_graph *g) {
+  for (size_t i = 0; i < rlx_graph_num_params(g); i++) {
+    const rlx_type *t = rlx_graph_value_type(g, rlx_graph_param_value(g, i));
+    rlx_tensor *v = NULL;
+    RLX_TRY(rlx_tensor_create(t->dtype, t->rank, t->dims, NULL, 0, &v));
+    rlx_status *st = rlx_executable_set_param(ex, rlx_graph_param_name(g, i), v);
+    rlx_tensor_free(v);
+    RLX_TRY(st);
+  }
+  return NULL;
+}
+
+static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder build, const void *ud, double *out_s) {
+  rlx_graph *g = NULL;
+  rlx_executable *ex = NULL;
+  rlx_tensor *x = NULL;
+  rlx_value vx, y;
+  rlx_status *st = rlx_graph_create(&g);
+  if (!st) st = rlx_graph_add_input(g, "x", tx, &vx);
+  if (!st) st = build(g, vx, ud, &y);
+  if (!st) st = rlx_graph_set_outputs(g, 1, &y);
+  if (!st) st = rlx_executable_create(g, m->device, RLX_MODE_LAZY, &ex);
+  if (!st) st = zero_params(ex, g);
+  if (!st) st = rlx_tensor_create(tx->dtype, tx->rank, tx->dims, NULL, 0, &x);
+  if (!st) st = rlx_executable_bind_device_handle(ex, "x", x);
+  if (!st) st = rlx_executable_set_output_readback(ex, 0, false);
+  for (int r = 0; !st && r < CAL_WARMUPS + m->reps; r++) {
+    rlx_tensor *out = NULL;
+    uint64_t t0 = rlx_now_ns();
+    st = rlx_executable_run(ex, 0, NULL, NULL, 1, &out);
+    if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)(rlx_now_ns() - t0) * 1e-9;
+    rlx_tensor_free(out);
+  }
+  rlx_tensor_free(x);
+  rlx_executable_free(ex);
+  rlx_graph_free(g);
+  if (!st) *out_s = median(m->samples, m->reps);
+  return st;
+}
+
+static rlx_status *measure_conv(measurer *m, int64_t c_in, int64_t hw, conv_spec s, double *out) {
+  rlx_type tx = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, c_in, hw, hw}};
+  double t;
+  RLX_TRY(time_graph(m, &tx, build_conv, &s, &t));
+  *out = 2.0 * (double)(s.c_out * hw * hw) * (double)(s.c_in_per_group * s.k * s.k) / t;
+  return NULL;
+}
+
+/* ---- all figures ---- */
+
+static rlx_status *measure_figure(measurer *m, int i, rlx_calibration *cal) {
+  double t = 0;
+  switch (i) {
+    case 0: { /* sgemm large */
+      mx_operand ops[] = {{2, {256, 768}, 1.0}, {2, {768, 3072}, 1.0 / 768}};
+      RLX_TRY(time_mx(m, body_matmul, 1, 2, ops, &t));
+      cal->sgemm_large_flops = 2.0 * 256 * 768 * 3072 / t;
+      break;
+    }
+    case 1: { /* sgemm small, 50 chained (x @ w with w = 1/64 keeps x at ones) */
+      mx_operand ops[] = {{2, {8, 64}, 1.0}, {2, {64, 64}, 1.0 / 64}};
+      RLX_TRY(time_mx(m, body_matmul, 50, 2, ops, &t));
+      cal->sgemm_small_flops = 2.0 * 8 * 64 * 64 * 50 / t;
+      break;
+    }
+    case 2: {
+      mx_operand ops[] = {{2, {1, 2}, 1.0}, {2, {2, 1}, 1.0}};
+      RLX_TRY(time_mx(m, body_matmul, 1, 2, ops, &t));
+      cal->roundtrip_overhead_ns = t * 1e9;
+      break;
+    }
+    case 3: {
+      mx_operand ops[] = {{1, {1 << 20}, 1.0}, {0, {0}, 0.0}};
+      RLX_TRY(time_mx(m, body_add, 1, 2, ops, &t));
+      cal->memory_bw_gbps = 2.0 * 4 * (1 << 20) / t * 1e-9;
+      break;
+    }
+    case 4: {
+      mx_operand ops[] = {{4, {1, 4, 128, 64}, 0.5}};
+      RLX_TRY(time_mx(m, body_sdpa, 1, 1, ops, &t));
+      cal->attention_flops = 4.0 * 1 * 4 * 128 * 128 * 64 / t;
+      break;
+    }
+    case 5: {
+      mx_operand ops[] = {{2, {1024, 1024}, 1.0}};
+      RLX_TRY(time_mx(m, body_sum, 1, 1, ops, &t));
+      cal->reduce_gbps = 4.0 * 1024 * 1024 / t * 1e-9;
+      break;
+    }
+    case 6: {
+      rlx_type tx = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {256}};
+      int one = 1, many = 64;
+      double t1;
+      RLX_TRY(time_graph(m, &tx, build_add_chain, &one, &t1));
+      RLX_TRY(time_graph(m, &tx, build_add_chain, &many, &t));
+      /* a floor of 1 ns: on a loaded machine the difference of two medians may come out <= 0 */
+      cal->dispatch_overhead_ns = fmax((t - t1) / (many - one) * 1e9, 1.0);
+      break;
+    }
+    case 7:
+      RLX_TRY(time_transfer(m, &t));
+      cal->transfer_gbps = 2.0 * 4 * (1 << 20) / t * 1e-9;
+      break;
+    case 8:
+      return measure_conv(m, 32, 64, (conv_spec){64, 32, 3, 1}, &cal->conv_flops);
+    case 9:
+      return measure_conv(m, 128, 64, (conv_spec){128, 1, 3, 128}, &cal->conv_depthwise_flops);
+    default:
+      return measure_conv(m, 64, 64, (conv_spec){128, 64, 1, 1}, &cal->conv_pointwise_flops);
+  }
+  return NULL;
+}
+
+static const char *const figure_keys[] = {
+#define RLX_X(field, unit, what) #field,
+    RLX_CALIBRATION_FIGURES(RLX_X)
+#undef RLX_X
+};
+
+rlx_status *rlx_calibration_measure(rlx_device device, const rlx_calibrate_options *opts, rlx_calibration *out) {
+  if (!out) return RLX_ERR(INVALID_ARGUMENT, "rlx_calibration_measure: NULL out");
+  if (device != RLX_DEVICE_CPU && device != RLX_DEVICE_GPU) return RLX_ERR(INVALID_ARGUMENT, "unknown device %d", (int)device);
+  if (device == RLX_DEVICE_GPU && !rlx_gpu_available())
+    return RLX_ERR(UNAVAILABLE, "no GPU: this MLX build (%s) has no usable GPU backend or no GPU is present", rlx_mlx_version());
+  const char *env = getenv("RLX_CALIBRATE_QUICK");
+  bool quick = (opts && opts->quick) || (env && *env && strcmp(env, "0"));
+  measurer m = {.device = device, .reps = quick ? 3 : 20};
+  if (!(m.samples = calloc((size_t)m.reps, sizeof *m.samples))) return RLX_OOM();
+  rlx_calibration cal = {0};
+  rlx_calib_device_name(device, cal.device_name, sizeof cal.device_name);
+  snprintf(cal.mlx_version, sizeof cal.mlx_version, "%s", rlx_mlx_version());
+  snprintf(cal.rlx_version, sizeof cal.rlx_version, "%s", RLX_VERSION);
+  const int count = (int)RLX_ARRAY_LEN(figure_keys);
+  rlx_status *st = NULL;
+  for (int i = 0; !st && i < count; i++) {
+    if (opts && opts->progress) opts->progress(opts->ud, device, figure_keys[i], i, count);
+    st = measure_figure(&m, i, &cal);
+    if (st) st = rlx_status_annotate(st, "calibrating %s on %s", figure_keys[i], rlx_device_name(device));
+  }
+  free(m.samples);
+  if (st) return st;
+  if (opts && opts->progress) opts->progress(opts->ud, device, NULL, count, count);
+  *out = cal;
+  return NULL;
+}

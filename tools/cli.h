@@ -1,0 +1,15 @@
+/* cli.h: subcommands of the rlx CLI that live outside tools/rlx.c. */
+#ifndef RLX_TOOLS_CLI_H
+#define RLX_TOOLS_CLI_H
+
+#include "rlx/calibrate.h"
+
+/* rlx calibrate [--device cpu|gpu|all] [--force] [--json] [--quick]: argv after "calibrate". Returns
+ * the exit code. */
+int rlx_cli_calibrate(int argc, char **argv);
+/* rlx info --cost: prints the predicted time of g per device, per cost family and in total. */
+rlx_status *rlx_cli_print_cost(const rlx_graph *g);
+/* rlx run --device auto: picks the device for g and prints which and why. */
+rlx_status *rlx_cli_pick_device(const rlx_graph *g, rlx_device *out);
+
+#endif
