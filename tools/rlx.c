@@ -1,6 +1,6 @@
 /* rlx: command-line front end. Parses arguments and calls the library.
  *
- *   rlx run MODEL.onnx [--input NAME=FILE.npy]... [--mode lazy|eager|compiled] [--device cpu|gpu]
+ *   rlx run MODEL.onnx [--input NAME=FILE.npy]... [--mode lazy|eager|compiled] [--device cpu|gpu|auto]
  *           [--output-dir DIR] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--repeat N]
  *   rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,...]...
  *   rlx calibrate [--device cpu|gpu|all] [--force] [--json] (tools/cli_calibrate.c)
