@@ -1,11 +1,11 @@
-/* cli_calibrate.c: `rlx calibrate`, `rlx info --cost` and `rlx run --device auto` (see cli.h). */
+/* cli_calibrate.c: `rlx calibrate`, `rlx info --cost` and `rlx run --device auto` (see cli_calibrate.h). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_calibrate.h"
 #include "rlx/calibrate.h"
 #include "rlx/rlx.h"
 

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "launch.h"
-#include "cli.h"
+#include "cli_calibrate.h"
 #include "rlx/rlx.h"
 
 #define RLX_CLI_TRY(expr)            \

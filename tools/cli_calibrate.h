@@ -1,6 +1,6 @@
-/* cli.h: subcommands of the rlx CLI that live outside tools/rlx.c. */
-#ifndef RLX_TOOLS_CLI_H
-#define RLX_TOOLS_CLI_H
+/* cli_calibrate.h: the calibration and cost-model commands of the rlx CLI (tools/cli_calibrate.c). */
+#ifndef RLX_TOOLS_CLI_CALIBRATE_H
+#define RLX_TOOLS_CLI_CALIBRATE_H
 
 #include "rlx/calibrate.h"
 
