@@ -131,6 +131,7 @@ static rlx_status *trainer_make(trainer *t, int64_t rows, int n, rlx_dist_group 
   for (int i = 0; i < NP; i++) {
     RLX_RETURN_IF_ERROR(rlx_executable_bind_device_handle(t->ex, pnames[i], init[i]));
     RLX_RETURN_IF_ERROR(rlx_executable_set_handle_feed(t->ex, pnames[i], (size_t)(1 + i)));
+    RLX_RETURN_IF_ERROR(rlx_executable_set_output_readback(t->ex, (size_t)(1 + i), true)); /* compared below */
   }
   return NULL;
 }
