@@ -187,6 +187,16 @@
    * multiple of the block), a global_scale of more than one value; block sizes MLX lacks for the   \
    * int schemes (UNIMPLEMENTED). */ \
   X(DEQUANT_MATMUL, "DequantMatMul", dequant, 2, 4, "scheme:s block_size:i=32") \
+  /* DequantGroupedMatMul(x[M,K], weight inputs, idx[M]) -> y[M,N], y[m] = x[m] @ W[idx[m]]^T: the \
+   * mixture-of-experts GroupedMatMul over quantized experts. The weight inputs are DequantMatMul's \
+   * for `scheme` stacked over E experts on a new first axis (GGUF: packed uint8[E,N,K/QK*B], the  \
+   * bytes of a ggml [K,N,E] tensor; int schemes q[E,N,K], scale[E,N,K/bs], ...; nvfp4's           \
+   * global_scale one value or [E]); idx (last input) any integer dtype, negative indices count   \
+   * from the end, the rest clamped into [0, E). Int, MX and NVFP4 schemes run on MLX's gather_qmm; \
+   * GGUF and FP8 dequantize on the device, only the M selected experts' rows when M <= E, else all \
+   * experts once, then a batched (gather) matmul. Errors as DequantMatMul, plus the expert axis  \
+   * and idx shape (INVALID_ARGUMENT). */ \
+  X(DEQUANT_GROUPED_MATMUL, "DequantGroupedMatMul", dequant, 3, 5, "scheme:s block_size:i=32") \
   \
   /* ---- normalization (float x; gamma/beta in x's dtype) ---- */ \
   /* LayerNorm(x, gamma, [beta]) over the single axis `axis` (not necessarily the last):           \
@@ -581,7 +591,6 @@
    * op for any inputs and attributes (the schema accepts any, so that error is the one reported). */ \
   X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", unsupported, 0, 256, "*") /* 3-D Gaussian splatting rasterizer (7 inputs there) */ \
   X(GAUSSIAN_SPLAT_RENDER_BACKWARD, "GaussianSplatRenderBackward", unsupported, 0, 256, "*") /* its gradient (8 inputs there) */ \
-  X(DEQUANT_GROUPED_MATMUL, "DequantGroupedMatMul", unsupported, 0, 256, "*") /* GGUF-quantized GroupedMatMul (x, packed, idx) */ \
   X(LLADA2_GROUP_LIMITED_GATE, "Llada2GroupLimitedGate", unsupported, 0, 256, "*") /* LLaDA2 MoE group-limited router gate */
 
 /* clang-format on */

@@ -117,7 +117,7 @@ static rlx_status *dequant_fp(rlx_infer_ctx *c, const rlx_dq_info *in) {
   return NULL;
 }
 
-rlx_status *rlx_infer_dequant(rlx_infer_ctx *c) {
+static rlx_status *infer_dequant_matmul(rlx_infer_ctx *c) {
   const char *scheme = AS("scheme");
   rlx_dq_scheme s = rlx_dq_scheme_of(scheme);
   if (s == RLX_DQ_COUNT) FAIL(INVALID_ARGUMENT, "unknown DequantMatMul scheme '%s'", scheme);
@@ -127,4 +127,42 @@ rlx_status *rlx_infer_dequant(rlx_infer_ctx *c) {
   if (in->kind == RLX_DQK_GGUF) return dequant_gguf(c, in);
   if (in->kind != RLX_DQK_INT) return dequant_fp(c, in);
   return dequant_int(c, scheme, s == RLX_DQ_INT8_BLOCK_ASYM || s == RLX_DQ_INT4_BLOCK_ASYM);
+}
+
+/* DequantGroupedMatMul(x[M,K], weight inputs with a leading expert axis E, idx[M]): each weight
+ * input is checked as DequantMatMul's with that axis removed (nvfp4's global_scale: one value or
+ * one per expert). */
+static rlx_status *infer_grouped(rlx_infer_ctx *c) {
+  const rlx_type *x = IN(0), *idx = IN(NIN - 1);
+  RLX_TRY(infer_need_int(c, NIN - 1, "expert indices"));
+  if (x->rank != 2 || idx->rank != 1 || !rlx_dim_compatible(x->dims[0], idx->dims[0]))
+    FAIL(INVALID_ARGUMENT, "expected x[M,K] and idx[M] (the last input), got %s and %s", TSTR(x), TSTR(idx));
+  rlx_type in[8];
+  int64_t E = IN(1)->rank ? IN(1)->dims[0] : -1;
+  in[0] = *x;
+  for (int i = 1; i < NIN - 1; i++) {
+    const rlx_type *t = IN(i);
+    int64_t n = 1;
+    for (int d = 0; d < t->rank; d++) n *= t->dims[d];
+    in[i] = *t;
+    if (i == 3 && n == 1 && t->rank <= 1) continue; /* one global scale for all experts */
+    if (t->rank < 1 || !rlx_dim_compatible(t->dims[0], E))
+      FAIL(INVALID_ARGUMENT, "input %d %s must have the expert count E = %lld as its first dim", i, TSTR(t), (long long)E);
+    in[i].rank--;
+    memmove(in[i].dims, in[i].dims + 1, sizeof(int64_t) * (size_t)in[i].rank);
+  }
+  rlx_node sub = *c->n;
+  sub.n_in--;
+  rlx_infer_ctx sc = *c;
+  sc.n = &sub;
+  sc.in = in;
+  return infer_dequant_matmul(&sc);
+}
+
+rlx_status *rlx_infer_dequant(rlx_infer_ctx *c) {
+  if (OP == RLX_OP_DEQUANT_GROUPED_MATMUL) {
+    if (NIN < 3 || NIN > 5) FAIL(INVALID_ARGUMENT, "expected 3 to 5 inputs (x, weight inputs, idx), got %d", NIN);
+    return infer_grouped(c);
+  }
+  return infer_dequant_matmul(c);
 }

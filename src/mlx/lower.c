@@ -79,6 +79,15 @@ rlx_mx_arr *rlx_l_swap(rlx_lower *L, rlx_mx_arr *a, int rank, int i, int j) {
   return rlx_mx_transpose(L->mx, a, rank, perm);
 }
 
+rlx_mx_arr *rlx_l_expert_index(rlx_lower *L, rlx_mx_arr *idx, int64_t E) {
+  rlx_mx *c = L->mx;
+  idx = rlx_mx_astype(c, idx, RLX_DTYPE_I64);
+  rlx_mx_arr *neg = rlx_mx_binary(c, RLX_MXB_LESS, idx, rlx_mx_scalar(c, 0, RLX_DTYPE_I64));
+  idx = rlx_mx_where(c, neg, rlx_mx_binary(c, RLX_MXB_ADD, idx, rlx_mx_scalar(c, (double)E, RLX_DTYPE_I64)), idx);
+  idx = rlx_mx_clip(c, idx, rlx_mx_scalar(c, 0, RLX_DTYPE_I64), rlx_mx_scalar(c, (double)(E - 1), RLX_DTYPE_I64));
+  return rlx_mx_astype(c, idx, RLX_DTYPE_U32);
+}
+
 rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axis, int64_t start, int64_t len) {
   int64_t lo[RLX_MAX_RANK], hi[RLX_MAX_RANK], st[RLX_MAX_RANK];
   for (int i = 0; i < t->rank; i++) lo[i] = 0, hi[i] = t->dims[i], st[i] = 1;

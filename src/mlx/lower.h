@@ -78,6 +78,9 @@ rlx_mx_arr *rlx_l_reshape(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t);  /* t
 rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt); /* an IR unary op */
 rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt); /* IR binary/compare */
 rlx_mx_arr *rlx_l_swap(rlx_lower *L, rlx_mx_arr *a, int rank, int i, int j); /* transpose two axes */
+/* Expert indices for gather_mm/gather_qmm/take over E experts: uint32, negative indices counting
+ * from the end and the rest clamped into [0, E) (MLX's gathers do not check their indices). */
+rlx_mx_arr *rlx_l_expert_index(rlx_lower *L, rlx_mx_arr *idx, int64_t E);
 rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axis, int64_t start, int64_t len);
 
 /* LayerNorm (rms false) or RmsNorm of x (rank `rank`) over `axis` with gamma g and optional beta b. */

@@ -1,7 +1,8 @@
-/* lower_dequant.c: DequantMatMul on MLX. The block-integer schemes map onto MLX's affine
- * quantized_matmul; the GGUF block types are unpacked and dequantized on the device with MLX
- * bitwise and arithmetic ops (the formulas of ggml's dequantize_row_* in ggml-quants.c, over the
- * block_* layouts of ggml-common.h), then multiplied with one matmul. */
+/* lower_dequant.c: DequantMatMul and DequantGroupedMatMul on MLX. The int, MX (mxfp4, mxfp8) and
+ * NVFP4 schemes map onto MLX's quantized_matmul / gather_qmm; the GGUF block types and FP8 are
+ * unpacked and dequantized on the device with MLX bitwise and arithmetic ops (GGUF: the formulas
+ * of ggml's dequantize_row_* in ggml-quants.c over the block_* layouts of ggml-common.h), then
+ * multiplied with one matmul. Nothing goes through the host. */
 #include <math.h>
 #include <string.h>
 
@@ -9,54 +10,6 @@
 #include "mlx/lower.h"
 
 #define B(op, a, b) rlx_mx_binary(c, RLX_MXB_##op, (a), (b))
-
-/* MLX affine quantized_matmul wants w as unsigned `bits`-bit values packed little-end-first into
- * uint32 words (element j of a word in bits [j*bits, (j+1)*bits)), with w = scale * u + bias per
- * group. Symmetric schemes shift q by 2^(bits-1) into the unsigned range (bias = -2^(bits-1)
- * scale); asymmetric ones keep q and use bias = -zero_point * scale. Values outside the scheme's
- * range wrap modulo 2^bits (masked) instead of spilling into their neighbours. */
-static void lower_int_block(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
-  rlx_mx *c = L->mx;
-  const char *scheme = rlx_node_s(n, "scheme");
-  int bits = strncmp(scheme, "int4", 4) == 0 ? 4 : 8;
-  bool asym = strstr(scheme, "asym") != NULL;
-  int64_t bs = rlx_node_i(n, "block_size");
-  const rlx_type *tq = rlx_in_type(L, n, 1);
-  rlx_dtype xdt = rlx_in_type(L, n, 0)->dtype;
-  int64_t N = tq->dims[0], K = tq->dims[1], epw = 32 / bits;
-  rlx_mx_arr *u = rlx_mx_astype(c, in[1], RLX_DTYPE_I32);
-  rlx_mx_arr *scale = rlx_mx_astype(c, in[2], xdt), *bias;
-  if (asym) {
-    bias = rlx_mx_binary(c, RLX_MXB_MULTIPLY, rlx_mx_unary(c, RLX_MXU_NEGATIVE, rlx_mx_astype(c, in[3], xdt)), scale);
-  } else {
-    double off = bits == 8 ? 128 : 8;
-    u = rlx_mx_binary(c, RLX_MXB_ADD, u, rlx_mx_scalar(c, off, RLX_DTYPE_I32));
-    bias = rlx_mx_binary(c, RLX_MXB_MULTIPLY, scale, rlx_mx_scalar(c, -off, xdt));
-  }
-  u = rlx_mx_binary(c, RLX_MXB_BITWISE_AND, rlx_mx_astype(c, u, RLX_DTYPE_U32), rlx_mx_scalar(c, (double)((1 << bits) - 1), RLX_DTYPE_U32));
-  if (xdt == RLX_DTYPE_F64) { /* quantized_matmul has no float64: dequantize, then matmul */
-    int64_t blk[3] = {N, K / bs, 1};
-    rlx_mx_arr *wd = rlx_mx_reshape(c, rlx_mx_astype(c, u, xdt), 3, (int64_t[]){N, K / bs, bs});
-    wd = rlx_mx_binary(c, RLX_MXB_ADD, rlx_mx_binary(c, RLX_MXB_MULTIPLY, wd, rlx_mx_reshape(c, scale, 3, blk)), rlx_mx_reshape(c, bias, 3, blk));
-    out[0] = rlx_mx_matmul(c, in[0], rlx_mx_transpose(c, rlx_mx_reshape(c, wd, 2, (int64_t[]){N, K}), 2, (int64_t[]){1, 0}));
-    return;
-  }
-  u = rlx_mx_reshape(c, u, 3, (int64_t[]){N, K / epw, epw});
-  rlx_type tu = {.dtype = RLX_DTYPE_U32, .rank = 3, .dims = {N, K / epw, epw}};
-  rlx_mx_arr *packed = NULL;
-  for (int64_t j = 0; j < epw; j++) {
-    rlx_mx_arr *part = rlx_l_narrow(L, u, &tu, 2, j, 1);
-    part = rlx_mx_binary(c, RLX_MXB_LEFT_SHIFT, part, rlx_mx_scalar(c, (double)(j * bits), RLX_DTYPE_U32));
-    packed = packed ? rlx_mx_binary(c, RLX_MXB_BITWISE_OR, packed, part) : part;
-  }
-  packed = rlx_mx_reshape(c, packed, 2, (int64_t[]){N, K / epw});
-  /* MLX's CUDA quantized_matmul needs x of rank >= 2: a vector goes through as one row. */
-  const rlx_type *tx = rlx_in_type(L, n, 0);
-  rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0];
-  rlx_mx_arr *y = rlx_mx_quantized_matmul(c, x, packed, scale, bias, true, (int)bs, bits, "affine");
-  out[0] = tx->rank == 1 ? rlx_l_reshape(L, y, rlx_out_type(L, n, 0)) : y;
-}
-
 
 /* The packed rows viewed as blocks: p is uint8 [rows, nb, bb]. */
 typedef struct blocks {
@@ -284,70 +237,211 @@ static rlx_mx_arr *decode_codes(rlx_lower *L, rlx_dq_scheme s, rlx_mx_arr *q, in
   return rlx_mx_reshape(c, v, 3, (int64_t[]){N, K / bs, bs});
 }
 
-/* W[N,K] of an MX, NVFP4 or FP8 scheme, dequantized with MLX ops in dtype dt (float32, or
- * float64 for float64 x: codes and scales decode exactly in float32, their products round). */
-static rlx_mx_arr *dequant_fp(rlx_lower *L, const rlx_node *n, rlx_dq_scheme s, rlx_mx_arr *const *in, int64_t N, int64_t K,
-                              rlx_dtype dt) {
+/* The weight operands of one product, flattened to R rows of K elements: q/packed codes [R, cols],
+ * scale [R, K/bs] (MX/NVFP4: uint8 codes), extra the zero point [R, K/bs] (int asym) or nvfp4's
+ * global scale (a scalar, or [R,1,1]). */
+typedef struct wops {
+  rlx_dq_scheme s;
+  const rlx_dq_info *info;
+  rlx_mx_arr *q, *scale, *extra;
+  int64_t R, K, bs;
+} wops;
+
+/* o's operands from the node's weight inputs w[0..) whose leading dims hold R / N rows, N the
+ * rows of one matrix; a per-matrix global scale g[R/N] is spread over its N rows. */
+static wops wops_of(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *w, int nw, int64_t R, int64_t N, int64_t K) {
   rlx_mx *c = L->mx;
-  const rlx_dq_info *info = rlx_dq_info_of(s);
-  int64_t bs = info->block_elems ? info->block_elems : rlx_node_i(n, "block_size");
-  rlx_mx_arr *sc = info->kind == RLX_DQK_MX ? e8m0(c, in[2]) : info->kind == RLX_DQK_NV ? e4m3fn(c, in[2]) : in[2];
-  sc = rlx_mx_reshape(c, rlx_mx_astype(c, sc, dt), 3, (int64_t[]){N, K / bs, 1});
-  rlx_mx_arr *w = B(MULTIPLY, rlx_mx_astype(c, decode_codes(L, s, in[1], N, K, bs), dt), sc);
-  if (info->kind == RLX_DQK_NV) w = B(MULTIPLY, w, rlx_mx_reshape(c, rlx_mx_astype(c, in[3], dt), 0, NULL));
-  return rlx_mx_reshape(c, w, 2, (int64_t[]){N, K});
+  wops o = {.s = rlx_dq_scheme_of(rlx_node_s(n, "scheme")), .R = R, .K = K};
+  o.info = rlx_dq_info_of(o.s);
+  o.bs = o.info->block_elems ? o.info->block_elems : rlx_node_i(n, "block_size");
+  rlx_type t;
+  int64_t cols = o.info->kind == RLX_DQK_GGUF ? K / o.bs * o.info->block_bytes : o.info->kind == RLX_DQK_INT ? K : K * o.info->bits / 8;
+  o.q = rlx_mx_reshape(c, w[0], 2, (int64_t[]){R, cols});
+  if (nw > 1) o.scale = rlx_mx_reshape(c, w[1], 2, (int64_t[]){R, K / o.bs});
+  if (nw > 2 && o.info->kind == RLX_DQK_INT) o.extra = rlx_mx_reshape(c, w[2], 2, (int64_t[]){R, K / o.bs});
+  if (nw > 2 && o.info->kind == RLX_DQK_NV && rlx_mx_type(w[2], &t)) {
+    int64_t cnt = 1;
+    for (int i = 0; i < t.rank; i++) cnt *= t.dims[i];
+    if (cnt > 1) { /* one per matrix */
+      rlx_mx_arr *g = rlx_mx_broadcast_to(c, rlx_mx_reshape(c, w[2], 2, (int64_t[]){cnt, 1}), 2, (int64_t[]){cnt, N});
+      o.extra = rlx_mx_reshape(c, g, 3, (int64_t[]){R, 1, 1});
+    } else {
+      o.extra = rlx_mx_reshape(c, w[2], 0, NULL);
+    }
+  }
+  return o;
 }
 
-/* x[...,K] @ W^T for a float32 W[N,K], in x's dtype (a 1-D x as one row). */
-static void matmul_wt(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr **out) {
+/* MLX affine quantized_matmul wants w as unsigned `bits`-bit values packed little-end-first into
+ * uint32 words (element j of a word in bits [j*bits, (j+1)*bits)), with w = scale * u + bias per
+ * group. Symmetric schemes shift q by 2^(bits-1) into the unsigned range (bias = -2^(bits-1)
+ * scale); asymmetric ones keep q and use bias = -zero_point * scale. Values outside the scheme's
+ * range wrap modulo 2^bits (masked) instead of spilling into their neighbours. u: uint32 [R, K]. */
+static void int_affine(rlx_lower *L, const wops *o, rlx_dtype dt, rlx_mx_arr **u, rlx_mx_arr **scale, rlx_mx_arr **bias) {
   rlx_mx *c = L->mx;
-  const rlx_type *tx = rlx_in_type(L, n, 0);
-  int64_t K = tx->dims[tx->rank - 1];
-  w = rlx_mx_astype(c, w, tx->dtype); /* a no-op for float32 */
-  if (tx->rank == 1) x = rlx_mx_reshape(c, x, 2, (int64_t[]){1, K});
-  rlx_mx_arr *y = rlx_mx_matmul(c, x, rlx_mx_transpose(c, w, 2, (int64_t[]){1, 0}));
-  out[0] = tx->rank == 1 ? rlx_l_reshape(L, y, rlx_out_type(L, n, 0)) : y;
+  int bits = o->info->bits;
+  rlx_mx_arr *v = rlx_mx_astype(c, o->q, RLX_DTYPE_I32);
+  *scale = rlx_mx_astype(c, o->scale, dt);
+  if (o->extra) {
+    *bias = B(MULTIPLY, rlx_mx_unary(c, RLX_MXU_NEGATIVE, rlx_mx_astype(c, o->extra, dt)), *scale);
+  } else {
+    double off = bits == 8 ? 128 : 8;
+    v = B(ADD, v, rlx_mx_scalar(c, off, RLX_DTYPE_I32));
+    *bias = B(MULTIPLY, *scale, rlx_mx_scalar(c, -off, dt));
+  }
+  *u = B(BITWISE_AND, rlx_mx_astype(c, v, RLX_DTYPE_U32), rlx_mx_scalar(c, (double)((1 << bits) - 1), RLX_DTYPE_U32));
 }
 
-/* mxfp4, mxfp8, nvfp4: MLX's quantized_matmul in that mode takes the codes as they are (uint8
- * rows viewed as uint32 words: the same bytes) and the uint8 scales; nvfp4's global scale
- * multiplies the result. float64 x (no quantized_matmul) and FP8 schemes: dequantize, matmul. */
-static void lower_fp(rlx_lower *L, const rlx_node *n, rlx_dq_scheme s, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+/* u uint32 [R, K] of `bits`-bit values -> uint32 words [R, K*bits/32]. */
+static rlx_mx_arr *pack_words(rlx_lower *L, rlx_mx_arr *u, int64_t R, int64_t K, int bits) {
   rlx_mx *c = L->mx;
-  const rlx_dq_info *info = rlx_dq_info_of(s);
+  int64_t epw = 32 / bits;
+  rlx_type tu = {.dtype = RLX_DTYPE_U32, .rank = 3, .dims = {R, K / epw, epw}};
+  u = rlx_mx_reshape(c, u, 3, tu.dims);
+  rlx_mx_arr *packed = NULL;
+  for (int64_t j = 0; j < epw; j++) {
+    rlx_mx_arr *part = B(LEFT_SHIFT, rlx_l_narrow(L, u, &tu, 2, j, 1), rlx_mx_scalar(c, (double)(j * bits), RLX_DTYPE_U32));
+    packed = packed ? B(BITWISE_OR, packed, part) : part;
+  }
+  return rlx_mx_reshape(c, packed, 2, (int64_t[]){R, K / epw});
+}
+
+/* W [R, K] in dt (float32, or float64 for float64 x), dequantized on the device. */
+static rlx_mx_arr *dequant_weight(rlx_lower *L, const wops *o, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  int64_t R = o->R, K = o->K;
+  switch (o->info->kind) {
+    case RLX_DQK_GGUF: {
+      rlx_mx_arr *w = dequant_gguf(L, o->s, o->q, R, K);
+      return w ? rlx_mx_astype(c, w, dt) : NULL;
+    }
+    case RLX_DQK_INT: {
+      rlx_mx_arr *u, *scale, *bias;
+      int_affine(L, o, dt, &u, &scale, &bias);
+      int64_t blk[3] = {R, K / o->bs, 1};
+      rlx_mx_arr *w = rlx_mx_reshape(c, rlx_mx_astype(c, u, dt), 3, (int64_t[]){R, K / o->bs, o->bs});
+      w = B(ADD, B(MULTIPLY, w, rlx_mx_reshape(c, scale, 3, blk)), rlx_mx_reshape(c, bias, 3, blk));
+      return rlx_mx_reshape(c, w, 2, (int64_t[]){R, K});
+    }
+    default: { /* MX, NVFP4, FP8: codes and scales decode exactly in float32, their products round in dt */
+      rlx_mx_arr *sc = o->info->kind == RLX_DQK_MX ? e8m0(c, o->scale) : o->info->kind == RLX_DQK_NV ? e4m3fn(c, o->scale) : o->scale;
+      sc = rlx_mx_reshape(c, rlx_mx_astype(c, sc, dt), 3, (int64_t[]){R, K / o->bs, 1});
+      rlx_mx_arr *w = B(MULTIPLY, rlx_mx_astype(c, decode_codes(L, o->s, o->q, R, K, o->bs), dt), sc);
+      if (o->extra) w = B(MULTIPLY, w, rlx_mx_astype(c, o->extra, dt));
+      return rlx_mx_reshape(c, w, 2, (int64_t[]){R, K});
+    }
+  }
+}
+
+/* true when o maps onto MLX's quantized_matmul / gather_qmm for x of dtype xdt (no float64 there). */
+static bool qmm_able(const wops *o, rlx_dtype xdt) {
+  rlx_dq_kind k = o->info->kind;
+  return xdt != RLX_DTYPE_F64 && (k == RLX_DQK_INT || k == RLX_DQK_MX || k == RLX_DQK_NV);
+}
+
+/* quantized_matmul operands of o, w [R, K*bits/32] uint32, scales/biases [R, K/group]. mxfp4,
+ * mxfp8 and nvfp4 take the codes as they are (uint8 rows viewed as uint32 words: the same bytes)
+ * and the uint8 scales. */
+typedef struct qmm {
+  rlx_mx_arr *w, *scales, *biases;
+  int group, bits;
+  const char *mode;
+} qmm;
+
+static qmm qmm_of(rlx_lower *L, const wops *o, rlx_dtype xdt) {
+  qmm q = {.group = (int)o->bs, .bits = o->info->bits};
+  if (o->info->kind == RLX_DQK_INT) {
+    rlx_mx_arr *u;
+    int_affine(L, o, xdt, &u, &q.scales, &q.biases);
+    q.w = pack_words(L, u, o->R, o->K, q.bits);
+    q.mode = "affine";
+  } else {
+    q.w = rlx_mx_view(L->mx, o->q, RLX_DTYPE_U32);
+    q.scales = o->scale;
+    q.mode = o->s == RLX_DQ_MXFP4 ? "mxfp4" : o->s == RLX_DQ_MXFP8 ? "mxfp8" : "nvfp4";
+  }
+  return q;
+}
+
+/* MLX reads the E8M0 NaN (0xFF) as 2^128: rows of W holding one give NaN, as the MX spec has it.
+ * [R] bool for MX schemes, else NULL. */
+static rlx_mx_arr *nan_rows(rlx_lower *L, const wops *o) {
+  rlx_mx *c = L->mx;
+  if (o->info->kind != RLX_DQK_MX) return NULL;
+  return rlx_mx_reduce(c, B(EQUAL, o->scale, u8(c, 255)), 7, 1, (int[]){1}, false);
+}
+
+/* DequantMatMul: y[..., N] = x @ W^T. A 1-D x goes through as one row (MLX's CUDA
+ * quantized_matmul needs rank >= 2). */
+static void lower_dequant_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
   const rlx_type *tx = rlx_in_type(L, n, 0), *tq = rlx_in_type(L, n, 1);
   int64_t K = tx->dims[tx->rank - 1], N = tq->dims[0];
-  if (info->kind == RLX_DQK_FP8 || tx->dtype == RLX_DTYPE_F64) {
-    matmul_wt(L, n, in[0], dequant_fp(L, n, s, in, N, K, tx->dtype == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32), out);
-    return;
-  }
-  const char *mode = s == RLX_DQ_MXFP4 ? "mxfp4" : s == RLX_DQ_MXFP8 ? "mxfp8" : "nvfp4";
-  rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0];
-  rlx_mx_arr *y = rlx_mx_quantized_matmul(c, x, rlx_mx_view(c, in[1], RLX_DTYPE_U32), in[2], NULL, true, (int)info->block_elems, info->bits, mode);
-  if (info->kind == RLX_DQK_NV) y = B(MULTIPLY, y, rlx_mx_reshape(c, rlx_mx_astype(c, in[3], tx->dtype), 0, NULL));
-  else { /* MLX reads the E8M0 NaN (0xFF) as 2^128: rows with one give NaN, as the MX spec has it */
-    rlx_mx_arr *nan = rlx_mx_reduce(c, B(EQUAL, in[2], u8(c, 255)), 7, 1, (int[]){1}, false);
-    y = rlx_mx_where(c, nan, rlx_mx_scalar(c, NAN, tx->dtype), y);
+  wops o = wops_of(L, n, in + 1, (int)n->n_in - 1, N, N, K);
+  rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0], *y;
+  if (qmm_able(&o, tx->dtype)) {
+    qmm q = qmm_of(L, &o, tx->dtype);
+    y = rlx_mx_quantized_matmul(c, x, q.w, q.scales, q.biases, true, q.group, q.bits, q.mode);
+    if (o.extra && o.info->kind == RLX_DQK_NV) y = B(MULTIPLY, y, rlx_mx_astype(c, o.extra, tx->dtype));
+    rlx_mx_arr *nan = nan_rows(L, &o);
+    if (nan) y = rlx_mx_where(c, nan, rlx_mx_scalar(c, NAN, tx->dtype), y);
+  } else {
+    rlx_mx_arr *w = dequant_weight(L, &o, tx->dtype == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32);
+    if (!w) return;
+    y = rlx_mx_matmul(c, x, rlx_mx_transpose(c, rlx_mx_astype(c, w, tx->dtype), 2, (int64_t[]){1, 0}));
   }
   out[0] = tx->rank == 1 ? rlx_l_reshape(L, y, rlx_out_type(L, n, 0)) : y;
 }
 
-static void lower_gguf(rlx_lower *L, const rlx_node *n, rlx_dq_scheme s, rlx_mx_arr *const *in, rlx_mx_arr **out) {
-  const rlx_type *tx = rlx_in_type(L, n, 0);
-  rlx_mx_arr *w = dequant_gguf(L, s, in[1], rlx_in_type(L, n, 1)->dims[0], tx->dims[tx->rank - 1]);
-  if (w) matmul_wt(L, n, in[0], w, out);
+/* DequantGroupedMatMul: y[m] = x[m] @ W[idx[m]]^T over x[M,1,K]. gather_qmm for the int, MX and
+ * NVFP4 schemes; otherwise the selected experts' weights are gathered (still packed) and
+ * dequantized when M <= E (decoding: few tokens) or x is not float32, or every expert is dequantized
+ * once and gather_mm picks (prefill). */
+static void lower_grouped(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const rlx_type *tx = rlx_in_type(L, n, 0), *tq = rlx_in_type(L, n, 1);
+  int64_t M = tx->dims[0], K = tx->dims[1], E = tq->dims[0], N = tq->dims[1];
+  int nw = (int)n->n_in - 2;
+  rlx_mx_arr *idx = rlx_l_expert_index(L, in[n->n_in - 1], E), *x = rlx_mx_reshape(c, in[0], 3, (int64_t[]){M, 1, K}), *y;
+  wops o = wops_of(L, n, in + 1, nw, E * N, N, K);
+  rlx_dtype wdt = tx->dtype == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32;
+  if (qmm_able(&o, tx->dtype)) {
+    qmm q = qmm_of(L, &o, tx->dtype);
+    int64_t ws[3] = {E, N, K * q.bits / 32}, ss[3] = {E, N, K / q.group};
+    rlx_mx_arr *w = rlx_mx_reshape(c, q.w, 3, ws), *s = rlx_mx_reshape(c, q.scales, 3, ss);
+    rlx_mx_arr *b = q.biases ? rlx_mx_reshape(c, q.biases, 3, ss) : NULL;
+    y = rlx_mx_reshape(c, rlx_mx_gather_qmm(c, x, w, s, b, idx, q.group, q.bits, q.mode), 2, (int64_t[]){M, N});
+    if (o.extra && o.info->kind == RLX_DQK_NV) { /* one scale, or one per row of expert idx[m] */
+      rlx_mx_arr *g = o.extra;
+      rlx_type tg;
+      if (rlx_mx_type(g, &tg) && tg.rank == 3) g = rlx_mx_take(c, rlx_mx_reshape(c, g, 2, (int64_t[]){E, N}), idx, 0);
+      y = B(MULTIPLY, y, rlx_mx_astype(c, g, tx->dtype));
+    }
+    rlx_mx_arr *nan = nan_rows(L, &o);
+    if (nan) y = rlx_mx_where(c, rlx_mx_take(c, rlx_mx_reshape(c, nan, 2, (int64_t[]){E, N}), idx, 0), rlx_mx_scalar(c, NAN, tx->dtype), y);
+    out[0] = y;
+    return;
+  }
+  rlx_mx_arr *w;
+  if (M <= E || tx->dtype != RLX_DTYPE_F32) { /* (MLX's CPU gather_mm is float32 only) */
+    rlx_mx_arr *sel[3];
+    for (int i = 0; i < nw; i++) {
+      rlx_type t;
+      sel[i] = rlx_mx_type(in[1 + i], &t) && t.rank >= 1 && t.dims[0] == E ? rlx_mx_take(c, in[1 + i], idx, 0) : in[1 + i];
+    }
+    wops os = wops_of(L, n, sel, nw, M * N, N, K);
+    if (!(w = dequant_weight(L, &os, wdt))) return;
+    w = rlx_mx_transpose(c, rlx_mx_reshape(c, rlx_mx_astype(c, w, tx->dtype), 3, (int64_t[]){M, N, K}), 3, (int64_t[]){0, 2, 1});
+    y = rlx_mx_matmul(c, x, w);
+  } else {
+    if (!(w = dequant_weight(L, &o, wdt))) return;
+    w = rlx_mx_transpose(c, rlx_mx_reshape(c, rlx_mx_astype(c, w, tx->dtype), 3, (int64_t[]){E, N, K}), 3, (int64_t[]){0, 2, 1});
+    y = rlx_mx_gather_mm(c, x, w, NULL, idx);
+  }
+  out[0] = rlx_mx_reshape(c, y, 2, (int64_t[]){M, N});
 }
 
 void rlx_lower_dequant(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
-  rlx_dq_scheme s = rlx_dq_scheme_of(rlx_node_s(n, "scheme"));
-  switch (rlx_dq_info_of(s)->kind) {
-    case RLX_DQK_GGUF:
-      lower_gguf(L, n, s, in, out);
-      return;
-    case RLX_DQK_INT:
-      lower_int_block(L, n, in, out);
-      return;
-    default:
-      lower_fp(L, n, s, in, out);
-  }
+  if (n->op == RLX_OP_DEQUANT_GROUPED_MATMUL) lower_grouped(L, n, in, out);
+  else lower_dequant_matmul(L, n, in, out);
 }

@@ -88,16 +88,10 @@ void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       return;
     }
     case RLX_OP_GROUPED_MATMUL: {
-      /* gather_mm: x[M,1,K] @ w[idx[m]] -> [M,1,N]; negative indices count from the end and
-       * the rest are clamped into [0, E) (gather_mm does not check its indices). */
+      /* gather_mm: x[M,1,K] @ w[idx[m]] -> [M,1,N] */
       const rlx_type *tx = rlx_in_type(L, n, 0);
-      int64_t E = rlx_in_type(L, n, 1)->dims[0];
       rlx_mx_arr *x = rlx_mx_reshape(c, in[0], 3, (int64_t[]){tx->dims[0], 1, tx->dims[1]});
-      rlx_mx_arr *idx = rlx_mx_astype(c, in[2], RLX_DTYPE_I64);
-      rlx_mx_arr *neg = rlx_mx_binary(c, RLX_MXB_LESS, idx, rlx_mx_scalar(c, 0, RLX_DTYPE_I64));
-      idx = rlx_mx_where(c, neg, rlx_mx_binary(c, RLX_MXB_ADD, idx, rlx_mx_scalar(c, (double)E, RLX_DTYPE_I64)), idx);
-      idx = rlx_mx_clip(c, idx, rlx_mx_scalar(c, 0, RLX_DTYPE_I64), rlx_mx_scalar(c, (double)(E - 1), RLX_DTYPE_I64));
-      idx = rlx_mx_astype(c, idx, RLX_DTYPE_U32);
+      rlx_mx_arr *idx = rlx_l_expert_index(L, in[2], rlx_in_type(L, n, 1)->dims[0]);
       out[0] = rlx_l_reshape(L, rlx_mx_gather_mm(c, x, in[1], NULL, idx), rlx_out_type(L, n, 0));
       return;
     }

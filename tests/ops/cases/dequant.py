@@ -9,7 +9,10 @@ exponents). The int8/int4 block schemes against a dequantize-then-matmul oracle 
 decoded by ml_dtypes, every code once with edge scales (E8M0 NaN and 2^127, E4M3 NaN and
 subnormals, float scales 0, inf, subnormal), float64 oracle. Errors: malformed packed data (a row
 of the wrong byte count, K not a multiple of the block; the message names the param and the
-expected size), dtypes, shapes, unknown schemes."""
+expected size), dtypes, shapes, unknown schemes. DequantGroupedMatMul (mixture of experts): every
+kind of scheme, through each lowering path (gather_qmm; the selected experts' weights when M <= E;
+all experts when M > E), negative and out-of-range expert indices, against per-token numpy
+products."""
 import ml_dtypes
 import numpy as np
 from gguf import GGMLQuantizationType as T
@@ -263,7 +266,86 @@ def fp_cases():
               scheme=S("fp8_e4m3"), block_size=I(24))
 
 
+def expert_weights(scheme, e, n, k, bs=32):
+    """(weight inputs stacked over e experts, W[e, n, k] float64) for any scheme."""
+    if scheme in GGUF:
+        packed = blocks(scheme, e * n, k)
+        return {"w": packed.reshape(e, n, -1)}, gguf_dequant(scheme, packed, k).astype(np.float64).reshape(e, n, k)
+    if scheme in SCHEMES:
+        qdt, (lo, hi), asym = SCHEMES[scheme]
+        q = rng.integers(lo, hi + 1, size=(e, n, k)).astype(qdt)
+        scale = uni((e, n, k // bs), 0.005, 0.02)
+        ins = {"q": q, "scale": scale}
+        zp = 0
+        if asym:
+            ins["zp"] = rng.integers(lo, hi + 1, size=(e, n, k // bs)).astype(np.float32)
+            zp = np.repeat(ins["zp"].astype(np.float64), bs, axis=2)
+        return ins, (q.astype(np.float64) - zp) * np.repeat(scale.astype(np.float64), bs, axis=2)
+    blk, bits, kind = FP[scheme]
+    bs = blk or bs
+    q = rng.integers(0, 256, size=(e * n, k * bits // 8), dtype=np.uint8)
+    if bits == 8:
+        q = np.where((q & 0x7F) >= 0x7C, q & 0xF0, q).astype(np.uint8)
+    sc = (rng.integers(120, 133, size=(e * n, k // bs)).astype(np.uint8) if kind == "e8m0" else
+          rng.integers(0x20, 0x50, size=(e * n, k // bs)).astype(np.uint8) if kind == "e4m3" else uni((e * n, k // bs), 0.01, 0.1))
+    if kind == "e8m0":
+        sc[0, 0] = 255  # a NaN scale: expert 0, row 0
+    w = fp_weight(scheme, q, sc, bs).reshape(e, n, k)
+    ins = {"w": q.reshape(e, n, -1), "scales": sc.reshape(e, n, -1)}
+    if scheme == "nvfp4":
+        g = uni((e,), 0.5, 2.0)
+        ins["g"] = g
+        w = w * g.astype(np.float64).reshape(e, 1, 1)
+    return ins, w
+
+
+def grouped_case(name, scheme, m, e, n, k, idx=None, xdtype=np.float32, rtol=1e-5, bs=32, scalar_g=False):
+    ins, w = expert_weights(scheme, e, n, k, bs)
+    if scalar_g:
+        w = w / ins["g"].astype(np.float64).reshape(e, 1, 1) * 1.5
+        ins["g"] = np.float32(1.5)
+    idx = rng.integers(0, e, size=m).astype(np.int32) if idx is None else np.asarray(idx, np.int32)
+    sel = np.clip(np.where(idx < 0, idx + e, idx), 0, e - 1)
+    x = uni((m, k), dtype=xdtype)
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        want = np.einsum("mk,mnk->mn", x64, w[sel])
+        atol = rtol * max(float(np.nanmax(np.einsum("mk,mnk->mn", np.abs(x64), np.where(np.isfinite(w), np.abs(w), 0)[sel]))), 1e-30)
+    attrs = {"scheme": S(scheme)} | ({"block_size": I(bs)} if scheme in SCHEMES or scheme.startswith("fp8") else {})
+    return Case(name, [node("DequantGroupedMatMul", ["x", *ins, "idx"], ["y"], **attrs)], {"x": x, "idx": idx},
+                {"y": want.astype(xdtype)}, atol=atol, rtol=rtol, params=ins)
+
+
+def grouped_cases():
+    # gather_qmm (int, MX, NVFP4); GGUF and FP8: selected experts dequantized (M <= E) or all (M > E)
+    yield grouped_case("DequantGroupedMatMul_int8_block", "int8_block", 5, 3, 4, 64)
+    yield grouped_case("DequantGroupedMatMul_int4_block_asym", "int4_block_asym", 4, 2, 6, 128, bs=64)
+    yield grouped_case("DequantGroupedMatMul_mxfp4_nan", "mxfp4", 6, 3, 4, 64, idx=[0, 1, 2, 0, 2, 1])
+    yield grouped_case("DequantGroupedMatMul_mxfp8", "mxfp8", 3, 4, 5, 64)
+    yield grouped_case("DequantGroupedMatMul_nvfp4_per_expert_g", "nvfp4", 5, 3, 4, 64)
+    yield grouped_case("DequantGroupedMatMul_nvfp4_one_g", "nvfp4", 2, 3, 4, 64, scalar_g=True)
+    yield grouped_case("DequantGroupedMatMul_gguf_q4_0_few", "gguf_q4_0", 3, 4, 5, 64)
+    yield grouped_case("DequantGroupedMatMul_gguf_q6k_many", "gguf_q6k", 6, 2, 3, 256)
+    yield grouped_case("DequantGroupedMatMul_gguf_q4k_neg_idx", "gguf_q4k", 4, 4, 3, 256, idx=[-1, 5, 0, -9])
+    yield grouped_case("DequantGroupedMatMul_fp8_e4m3_few", "fp8_e4m3", 2, 3, 4, 64)
+    yield grouped_case("DequantGroupedMatMul_fp8_e5m2_many", "fp8_e5m2", 5, 2, 4, 64, bs=16)
+    yield grouped_case("DequantGroupedMatMul_nvfp4_f64_few", "nvfp4", 2, 3, 4, 64, xdtype=np.float64, rtol=1e-12)
+    yield grouped_case("DequantGroupedMatMul_gguf_q8_0_f16_many", "gguf_q8_0", 5, 2, 4, 64, xdtype=np.float16, rtol=5e-3)
+    yield grouped_case("DequantGroupedMatMul_int4_f16", "int4_block", 3, 2, 4, 64, xdtype=np.float16, rtol=5e-3)
+    yield grouped_case("DequantGroupedMatMul_int8_f64_many", "int8_block", 4, 2, 4, 64, xdtype=np.float64, rtol=1e-12)
+    x, idx = uni((3, 64)), np.zeros(3, np.int32)
+    yield err("DequantGroupedMatMul_experts", "DequantGroupedMatMul",
+              {"x": x, "w": np.zeros((2, 4, 32), np.uint8), "s": np.zeros((3, 4, 2), np.uint8), "idx": idx}, scheme=S("mxfp4"))
+    yield err("DequantGroupedMatMul_idx_shape", "DequantGroupedMatMul",
+              {"x": x, "w": np.zeros((2, 4, 36), np.uint8), "idx": np.zeros(2, np.int32)}, scheme=S("gguf_q4_0"))
+    yield err("DequantGroupedMatMul_idx_dtype", "DequantGroupedMatMul",
+              {"x": x, "w": np.zeros((2, 4, 36), np.uint8), "idx": np.zeros(3, np.float32)}, scheme=S("gguf_q4_0"))
+    yield err("DequantGroupedMatMul_bytes", "DequantGroupedMatMul",
+              {"x": x, "w": np.zeros((2, 4, 35), np.uint8), "idx": idx}, scheme=S("gguf_q4_0"))
+
+
 def cases():
     yield from gguf_cases()
     yield from fp_cases()
+    yield from grouped_cases()
     yield from dequant_cases()
