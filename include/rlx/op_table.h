@@ -547,9 +547,13 @@
    * what is left, the smallest set of most probable tokens whose probability reaches top_p (the   \
    * nucleus, Holtzman et al. 2020; tokens tied with its least probable member kept); then draws  \
    * from the categorical distribution of the kept logits (mx::random::categorical, Gumbel-max).   \
-   * seed != 0 uses mx::random::key(seed) (taken as uint64): the same seed gives the same tokens in \
-   * every mode. seed 0 uses MLX's global key sequence, which advances per draw; in compiled mode  \
-   * that key is read when the trace is built, so replays repeat one draw. temperature finite and \
+   * Random stream: in an executable each Sample node draws from its own stream of keys         \
+   * (mx::random::split of the previous key at each draw, JAX's scheme), an input of the run in   \
+   * every mode: it starts at mx::random::key(seed) (taken as uint64) when seed != 0, so the k-th  \
+   * run of any executable of the graph draws the same tokens in eager, lazy and compiled mode;   \
+   * with seed 0 it starts at a key drawn from MLX's global key sequence when the executable first \
+   * runs, so each executable and each run draws fresh keys (compiled runs too). rlx_executable_ \
+   * warmup does not advance the streams. temperature finite and                                 \
    * >= 0, 0 < top_p <= 1, top_k >= 0, V >= 1 (else INVALID_ARGUMENT). float16/bfloat16 logits are \
    * filtered in float32. */ \
   X(SAMPLE, "Sample", sample, 1, 1, "temperature:f=1 top_k:i=0 top_p:f=1 seed:i=0") \

@@ -20,4 +20,7 @@ const rlx_custom_op_def *rlx_custom_def(const rlx_custom_entry *e);
  * array (*out, *n; free it). RESOURCE_EXHAUSTED on allocation failure. */
 RLX_MUST_USE rlx_status *rlx_custom_attrs(const rlx_node *n, rlx_attr **out, size_t *count);
 
+/* Checks a CUDA launch against the limits of rlx/registry.h (INVALID_ARGUMENT saying which). */
+rlx_status *rlx_custom_check_launch(const rlx_custom_cuda_launch *l);
+
 #endif

@@ -16,6 +16,7 @@
 #include "rlx/executable.h"
 
 #define RLX_EXEC_MAX_SYMBOLS 64
+#define RLX_EXEC_MAX_RNG 1024 /* Sample nodes per graph (sub-graphs included) */
 
 /* A param of the graph or of any of its sub-graphs (sub-graph params resolve by name). */
 typedef struct exec_param {
@@ -66,6 +67,12 @@ struct rlx_executable {
 
   rlx_mx_fn *compiled;
   size_t n_traces;
+
+  /* random streams of the Sample nodes (exec_random.c): rng.keys are this run's current keys */
+  rlx_rng rng;
+  rlx_mx_arr **rng_state;     /* per stream: the key the next run starts from (kept), NULL until first use */
+  rlx_mx_arr **rng_call_outs; /* compiled calls: the graph outputs, then the advanced keys */
+  bool rng_frozen;            /* warmup: runs leave the streams where they are */
 
   /* per-run scratch, sized once */
   rlx_mx *ctx;        /* reused by every run (rlx_mx_reset) */
@@ -132,6 +139,13 @@ bool rlx_exec_has_collective(const rlx_graph *g);
 rlx_dist_group *rlx_exec_group(const rlx_executable *ex);
 /* Drops the compiled function (its trace holds arrays and groups of the old settings). */
 void rlx_exec_drop_compiled(rlx_executable *ex);
+/* Random streams (exec_random.c): finds the Sample nodes (at creation); frees the streams; writes
+ * the keys each stream starts this run with to keys[0..rng.n) (making the first ones); keeps the
+ * advanced keys ex->rng.keys (arrays of c) as the streams' next keys. */
+rlx_status *rlx_exec_rng_init(rlx_executable *ex);
+void rlx_exec_rng_free(rlx_executable *ex);
+void rlx_exec_rng_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **keys);
+rlx_status *rlx_exec_rng_commit(rlx_executable *ex, rlx_mx *c);
 /* INVALID_ARGUMENT unless tensor type `got` fits declared type `want` (symbolic dims fit any size). */
 RLX_MUST_USE rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got);
 

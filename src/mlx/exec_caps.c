@@ -2,8 +2,6 @@
  * (exec_caps.h). */
 #include "mlx/exec_caps.h"
 
-#include "ir/custom.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,34 +16,6 @@ static bool elementwise(rlx_op op) {
 static rlx_status *node_error(const rlx_graph *g, const rlx_node *n, const char *what, const char *why) {
   char label[160];
   return RLX_ERR(UNIMPLEMENTED, "%s: %s: %s", what, rlx_node_label(g, n, label, sizeof label), why);
-}
-
-/* ---- compiled mode ----
- * The one place that decides which custom ops can run inside mlx::core::compile's trace: a graph
- * kernel lowers to MLX ops and traces like any node; a host kernel needs its inputs' values, which
- * trace arrays do not have. (lower_custom.c still refuses a host kernel that meets a trace value
- * at run time, for an op re-registered after the executable was created.) */
-
-static rlx_status *compiled_blocker(const rlx_graph *g, const rlx_node *n) {
-  if (n->op != RLX_OP_CUSTOM) return NULL;
-  const char *name = rlx_node_s(n, "name");
-  const rlx_custom_entry *e = rlx_custom_acquire(name);
-  bool host = e && rlx_custom_def(e)->host;
-  rlx_custom_release(e);
-  if (!host) return NULL; /* an unregistered op fails at run time with NOT_FOUND, in every mode */
-  char why[200];
-  snprintf(why, sizeof why, "custom op '%s' has a host kernel, which needs its inputs' values; use lazy or eager mode", name);
-  return node_error(g, n, "compiled mode", why);
-}
-
-rlx_status *rlx_exec_check_compiled(const rlx_graph *g) {
-  for (size_t k = 0; k < g->n_nodes; k++) {
-    const rlx_node *n = &g->nodes[k];
-    RLX_TRY(compiled_blocker(g, n));
-    for (uint32_t a = 0; a < n->n_attrs; a++)
-      if (n->attrs[a].kind == RLX_ATTR_GRAPH) RLX_TRY(rlx_exec_check_compiled(n->attrs[a].graph));
-  }
-  return NULL;
 }
 
 /* ---- shapeless ---- */

@@ -1,6 +1,5 @@
 /* exec_caps.h: what a graph allows its executable to do, decided per node (internal).
  *
- * - Compiled mode: a node qualifies unless it is a custom op with a host kernel.
  * - Shapeless compile: a node qualifies when its types never change with the symbols, or when its
  *   lowering composes only MLX ops that infer their output shapes from their inputs (nothing
  *   sized from the bound types is baked into the trace).
@@ -11,10 +10,6 @@
 #define RLX_MLX_EXEC_CAPS_H
 
 #include "ir/ir.h"
-
-/* NULL when every node of g (and of its sub-graphs) can run in compiled mode; else UNIMPLEMENTED
- * naming the first node that cannot (a custom op with a host kernel) and why. */
-RLX_MUST_USE rlx_status *rlx_exec_check_compiled(const rlx_graph *g);
 
 /* NULL when every node of g qualifies for shapeless compile; else UNIMPLEMENTED naming the first
  * node that does not and why. */

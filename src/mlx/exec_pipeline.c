@@ -148,22 +148,27 @@ static void bind_leaf_vals(rlx_executable *ex, rlx_mx_arr *const *leaves) {
   for (size_t j = 0; j < nc; j++) ex->vals[ex->consts[j]] = leaves[ni + j];
   for (size_t k = 0; k < ex->n_params; k++) ex->cur[k] = leaves[ni + nc + k];
   for (size_t i = 0; i < g->n_params; i++) ex->vals[g->nodes[g->params[i]].out0] = ex->cur[ex->gparam[i]];
+  for (size_t r = 0; r < ex->rng.n; r++) ex->rng.keys[r] = leaves[ni + nc + ex->n_params + r];
 }
 
+/* Lowers the graph: out receives the outputs, then the advanced random keys. */
 static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out, bool eager) {
   rlx_lower L = {.mx = c, .g = ex->g, .types = ex->rt, .vals = ex->vals, .eager = eager, .param = param_lookup, .param_ud = ex,
-                 .group = rlx_exec_group(ex)};
+                 .group = rlx_exec_group(ex),
+                 .rng = &ex->rng};
   RLX_TRY(rlx_lower_graph(&L));
-  for (size_t i = 0; i < ex->g->n_outputs; i++) out[i] = ex->vals[ex->g->outputs[i]];
+  size_t no = ex->g->n_outputs;
+  for (size_t i = 0; i < no; i++) out[i] = ex->vals[ex->g->outputs[i]];
+  for (size_t r = 0; r < ex->rng.n; r++) out[no + r] = ex->rng.keys[r];
   return NULL;
 }
 
 static rlx_status *trace(void *ud, rlx_mx *c, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out) {
   rlx_executable *ex = ud;
-  size_t want = ex->g->n_inputs + ex->n_consts + ex->n_params;
-  if (n_in != want || n_out != ex->g->n_outputs)
+  size_t want = ex->g->n_inputs + ex->n_consts + ex->n_params + ex->rng.n, want_out = ex->g->n_outputs + ex->rng.n;
+  if (n_in != want || n_out != want_out)
     return RLX_ERR(INTERNAL, "compiled function called with %zu leaves and %zu outputs, expected %zu and %zu", n_in, n_out, want,
-                   ex->g->n_outputs);
+                   want_out);
   ex->n_traces++;
   bind_leaf_vals(ex, in);
   return lower_outputs(ex, c, out, false);
@@ -195,6 +200,7 @@ static void make_leaves(rlx_executable *ex, rlx_mx *c) {
     ex->leaves[ni + j] = ex->const_arr[j];
   }
   for (size_t k = 0; k < ex->n_params; k++) ex->leaves[ni + nc + k] = ex->params[k].val;
+  rlx_exec_rng_leaves(ex, c, ex->leaves + ni + nc + ex->n_params);
 }
 
 /* Checks the outputs' shapes against the inferred types and casts them to the declared dtypes. */
@@ -219,21 +225,28 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   rlx_mx_reset(c);
   make_leaves(ex, c);
   RLX_TRY(rlx_mx_take_error(c));
-  size_t nl = g->n_inputs + ex->n_consts + ex->n_params;
+  size_t no = g->n_outputs, nr = ex->rng.n, nl = g->n_inputs + ex->n_consts + ex->n_params + nr;
+  rlx_mx_arr **all = ex->rng_call_outs; /* the outputs, then the advanced random keys */
   if (ex->mode == RLX_MODE_COMPILED) {
     if (!ex->compiled) RLX_TRY(rlx_mx_compile(trace, ex, ex->shapeless, &ex->compiled));
-    if (!rlx_mx_call(c, ex->compiled, ex->leaves, nl, ex->outs, g->n_outputs)) return rlx_mx_take_error(c);
+    if (!rlx_mx_call(c, ex->compiled, ex->leaves, nl, all, no + nr)) return rlx_mx_take_error(c);
   } else {
     bind_leaf_vals(ex, ex->leaves);
-    RLX_TRY(lower_outputs(ex, c, ex->outs, ex->mode == RLX_MODE_EAGER));
+    RLX_TRY(lower_outputs(ex, c, all, ex->mode == RLX_MODE_EAGER));
   }
+  memcpy(ex->outs, all, no * sizeof *all);
   RLX_TRY(conform_outputs(ex, c));
-  /* Only the outputs stay referenced from here: MLX frees intermediates while it evaluates. The
-   * run's value and leaf handles are dead after this (both are rebuilt by the next run). */
-  rlx_mx_retain_only(c, ex->outs, g->n_outputs);
-  if (async) rlx_mx_async_eval(c, ex->outs, g->n_outputs);
-  else rlx_mx_eval(c, ex->outs, g->n_outputs);
-  return rlx_mx_take_error(c);
+  memcpy(all, ex->outs, no * sizeof *all);
+  /* Only the outputs (and keys) stay referenced from here: MLX frees intermediates while it
+   * evaluates. The run's value and leaf handles are dead after this (both are rebuilt by the next
+   * run). */
+  rlx_mx_retain_only(c, all, no + nr);
+  memcpy(ex->outs, all, no * sizeof *all);
+  memcpy(ex->rng.keys, all + no, nr * sizeof *all);
+  if (async) rlx_mx_async_eval(c, all, no + nr);
+  else rlx_mx_eval(c, all, no + nr);
+  RLX_TRY(rlx_mx_take_error(c));
+  return nr && !ex->rng_frozen ? rlx_exec_rng_commit(ex, c) : NULL;
 }
 
 rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {

@@ -108,6 +108,9 @@ static rlx_status *layout_slots(rlx_executable *ex) {
 static rlx_status *init(rlx_executable *ex) {
   const rlx_graph *g = ex->g;
   RLX_TRY(collect_params(ex, g));
+  RLX_TRY(rlx_exec_rng_init(ex));
+  if (ex->rng.n > RLX_EXEC_MAX_RNG)
+    return RLX_ERR(UNIMPLEMENTED, "the graph has %zu Sample nodes; executables support at most %d", ex->rng.n, RLX_EXEC_MAX_RNG);
   for (size_t k = 0; k < g->n_nodes; k++) ex->n_consts += g->nodes[k].op == RLX_OP_CONSTANT;
   size_t nv = g->n_vals ? g->n_vals : 1, ni = g->n_inputs, no = g->n_outputs, np = ex->n_params, nc = ex->n_consts;
   ex->gparam = calloc(g->n_params + 1, sizeof *ex->gparam);
@@ -118,7 +121,7 @@ static rlx_status *init(rlx_executable *ex) {
   ex->ext_types = calloc(nv, sizeof *ex->ext_types);
   ex->vals = calloc(nv, sizeof *ex->vals);
   ex->cur = calloc(np + 1, sizeof *ex->cur);
-  ex->leaves = calloc(ni + nc + np + 1, sizeof *ex->leaves);
+  ex->leaves = calloc(ni + nc + np + ex->rng.n + 1, sizeof *ex->leaves);
   ex->outs = calloc(no, sizeof *ex->outs);
   ex->readback = calloc(no, sizeof *ex->readback);
   ex->pending = calloc(no, sizeof *ex->pending);
@@ -154,7 +157,6 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   if (device != RLX_DEVICE_CPU && device != RLX_DEVICE_GPU) return RLX_ERR(INVALID_ARGUMENT, "invalid device %d", (int)device);
   rlx_mode m;
   RLX_TRY(resolve_mode(mode, &m));
-  if (m == RLX_MODE_COMPILED) RLX_TRY(rlx_exec_check_compiled(g));
   if (device == RLX_DEVICE_GPU && !rlx_mx_gpu_available())
     return RLX_ERR(UNAVAILABLE, "no GPU: MLX %s in this process has no usable GPU backend or device (install mlx-cuda-13 on a CUDA machine)",
                    rlx_mx_version());
@@ -196,6 +198,7 @@ void rlx_executable_free(rlx_executable *ex) {
     rlx_mx_release(ex->in[i].dev);
   }
   for (size_t i = 0; ex->const_arr && i < ex->n_consts; i++) rlx_mx_release(ex->const_arr[i]);
+  rlx_exec_rng_free(ex);
   rlx_mx_free(ex->ctx);
   free(ex->params);
   free(ex->gparam);
@@ -254,7 +257,6 @@ void rlx_exec_drop_compiled(rlx_executable *ex) {
 rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode) {
   rlx_mode m;
   RLX_TRY(resolve_mode(mode, &m));
-  if (m == RLX_MODE_COMPILED) RLX_TRY(rlx_exec_check_compiled(ex->g));
   lock(ex);
   ex->mode = m;
   rlx_exec_drop_compiled(ex);
@@ -370,7 +372,9 @@ rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inputs, const cha
                                   rlx_tensor *const *values) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_warmup: NULL argument");
   lock(ex);
+  ex->rng_frozen = true;
   rlx_status *st = execute_named(ex, n_inputs, names, values, false);
+  ex->rng_frozen = false;
   rlx_mx_reset(ex->ctx);
   unlock(ex);
   return st;

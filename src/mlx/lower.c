@@ -125,7 +125,8 @@ rlx_status *rlx_sub_run(rlx_lower *L, const rlx_sub *s, rlx_mx_arr *const *captu
   memcpy(vals, s->leaves, sizeof *vals * sub->n_vals);
   for (size_t i = 0; i < sub->n_inputs; i++) vals[sub->nodes[sub->inputs[i]].out0] = captures[i];
   rlx_lower S = {.mx = L->mx, .g = sub, .types = s->types, .vals = vals, .eager = L->eager, .param = L->param, .param_ud = L->param_ud,
-                 .group = L->group};
+                 .group = L->group,
+                 .rng = L->rng};
   rlx_status *st = rlx_lower_graph(&S);
   for (size_t i = 0; !st && i < sub->n_outputs; i++) outs[i] = vals[sub->outputs[i]];
   free(vals);

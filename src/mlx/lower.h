@@ -8,6 +8,14 @@
 
 typedef struct rlx_lower rlx_lower;
 
+/* The random streams of a run (see exec_random.c): the key of each drawing node (Sample),
+ * replaced by the next one of its stream at each draw. */
+typedef struct rlx_rng {
+  const rlx_node **nodes;
+  rlx_mx_arr **keys;
+  size_t n;
+} rlx_rng;
+
 /* Resolves a sub-graph Param by name (the executable's params). */
 typedef rlx_mx_arr *(*rlx_param_lookup_fn)(void *ud, const char *name);
 
@@ -20,6 +28,7 @@ struct rlx_lower {
   rlx_param_lookup_fn param;  /* for sub-graph params */
   void *param_ud;
   rlx_dist_group *group;      /* process group of the collective ops (NULL: none) */
+  rlx_rng *rng;               /* NULL: Sample draws with key(seed), or MLX's global keys for seed 0 */
 };
 
 /* Lowers every non-leaf node of L->g in order (leaf values must be set in L->vals). In eager

@@ -1,5 +1,7 @@
 /* lower_sample.c: Sample. Filters the logits (temperature, top-k, top-p) by setting the excluded
- * tokens to -inf, then draws with mx::random::categorical (Gumbel-max over the last axis). */
+ * tokens to -inf, then draws with mx::random::categorical (Gumbel-max over the last axis) with
+ * the next key of the node's random stream (an executable's run, see exec_random.c), or outside
+ * an executable with mx::random::key(seed) (MLX's global keys for seed 0). */
 #include <math.h>
 
 #include "mlx/lower.h"
@@ -56,5 +58,8 @@ void rlx_lower_sample(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
   if (temp != 1) x = rlx_mx_binary(c, RLX_MXB_DIVIDE, x, rlx_mx_scalar(c, temp, t.dtype));
   if (k > 0 && k < t.dims[ax]) x = top_k(L, x, &t, k);
   if (p < 1) x = top_p(L, x, &t, p);
-  out[0] = rlx_mx_astype(c, rlx_mx_categorical(c, x, ax, seed == 0, (uint64_t)seed), RLX_DTYPE_I64);
+  rlx_mx_arr *key = seed ? rlx_mx_random_key(c, (uint64_t)seed) : NULL;
+  for (size_t i = 0; L->rng && i < L->rng->n; i++) /* the node's stream: draw with its next subkey */
+    if (L->rng->nodes[i] == n) L->rng->keys[i] = rlx_mx_random_split(c, L->rng->keys[i], &key);
+  out[0] = rlx_mx_astype(c, rlx_mx_categorical(c, x, ax, key), RLX_DTYPE_I64);
 }

@@ -1,4 +1,4 @@
-/* Custom ops (rlx/registry.h): registration rules, graph and host kernels in every execution mode,
+/* Custom ops (rlx/registry.h): registration rules, graph, host and CUDA kernels in every execution mode,
  * attributes, multiple outputs, replacement, unregistration, error propagation and concurrent use.
  * Expected values are computed here by plain C loops, independently of rlx. */
 #include <math.h>
@@ -160,12 +160,96 @@ static void test_register_rules(void **state) {
   d.host = prefix_max_host;
   FAILS(rlx_custom_op_register(&d, NULL), INVALID_ARGUMENT, "both");
   d.host = NULL, d.expand = NULL;
-  FAILS(rlx_custom_op_register(&d, NULL), INVALID_ARGUMENT, "neither");
+  FAILS(rlx_custom_op_register(&d, NULL), INVALID_ARGUMENT, "got none");
   d.expand = axpby_expand, d.min_inputs = 3;
   FAILS(rlx_custom_op_register(&d, NULL), INVALID_ARGUMENT, "arity");
   assert_false(rlx_custom_op_is_registered("test.rules"));
   FAILS(rlx_custom_op_unregister("test.rules"), NOT_FOUND, "test.rules");
   assert_null(rlx_attr_find(0, NULL, "x"));
+}
+
+/* test.cuda_axpy(x, y) = a x + y as CUDA source, with a graph kernel for other devices. */
+static const char *axpy_cuda_src =
+    "  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < x_shape[0]) out[i] = static_cast<float>(A) * x[i] + y[i];\n";
+
+static rlx_status *axpy_launch(void *ud, size_t n_in, const rlx_type *in, size_t na, const rlx_attr *attrs, size_t n_out,
+                               const rlx_type *out, rlx_custom_cuda_launch *l) {
+  (void)ud, (void)n_in, (void)na, (void)attrs, (void)n_out, (void)out;
+  l->grid[0] = in[0].dims[0], l->grid[1] = l->grid[2] = 1;
+  l->threadgroup[0] = 256, l->threadgroup[1] = l->threadgroup[2] = 1;
+  l->n_template_args = 1;
+  l->template_args[0] = (rlx_custom_template_arg){.name = "A", .kind = RLX_CUSTOM_TEMPLATE_INT, .i = 3};
+  return NULL;
+}
+
+static rlx_status *axpy3_expand(void *ud, rlx_graph *g, size_t n_in, const rlx_value *in, size_t na, const rlx_attr *attrs,
+                                size_t n_out, rlx_value *out) {
+  (void)ud, (void)n_in, (void)na, (void)attrs, (void)n_out;
+  float k = 3;
+  rlx_type s = ttype(RLX_DTYPE_F32, 0, NULL);
+  rlx_value c, ax;
+  TRY(rlx_graph_add_constant(g, &s, &k, sizeof k, &c));
+  TRY(rlx_graph_add1(g, RLX_OP_MUL, NULL, 2, (rlx_value[]){in[0], c}, 0, NULL, &ax));
+  return rlx_graph_add1(g, RLX_OP_ADD, NULL, 2, (rlx_value[]){ax, in[1]}, 0, NULL, &out[0]);
+}
+
+static void test_cuda_kernel_rules(void **state) {
+  (void)state;
+  const char *ins[] = {"x", "y"}, *outs[] = {"out"}, *bad_ins[] = {"x", "2y"};
+  rlx_custom_cuda_kernel k = {.source = axpy_cuda_src, .input_names = ins, .output_names = outs, .n_outputs = 1, .launch_fn = axpy_launch};
+  rlx_custom_op_def d = {.name = "test.cuda_axpy", .min_inputs = 2, .max_inputs = 2, .infer = same_as_first, .cuda = &k};
+  /* registration checks the kernel's description */
+  d.min_inputs = 1;
+  FAILS(rlx_custom_op_register(&d, NULL), INVALID_ARGUMENT, "needs a fixed one");
+  d.min_inputs = 2;
+  k.input_names = bad_ins;
+  FAILS(rlx_custom_op_register(&d, NULL), INVALID_ARGUMENT, "input name 1 ('2y') is not a C identifier");
+  k.input_names = ins;
+  k.source = "";
+  FAILS(rlx_custom_op_register(&d, NULL), INVALID_ARGUMENT, "source is empty");
+  k.source = axpy_cuda_src;
+  k.launch_fn = NULL; /* a fixed launch must be valid */
+  FAILS(rlx_custom_op_register(&d, NULL), INVALID_ARGUMENT, "grid[0] is 0");
+  k.launch = (rlx_custom_cuda_launch){.grid = {64, 1, 1}, .threadgroup = {64, 32, 1}};
+  FAILS(rlx_custom_op_register(&d, NULL), INVALID_ARGUMENT, "a threadgroup of 2048 threads");
+  k.launch_fn = axpy_launch;
+  /* a CUDA-only op registers without a GPU; on a CPU executable it is UNAVAILABLE, naming it */
+  OK(rlx_custom_op_register(&d, NULL));
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x = add_input(g, "x", 1, (int64_t[]){4}), y = add_input(g, "y", 1, (int64_t[]){4}), z;
+  rlx_attr a = RLX_ATTR_S("name", "test.cuda_axpy");
+  OK(rlx_graph_add1(g, RLX_OP_CUSTOM, "axpy", 2, (rlx_value[]){x, y}, 1, &a, &z));
+  OK(rlx_graph_set_outputs(g, 1, &z));
+  float xs[4] = {1, 2, 3, -4}, ys[4] = {0.5f, 0, -1, 2}, want[4];
+  for (int i = 0; i < 4; i++) want[i] = 3 * xs[i] + ys[i];
+  rlx_tensor *in[2] = {vec(xs, 4), vec(ys, 4)}, *out = NULL;
+  for (size_t m = 0; m < 3; m++)
+    FAILS(run(g, modes[m], 2, (const char *[]){"x", "y"}, in, 1, &out), UNAVAILABLE, "custom op 'test.cuda_axpy': it has only a CUDA kernel");
+  assert_null(out);
+  /* with a graph kernel as well, the CPU runs that one (and the GPU, when there is one, the source) */
+  d.expand = axpy3_expand;
+  OK(rlx_custom_op_register(&d, NULL));
+  for (size_t m = 0; m < 3; m++) {
+    OK(run(g, modes[m], 2, (const char *[]){"x", "y"}, in, 1, &out));
+    expect_floats(out, want, 4, 0);
+    rlx_tensor_free(out);
+  }
+  if (rlx_gpu_available()) { /* the source kernel itself (the GPU machine runs this part) */
+    for (size_t m = 0; m < 3; m++) {
+      rlx_executable *ex;
+      OK(rlx_executable_create(g, RLX_DEVICE_GPU, modes[m], &ex));
+      OK(rlx_executable_run(ex, 2, (const char *[]){"x", "y"}, in, 1, &out));
+      expect_floats(out, want, 4, 0);
+      rlx_tensor_free(out);
+      rlx_executable_free(ex);
+    }
+  }
+  rlx_tensor_free(in[0]);
+  rlx_tensor_free(in[1]);
+  rlx_graph_free(g);
+  OK(rlx_custom_op_unregister("test.cuda_axpy"));
 }
 
 static void test_unknown_op_not_found(void **state) {
@@ -278,19 +362,31 @@ static void test_host_kernel(void **state) {
   expect_floats(out, want, 6, 0);
   rlx_tensor_free(out);
   assert_int_equal(atomic_load(&calls), 2);
-  /* compiled: a host kernel cannot run in a trace; refused when the executable is created or
-   * switched to compiled mode, not at its first run */
-  rlx_executable *ex = NULL;
-  FAILS(rlx_executable_create(g, RLX_DEVICE_CPU, RLX_MODE_COMPILED, &ex), UNIMPLEMENTED,
-        "compiled mode: node 4 (Custom 'pm'): custom op 'test.prefix_max' has a host kernel");
-  assert_null(ex);
-  OK(rlx_executable_create(g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex));
-  FAILS(rlx_executable_set_mode(ex, RLX_MODE_COMPILED), UNIMPLEMENTED, "use lazy or eager mode");
-  assert_int_equal(rlx_executable_mode(ex), RLX_MODE_LAZY);
-  rlx_executable_free(ex);
-  /* kernel errors come back annotated with the op (NaN input) */
+  /* compiled: the trace records the call; every replay calls the kernel on the new input */
+  rlx_executable *ex;
+  OK(rlx_executable_create(g, RLX_DEVICE_CPU, RLX_MODE_COMPILED, &ex));
+  for (int r = 0; r < 3; r++) {
+    float xr[6], wr[6], mr = -INFINITY;
+    for (int i = 0; i < 6; i++) xr[i] = xs[i] * (float)(r + 1) - (float)r, mr = fmaxf(mr, 2 * xr[i]), wr[i] = mr + 1;
+    rlx_tensor *tin = vec(xr, 6);
+    OK(rlx_executable_run(ex, 1, (const char *[]){"x"}, &tin, 1, &out));
+    expect_floats(out, wr, 6, 0);
+    rlx_tensor_free(out);
+    rlx_tensor_free(tin);
+  }
+  assert_int_equal(rlx_executable_num_traces(ex), 1);
+  assert_int_equal(atomic_load(&calls), 5);
+  /* kernel errors come back annotated with the op (NaN input), in every mode */
   float bad[6] = {0, 1, NAN, 0, 0, 0};
   rlx_tensor *nan_in = vec(bad, 6);
+  out = NULL;
+  FAILS(rlx_executable_run(ex, 1, (const char *[]){"x"}, &nan_in, 1, &out), INVALID_ARGUMENT,
+        "custom op 'test.prefix_max': NaN at 2");
+  assert_null(out);
+  OK(rlx_executable_run(ex, 1, (const char *[]){"x"}, &in, 1, &out)); /* usable after the error */
+  expect_floats(out, want, 6, 0);
+  rlx_tensor_free(out);
+  rlx_executable_free(ex);
   FAILS(run(g, RLX_MODE_LAZY, 1, (const char *[]){"x"}, &nan_in, 1, &out), INVALID_ARGUMENT, "custom op 'test.prefix_max': NaN at 2");
   FAILS(run(g, RLX_MODE_EAGER, 1, (const char *[]){"x"}, &nan_in, 1, &out), INVALID_ARGUMENT, "node 4 (Custom 'pm')");
   rlx_tensor_free(nan_in);
@@ -459,6 +555,7 @@ static void test_concurrent_use(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_register_rules),
+      cmocka_unit_test(test_cuda_kernel_rules),
       cmocka_unit_test(test_unknown_op_not_found),
       cmocka_unit_test(test_graph_kernel_every_mode),
       cmocka_unit_test(test_multiple_outputs_and_symbols),

@@ -212,7 +212,7 @@ static void test_registry(void **state) {
   FAILS(rlx_custom_op_register(&d, &replaced), INVALID_ARGUMENT, "infer (shape inference) is required");
   d.infer = infer_same;
   d.expand = (rlx_custom_expand_fn)1;
-  FAILS(rlx_custom_op_register(&d, &replaced), INVALID_ARGUMENT, "got both");
+  FAILS(rlx_custom_op_register(&d, &replaced), INVALID_ARGUMENT, "not both");
   d.expand = NULL;
   d.min_inputs = 2;
   FAILS(rlx_custom_op_register(&d, &replaced), INVALID_ARGUMENT, "arity [2, 1]");

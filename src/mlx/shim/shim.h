@@ -197,9 +197,10 @@ rlx_mx_arr *rlx_mx_fft(rlx_mx *c, rlx_mx_arr *a, int kind, int64_t n, int axis, 
 rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b);
 /* mx::linalg::inv(a) on the CPU stream (see rlx_mx_solve_cpu). */
 rlx_mx_arr *rlx_mx_inv_cpu(rlx_mx *c, rlx_mx_arr *a);
-/* mx::random::categorical(logits, axis) with mx::random::key(seed), or MLX's global key sequence
- * when use_global_key. The result is uint32 indices (the axis removed). */
-rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, bool use_global_key, uint64_t seed);
+/* mx::random::categorical(logits, axis) drawn with `key` (a uint32[2] key array, see
+ * rlx_mx_random_key), or with MLX's global key sequence when key is NULL. The result is uint32
+ * indices (the axis removed). */
+rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, rlx_mx_arr *key);
 /* true when `a` is a tracer of an mlx::compile trace being built (mx::array::is_tracer): it has
  * no value to evaluate yet. */
 bool rlx_mx_is_tracer(const rlx_mx_arr *a);
@@ -209,6 +210,59 @@ bool rlx_mx_is_tracer(const rlx_mx_arr *a);
  * state to *state_out (NULL on failure). */
 rlx_mx_arr *rlx_mx_gated_delta_update(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr *g, rlx_mx_arr *beta,
                                       rlx_mx_arr *state, rlx_mx_arr **state_out);
+
+/* ---- custom-op kernels and random keys (shim_custom.cpp) ---- */
+/* A host kernel: reads in[i] (row-contiguous bytes of input i) and writes out[j] (row-contiguous,
+ * zero-filled, of output j's type); a non-NULL status fails the evaluation. */
+typedef rlx_status *(*rlx_mx_host_fn)(void *ud, const void *const *in, void *const *out);
+/* out[0..n_out) = fn(in[0..n_in)) as an MLX primitive on the CPU stream (whatever the context's
+ * device: a GPU operand is read through unified memory after MLX synchronizes the streams). It is
+ * lazy like any MLX op, so it also works inside mx::compile. `ud` is owned from the call on:
+ * free_ud(ud) (may be NULL) runs once when MLX drops the primitive, or at once when this call
+ * fails. false on failure (error recorded). */
+bool rlx_mx_host_call(rlx_mx *c, rlx_mx_host_fn fn, void *ud, void (*free_ud)(void *), rlx_mx_arr *const *in, size_t n_in,
+                      const rlx_type *out_types, size_t n_out, rlx_mx_arr **out);
+
+typedef enum rlx_mx_targ_kind { RLX_MX_TARG_INT, RLX_MX_TARG_BOOL, RLX_MX_TARG_DTYPE } rlx_mx_targ_kind;
+typedef struct rlx_mx_template_arg {
+  const char *name;
+  rlx_mx_targ_kind kind;
+  int64_t i;        /* INT, BOOL */
+  rlx_dtype dtype;  /* DTYPE */
+} rlx_mx_template_arg;
+/* One call of a CUDA source kernel (mx::fast::cuda_kernel: the body `source` is wrapped in a
+ * __global__ function taking the inputs as `const T *name` (plus name_shape / name_strides /
+ * name_ndim when the source mentions them) and the outputs as `T *name`; compiled by NVRTC on
+ * first use and cached by MLX). grid counts threads per dimension, threadgroup threads per block
+ * (blocks = ceil(grid / threadgroup)). */
+typedef struct rlx_mx_cuda_call {
+  const char *name;  /* kernel name (letters, digits, '_') */
+  const char *source, *header;
+  const char *const *in_names;
+  size_t n_in;
+  const char *const *out_names;
+  const rlx_type *out_types;
+  size_t n_out;
+  int grid[3], threadgroup[3];
+  const rlx_mx_template_arg *template_args;
+  size_t n_template_args;
+  bool has_init_value;
+  float init_value;
+  bool ensure_row_contiguous;
+  int shared_memory; /* bytes of dynamic shared memory */
+} rlx_mx_cuda_call;
+/* Calls kernel k on in[0..k->n_in) (context's stream; GPU only: MLX raises on the CPU), writing
+ * k->n_out arrays to out. An NVRTC compile error surfaces when the outputs are evaluated, with
+ * NVRTC's log. false on failure (error recorded). */
+bool rlx_mx_cuda_kernel(rlx_mx *c, const rlx_mx_cuda_call *k, rlx_mx_arr *const *in, rlx_mx_arr **out);
+
+/* mx::random::key(seed): a uint32[2] key. */
+rlx_mx_arr *rlx_mx_random_key(rlx_mx *c, uint64_t seed);
+/* A fresh uint32[2] key drawn from MLX's global key sequence. */
+rlx_mx_arr *rlx_mx_random_fresh_key(rlx_mx *c);
+/* mx::random::split(key): returns the next key of the chain and writes the subkey to use now to
+ * *sub (NULL on failure). */
+rlx_mx_arr *rlx_mx_random_split(rlx_mx *c, rlx_mx_arr *key, rlx_mx_arr **sub);
 
 #ifdef __cplusplus
 }

@@ -18,11 +18,27 @@ static bool singular_matrix_error(const char *what) {
   return lapack && code && atoi(code + strlen("failed with error code ")) > 0;
 }
 
+// Finds a status encoded by rlx_mx_encode_status in an exception message (MLX may prefix it).
+static bool decode_status(const char *what, rlx_status_code *code, const char **msg) {
+  const char *tag = strstr(what, RLX_MX_STATUS_TAG);
+  if (!tag) return false;
+  const char *name = tag + strlen(RLX_MX_STATUS_TAG), *end = strstr(name, "] ");
+  for (int k = RLX_STATUS_INVALID_ARGUMENT; end && k <= RLX_STATUS_INTERNAL; k++) {
+    const char *cn = rlx_status_code_name((rlx_status_code)k);
+    if (strlen(cn) == (size_t)(end - name) && !strncmp(cn, name, strlen(cn))) return *code = (rlx_status_code)k, *msg = end + 2, true;
+  }
+  return false;
+}
+
 void rlx_mx::fail_current() noexcept {
   try {
     throw;
   } catch (const std::runtime_error &e) {
-    if (singular_matrix_error(e.what())) fail(RLX_STATUS_INVALID_ARGUMENT, std::string("singular matrix (a zero pivot in its LU factorization): ") + e.what());
+    rlx_status_code code;
+    const char *msg;
+    if (decode_status(e.what(), &code, &msg)) {
+      if (!err) err = rlx_status_make(code, "%s", msg);
+    } else if (singular_matrix_error(e.what())) fail(RLX_STATUS_INVALID_ARGUMENT, std::string("singular matrix (a zero pivot in its LU factorization): ") + e.what());
     else fail(RLX_STATUS_INTERNAL, e.what());
   } catch (const std::invalid_argument &e) {
     fail(RLX_STATUS_INVALID_ARGUMENT, e.what());

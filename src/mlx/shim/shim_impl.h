@@ -40,6 +40,11 @@ mx::Dtype to_mx(rlx_dtype d);
 bool from_mx(mx::Dtype d, rlx_dtype *out);
 mx::Shape to_shape(int rank, const int64_t *dims);
 
+// A status carried through an MLX exception message (an error raised inside a task of a stream,
+// where MLX keeps only the message): "[rlx CODE] message". rlx_mx::fail_current restores it.
+#define RLX_MX_STATUS_TAG "[rlx "
+std::string rlx_mx_encode_status(const rlx_status *st);
+
 // Runs `body` (returning mx::array) in a guarded way: NULL on failed contexts or NULL operands;
 // exceptions are captured into the context.
 #define SHIM_OP(c, operands_ok, body)          \

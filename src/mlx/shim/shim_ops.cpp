@@ -381,12 +381,8 @@ rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b) {
 
 rlx_mx_arr *rlx_mx_inv_cpu(rlx_mx *c, rlx_mx_arr *a) { SHIM_OP(c, a, mx::linalg::inv(A(a), mx::Device(mx::Device::cpu))); }
 
-rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, bool use_global_key, uint64_t seed) {
-  SHIM_OP(c, logits, ([&] {
-            std::optional<mx::array> key;
-            if (!use_global_key) key = mx::random::key(seed);
-            return mx::random::categorical(A(logits), axis, key, c->stream);
-          }()));
+rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, rlx_mx_arr *key) {
+  SHIM_OP(c, logits, mx::random::categorical(A(logits), axis, key ? std::optional<mx::array>(A(key)) : std::nullopt, c->stream));
 }
 
 bool rlx_mx_is_tracer(const rlx_mx_arr *a) { return a && reinterpret_cast<const mx::array *>(a)->is_tracer(); }
