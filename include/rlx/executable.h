@@ -95,9 +95,7 @@ typedef struct rlx_executable rlx_executable;
 /* Creates an executable for graph `g` (borrowed) on `device` in `mode`. Errors:
  * INVALID_ARGUMENT (NULL graph, a graph without outputs, a param declared with two types in the
  * graph and a sub-graph, RLX_MLX_MODE set to an unknown mode), UNAVAILABLE (device GPU without a
- * GPU: "no GPU: ..."), UNIMPLEMENTED (compiled mode, resolved
- * from `mode` or RLX_MLX_MODE, for a graph with a custom op whose kernel is host code, naming the
- * node: see rlx/registry.h), RESOURCE_EXHAUSTED. No MLX work happens here; params are set next.
+ * GPU: "no GPU: ..."), RESOURCE_EXHAUSTED. No MLX work happens here; params are set next.
  * *out untouched on failure. Release with rlx_executable_free. */
 RLX_MUST_USE rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mode mode, rlx_executable **out);
 
@@ -117,8 +115,7 @@ rlx_mode rlx_executable_mode(const rlx_executable *ex);
 size_t rlx_executable_num_traces(const rlx_executable *ex);
 
 /* Changes the mode (RLX_MODE_DEFAULT resolves as in create); a compiled function is dropped.
- * INVALID_ARGUMENT for an unknown mode or RLX_MLX_MODE value; UNIMPLEMENTED for compiled mode and
- * a graph with a host-kernel custom op (as in create). The mode is unchanged on failure. */
+ * INVALID_ARGUMENT for an unknown mode or RLX_MLX_MODE value. The mode is unchanged on failure. */
 RLX_MUST_USE rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode);
 
 /* Shape-polymorphic compiled mode (mlx::core::compile's `shapeless`): one trace serves every
