@@ -1,6 +1,7 @@
 /* rlx: command-line front end. Parses arguments and calls the library.
  *
  *   rlx run MODEL.onnx [--input NAME=FILE.npy]... [--mode lazy|eager|compiled] [--device cpu|gpu|auto]
+ *           [--precision fp32|tf32]
  *           [--output-dir DIR] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--repeat N]
  *   rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,...]...
  *   rlx calibrate [--device cpu|gpu|all] [--force] [--json] (tools/cli_calibrate.c)
@@ -39,6 +40,7 @@ static int fail(rlx_status *st) {
 static int usage(void) {
   fprintf(stderr,
           "usage: rlx run MODEL.onnx [--input NAME=FILE.npy]... [--mode lazy|eager|compiled] [--device cpu|gpu|auto]\n"
+          "               [--precision fp32|tf32]\n"
           "               [--output-dir DIR] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--repeat N]\n"
           "       rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]...\n"
           "       rlx calibrate [--device cpu|gpu|all] [--force] [--json]\n"
@@ -52,6 +54,7 @@ typedef struct args {
   size_t n_in;
   rlx_mode mode;
   rlx_device device;
+  rlx_precision precision;
   int repeat;
   bool graph, cost, auto_device;
   rlx_onnx_options *opts;
@@ -101,6 +104,8 @@ static rlx_status *parse(int argc, char **argv, args *a) {
       a->in_files[a->n_in++] = v2;
     } else if (!strcmp(arg, "--mode")) {
       RLX_CLI_TRY(rlx_mode_from_name(val, &a->mode));
+    } else if (!strcmp(arg, "--precision")) {
+      RLX_CLI_TRY(rlx_precision_from_name(val, &a->precision));
     } else if (!strcmp(arg, "--device")) {
       if (!(a->auto_device = !strcmp(val, "auto"))) RLX_CLI_TRY(rlx_device_from_name(val, &a->device));
     } else if (!strcmp(arg, "--output-dir")) {
@@ -155,6 +160,7 @@ static int cmd_run(args *a) {
   const rlx_graph *g = m ? rlx_onnx_model_graph(m) : NULL;
   if (!st && a->auto_device) st = rlx_cli_pick_device(g, &a->device);
   if (!st) st = rlx_executable_create(g, a->device, a->mode, &ex);
+  if (!st) st = rlx_executable_set_precision(ex, a->precision);
   if (!st) st = rlx_onnx_model_set_params(m, ex);
   if (!st) {
     n_out = rlx_graph_num_outputs(g);

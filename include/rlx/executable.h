@@ -130,6 +130,42 @@ RLX_MUST_USE rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mo
 RLX_MUST_USE rlx_status *rlx_executable_set_shapeless(rlx_executable *ex, bool shapeless);
 bool rlx_executable_shapeless(const rlx_executable *ex);
 
+/* ---- float32 precision on the GPU ---- */
+
+/* How float32 matmuls and convolutions run on the GPU. MLX's CUDA backend computes them either
+ * in full float32 (cuBLASLt CUBLAS_COMPUTE_32F; cuDNN engines without the TENSOR_CORE numerical
+ * note) or in TF32 on tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32; inputs rounded to a 10-bit
+ * mantissa, float32 accumulation: about 1e-3 relative error per product, ~1000x rlx's error
+ * against ONNX Runtime on BERT-base). MLX decides this from the environment variable
+ * MLX_ENABLE_TF32 (atoi; unset means 1), which it reads ONCE per process, at its first float32
+ * matmul or convolution on a GPU (mlx/utils.h env::enable_tf32, a function-local static), and
+ * its cached cuBLASLt/cuDNN plans keep the choice: the precision is per process, not per call.
+ * rlx therefore fixes it at the first run of a GPU executable in the process (setting
+ * MLX_ENABLE_TF32 to 0 or 1 before MLX reads it) and refuses a GPU run that asks for the other
+ * precision later. The CPU backend has no TF32: there the setting is accepted and has no effect.
+ * If the process ran float32 GPU matmuls through MLX before rlx's first GPU run, MLX keeps what
+ * it read then (rlx cannot see it). */
+typedef enum rlx_precision {
+  RLX_PRECISION_DEFAULT = 0, /* MLX_ENABLE_TF32 when set in the environment (nonzero: tf32), else fp32 */
+  RLX_PRECISION_FP32 = 1,    /* full float32 (the default) */
+  RLX_PRECISION_TF32 = 2,    /* TF32 tensor cores for float32 matmuls and convolutions */
+} rlx_precision;
+
+/* "fp32", "tf32" ("default" for RLX_PRECISION_DEFAULT; "invalid" outside the enum). */
+const char *rlx_precision_name(rlx_precision p);
+/* Parses "fp32", "tf32" or "default" (case-insensitive). INVALID_ARGUMENT naming the text when
+ * unknown; *out untouched then. */
+RLX_MUST_USE rlx_status *rlx_precision_from_name(const char *name, rlx_precision *out);
+/* Sets the executable's float32 precision (RLX_PRECISION_DEFAULT resolves as documented above;
+ * executables start with RLX_PRECISION_DEFAULT resolved at creation). Errors: INVALID_ARGUMENT
+ * (NULL ex, a value outside the enum), FAILED_PRECONDITION for a
+ * GPU executable when this process's GPU precision is already fixed to the other value (message
+ * names both); the setting is then unchanged. A GPU run fails the same way when another
+ * executable fixed the other precision after this one was set. Thread-safe. */
+RLX_MUST_USE rlx_status *rlx_executable_set_precision(rlx_executable *ex, rlx_precision precision);
+/* The resolved precision (never RLX_PRECISION_DEFAULT). */
+rlx_precision rlx_executable_precision(const rlx_executable *ex);
+
 /* ---- params ---- */
 
 /* Uploads the value of param `name` (of the graph or a sub-graph) to the device (copied; the

@@ -45,6 +45,7 @@ struct rlx_executable {
   rlx_device device;
   rlx_mode mode;
   bool shapeless;
+  rlx_precision precision; /* resolved: FP32 or TF32 (exec_precision.c) */
   pthread_mutex_t mu;
 
   exec_param *params;
@@ -148,5 +149,10 @@ void rlx_exec_rng_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **keys);
 rlx_status *rlx_exec_rng_commit(rlx_executable *ex, rlx_mx *c);
 /* INVALID_ARGUMENT unless tensor type `got` fits declared type `want` (symbolic dims fit any size). */
 RLX_MUST_USE rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got);
+/* What RLX_PRECISION_DEFAULT means now: TF32 when MLX_ENABLE_TF32 is set to a nonzero number, else FP32. */
+rlx_precision rlx_exec_default_precision(void);
+/* Before a GPU run: fixes this process's GPU float32 precision to p (FP32 or TF32) on first use,
+ * FAILED_PRECONDITION when it is already fixed to the other (exec_precision.c). */
+RLX_MUST_USE rlx_status *rlx_exec_claim_gpu_precision(rlx_precision p);
 
 #endif

@@ -250,6 +250,7 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
 }
 
 rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {
+  if (ex->device == RLX_DEVICE_GPU) RLX_TRY(rlx_exec_claim_gpu_precision(ex->precision));
   RLX_TRY(bind_types(ex));
   RLX_TRY(extent_types(ex));
   for (size_t k = 0; k < ex->n_params; k++)

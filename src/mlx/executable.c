@@ -166,6 +166,7 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   ex->device = device;
   ex->mode = m;
   ex->collective = rlx_exec_has_collective(g);
+  ex->precision = rlx_exec_default_precision();
   pthread_mutex_init(&ex->mu, NULL);
   rlx_status *st = init(ex);
   if (st) {

@@ -50,6 +50,9 @@ with tempfile.TemporaryDirectory() as d:
         ref = ort.InferenceSession(m, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
         got = np.load(os.path.join(out, "y.npy"))
         check(got.shape == ref.shape and np.allclose(got, ref, rtol=1e-5, atol=1e-6), f"run --mode {mode} matches ONNX Runtime")
+    r = run("run", m, "--input", f"x={d}/x.npy", "--output-dir", out, "--precision", "tf32")
+    check(r.returncode == 0 and np.allclose(np.load(os.path.join(out, "y.npy")), ref, rtol=1e-5, atol=1e-6),
+          "run --precision tf32 is accepted on the CPU and changes nothing there")
     r = run("info", m)
     check(r.returncode == 0 and "MatMul" in r.stdout and "x: float32[batch,4]" in r.stdout, "info lists inputs and ops")
     r = run("info", m, "--graph", "--dim", "batch=2")
@@ -66,6 +69,8 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 1 and "float32" in r.stderr and "int32" in r.stderr, "input dtype mismatch names both dtypes")
     r = run("run", m, "--input", f"x={d}/x.npy", "--mode", "fast")
     check(r.returncode == 2 and "fast" in r.stderr, "unknown mode")
+    r = run("run", m, "--input", f"x={d}/x.npy", "--precision", "fp16")
+    check(r.returncode == 2 and "unknown precision 'fp16'" in r.stderr, "unknown precision")
     r = run("run", m, "--input", f"x={d}/x.npy", "--device", "gpu")
     has_gpu = "GPU available" in run("version").stdout
     check((r.returncode == 0) if has_gpu else (r.returncode == 1 and "UNAVAILABLE" in r.stderr and "GPU" in r.stderr),
