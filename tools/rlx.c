@@ -3,7 +3,8 @@
  *   rlx run MODEL.onnx [--input NAME=FILE.npy]... [--mode lazy|eager|compiled] [--device cpu|gpu|auto]
  *           [--precision fp32|tf32]
  *           [--output-dir DIR] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--repeat N]
- *   rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,...]...
+ *           [--optimize none|basic|all|PASS,...]
+ *   rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,...]... [--optimize ...]
  *   rlx calibrate [--device cpu|gpu|all] [--force] [--json] (tools/cli_calibrate.c)
  *   rlx version
  */
@@ -42,7 +43,8 @@ static int usage(void) {
           "usage: rlx run MODEL.onnx [--input NAME=FILE.npy]... [--mode lazy|eager|compiled] [--device cpu|gpu|auto]\n"
           "               [--precision fp32|tf32]\n"
           "               [--output-dir DIR] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--repeat N]\n"
-          "       rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]...\n"
+          "               [--optimize none|basic|all|PASS,...]\n"
+          "       rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--optimize ...]\n"
           "       rlx calibrate [--device cpu|gpu|all] [--force] [--json]\n"
           "       rlx version\n");
   return 2;
@@ -108,6 +110,8 @@ static rlx_status *parse(int argc, char **argv, args *a) {
       RLX_CLI_TRY(rlx_precision_from_name(val, &a->precision));
     } else if (!strcmp(arg, "--device")) {
       if (!(a->auto_device = !strcmp(val, "auto"))) RLX_CLI_TRY(rlx_device_from_name(val, &a->device));
+    } else if (!strcmp(arg, "--optimize")) {
+      RLX_CLI_TRY(rlx_onnx_options_set_optimize(a->opts, val));
     } else if (!strcmp(arg, "--output-dir")) {
       a->out_dir = val;
     } else if (!strcmp(arg, "--repeat")) {

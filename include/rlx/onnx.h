@@ -61,6 +61,16 @@ RLX_MUST_USE rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const c
  * rlx_onnx_options_set_shape). Errors: INVALID_ARGUMENT (NULL argument), RESOURCE_EXHAUSTED. */
 RLX_MUST_USE rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *input, const rlx_tensor *value);
 
+/* The optimization an import applies when rlx_onnx_options_set_optimize was not called. */
+#define RLX_ONNX_DEFAULT_OPTIMIZE "all"
+
+/* Sets the optimization pipeline the import runs on the imported graph: a spec of
+ * rlx_graph_optimize (rlx/optimize.h: "none", "basic", "all" or a list of passes; default
+ * RLX_ONNX_DEFAULT_OPTIMIZE). The pipeline folds with the model's param values; params that
+ * become constants are dropped from the model object. Errors: INVALID_ARGUMENT (NULL argument,
+ * an unknown level or pass), RESOURCE_EXHAUSTED. */
+RLX_MUST_USE rlx_status *rlx_onnx_options_set_optimize(rlx_onnx_options *o, const char *spec);
+
 /* Imports the model at `path` (external data files are read relative to its folder) into a new
  * model object (free with rlx_onnx_model_free; NULL accepted). opts may be NULL. Errors:
  * INVALID_ARGUMENT (NULL path or out; an inconsistent model: undefined names, shapes or types

@@ -27,6 +27,7 @@
 #include "rlx/graph.h"
 #include "rlx/npy.h"
 #include "rlx/onnx.h"
+#include "rlx/optimize.h"
 #include "rlx/registry.h"
 #include "rlx/status.h"
 #include "rlx/tensor.h"

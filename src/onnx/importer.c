@@ -7,6 +7,7 @@
 #include "onnx/importer.h"
 #include "opt/rewrite.h"
 #include "rlx/executable.h"
+#include "rlx/optimize.h"
 
 /* ---- options ---- */
 
@@ -21,6 +22,7 @@ struct rlx_onnx_options {
   rlx_strmap dims; /* dim_param -> (size + 1) stored in the pointer */
   shape_fix *shapes;
   size_t n_shapes, cap_shapes;
+  char *optimize; /* rlx_graph_optimize spec; NULL: the default */
 };
 
 rlx_status *rlx_onnx_options_create(rlx_onnx_options **out) {
@@ -36,6 +38,7 @@ void rlx_onnx_options_free(rlx_onnx_options *o) {
   rlx_strmap_clear(&o->dims);
   for (size_t i = 0; i < o->n_shapes; i++) free(o->shapes[i].name);
   free(o->shapes);
+  free(o->optimize);
   free(o);
 }
 
@@ -55,6 +58,16 @@ rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *in
   if (!o || !input || !value) return RLX_ERR(INVALID_ARGUMENT, "set_input_value: NULL argument");
   RLX_TRY(rlx_onnx_options_set_shape(o, input, rlx_tensor_rank(value), rlx_tensor_dims(value)));
   find_fix(o, input)->value = value;
+  return NULL;
+}
+
+rlx_status *rlx_onnx_options_set_optimize(rlx_onnx_options *o, const char *spec) {
+  if (!o || !spec) return RLX_ERR(INVALID_ARGUMENT, "set_optimize: NULL argument");
+  RLX_TRY(rlx_optimize_check(spec));
+  char *c = rlx_strdup(spec);
+  if (!c) return RLX_OOM();
+  free(o->optimize);
+  o->optimize = c;
   return NULL;
 }
 
@@ -554,6 +567,27 @@ static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
   return st;
 }
 
+/* Runs the optimization pipeline on the imported graph *g with the model's params, then drops the
+ * params the new graph no longer reads (folded into constants). */
+static rlx_status *optimize(rlx_graph **g, rlx_onnx_model *m, const char *spec) {
+  if (!strcmp(spec, "none")) return NULL;
+  rlx_graph *o;
+  RLX_TRY(rlx_graph_optimize(*g, spec, m->np, (const char *const *)m->pnames, (const rlx_tensor *const *)m->pvals, &o));
+  rlx_graph_free(*g);
+  *g = o;
+  size_t k = 0;
+  for (size_t i = 0; i < m->np; i++) {
+    if (rlx_graph_reads_param(o, m->pnames[i])) {
+      m->pnames[k] = m->pnames[i], m->pvals[k++] = m->pvals[i];
+      continue;
+    }
+    free(m->pnames[i]);
+    rlx_tensor_free(m->pvals[i]);
+  }
+  m->np = k;
+  return NULL;
+}
+
 rlx_status *rlx_onnx_import_bytes(const void *bytes, size_t nbytes, const char *dir, const rlx_onnx_options *opts,
                                   rlx_onnx_model **out) {
   if (!bytes || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_import_bytes: NULL argument");
@@ -568,6 +602,7 @@ rlx_status *rlx_onnx_import_bytes(const void *bytes, size_t nbytes, const char *
   }
   if (!st && !mp->graph) st = RLX_ERR(INVALID_ARGUMENT, "the model has no graph");
   if (!st) st = import_graph(&I, mp->graph);
+  if (!st) st = optimize(&I.g, m, opts && opts->optimize ? opts->optimize : RLX_ONNX_DEFAULT_OPTIMIZE);
   vals_free(&I.vals);
   rlx_strmap_clear(&I.symbols);
   onnx__model_proto__free_unpacked(mp, NULL);

@@ -69,11 +69,6 @@ rlx_status *rlx_rw_copy(rlx_rw *rw, const rlx_node *n) {
   return NULL;
 }
 
-rlx_status *rlx_rw_copy_inputs(rlx_rw *rw) {
-  for (size_t i = 0; i < rw->src->n_inputs; i++) RLX_TRY(rlx_rw_copy(rw, &rw->src->nodes[rw->src->inputs[i]]));
-  return NULL;
-}
-
 rlx_status *rlx_rw_finish(rlx_rw *rw, rlx_graph **out) {
   const rlx_graph *s = rw->src;
   if (s->n_outputs) {

@@ -24,9 +24,6 @@ void rlx_rw_free(rlx_rw *rw);
  * leaves keep their names, constants their bytes, sub-graph attributes are deep copies. Errors of
  * the graph builder; INTERNAL for an input not built yet. */
 RLX_MUST_USE rlx_status *rlx_rw_copy(rlx_rw *rw, const rlx_node *n);
-/* Copies the inputs of src, in their declaration order (a rewrite keeps every input, used or not,
- * so positional inputs keep their meaning). */
-RLX_MUST_USE rlx_status *rlx_rw_copy_inputs(rlx_rw *rw);
 /* Sets dst's outputs to src's (mapped, with their names) and moves dst into *out. */
 RLX_MUST_USE rlx_status *rlx_rw_finish(rlx_rw *rw, rlx_graph **out);
 /* The attribute list of node n as rlx_graph_add takes it (borrowing n's storage; sub-graph

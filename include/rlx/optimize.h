@@ -1,0 +1,71 @@
+/* rlx/optimize.h: the IR optimization pipeline.
+ *
+ * rlx_graph_optimize rewrites a graph into an equivalent one that runs faster on MLX: fewer
+ * nodes, folded constants, fused ops with MLX fast paths. The passes (src/opt/, one file each):
+ *
+ *   dce          dead-code elimination: nodes no output depends on are dropped (inputs stay, so
+ *                positional inputs keep their meaning).
+ *   cse          common-subexpression elimination: one node per (op, operands, attributes) and
+ *                one constant per (type, bytes).
+ *   constfold    constant folding: a node whose operands are all constants (or params whose values
+ *                are given) is computed once on MLX's CPU and becomes a constant, unless its result
+ *                is larger than its operands and 4 KiB (broadcasts stay lazy).
+ *   fold_affine  Conv(x, W, b) or MatMul(x, W[K,N]) with constant weights followed by Mul/Div by
+ *                a constant that is per output channel (or a scalar), and Conv followed by Add/Sub
+ *                of such a constant, folded into the weights and bias: W' = W c, b' = b c + d
+ *                (BatchNormalization, which the ONNX importer writes as x a + b, and scalar scales).
+ *   epilogue     MatMul(x, W[K,N]) + bias [N] + activation (Relu, Gelu, GeluApprox, Silu, Sigmoid,
+ *                Tanh) into one FusedMatMulBiasAct.
+ *   norm         layer norm written out ((x - mean) / sqrt(var + eps) * gamma + beta, with
+ *                ReduceMean, Sub, Pow 2 or Mul, Sqrt, Div) into LayerNorm (MLX fast::layer_norm),
+ *                x / sqrt(mean(x^2) + eps) * gamma into RmsNorm (fast::rms_norm).
+ *   activation   x/2 (1 + erf(x / sqrt 2)) into Gelu, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+ *                into GeluApprox, x sigmoid(x) into Silu, min(max(x + 3, 0), 6) / 6 (or
+ *                clip(x/6 + 1/2, 0, 1)) into HardSigmoid and x HardSigmoid(x) into HardSwish.
+ *   attention    Softmax(Q K^T scale [+ mask]) V on [B,H,S,D] operands into Attention (MLX
+ *                fast::scaled_dot_product_attention).
+ *   transpose    Transpose(Transpose(x)) composed into one Transpose, dropped when the identity.
+ *   scalarize    a size-1 constant operand of an elementwise op whose output shape it does not
+ *                change becomes a rank-0 scalar (MLX compile fuses scalars into its kernels).
+ *
+ * Levels: "none" (the graph is copied unchanged), "basic" (dce, cse, constfold, fold_affine,
+ * epilogue), "all" (basic plus norm, activation, attention, transpose, scalarize). The passes run
+ * in that order, repeated until nothing changes (at most 4 rounds). The floating-point results of
+ * a rewritten graph can differ from the original's in the last bits (folded products, fused
+ * kernels), as with any optimizing compiler (ONNX Runtime's graph optimizations do the same).
+ *
+ * Thread-safety: distinct calls may run concurrently; g is only read.
+ */
+#ifndef RLX_OPTIMIZE_H
+#define RLX_OPTIMIZE_H
+
+#include "rlx/graph.h"
+#include "rlx/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Checks an optimization spec: "none", "basic", "all", or a comma-separated list of the pass
+ * names above (run in the listed order, repeated as a level is). Errors: INVALID_ARGUMENT naming
+ * an unknown level or pass (NULL included). */
+RLX_MUST_USE rlx_status *rlx_optimize_check(const char *spec);
+
+/* Writes to *out a new graph (free with rlx_graph_free) equivalent to g (same inputs in the same
+ * order, same output names and types) rewritten by the passes of `spec` (rlx_optimize_check).
+ * params: n_params names and values (borrowed for the call; may be 0/NULL) of g's params; folding
+ * needs the values of params it reads (a param without one is left alone). Params that the new
+ * graph still reads keep their names (a folded weight becomes a constant, so some params are no
+ * longer read). g must have its outputs set. Errors: INVALID_ARGUMENT (NULL g or out, a bad spec,
+ * a graph without outputs), RESOURCE_EXHAUSTED, INTERNAL (an MLX failure while folding). *out is
+ * untouched on failure. */
+RLX_MUST_USE rlx_status *rlx_graph_optimize(const rlx_graph *g, const char *spec, size_t n_params, const char *const *param_names,
+                               const rlx_tensor *const *param_values, rlx_graph **out);
+
+/* true when graph g, or one of its sub-graphs, reads the param named `name`. */
+bool rlx_graph_reads_param(const rlx_graph *g, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,84 @@
+/* opt.h: the optimization pipeline's internals (src/opt): the pass interface, the rule driver
+ * that most passes use, and pattern-matching helpers. Each pass lives in its own file; the
+ * pipeline (pipeline.c) runs them by level (rlx/optimize.h). Not installed. */
+#ifndef RLX_OPT_OPT_H
+#define RLX_OPT_OPT_H
+
+#include "opt/rewrite.h"
+#include "rlx/optimize.h"
+
+/* What passes may read besides the graph: the values of params (borrowed), for folding. */
+typedef struct rlx_opt_ctx {
+  size_t n_params;
+  const char *const *pnames;
+  const rlx_tensor *const *pvals;
+} rlx_opt_ctx;
+
+/* A pass reads g and writes the rewritten graph to *out (a new graph), *changed telling whether
+ * it rewrote anything. Errors: the graph builder's, RESOURCE_EXHAUSTED, MLX failures (folding). */
+typedef rlx_status *(*rlx_pass_fn)(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_graph **out, bool *changed);
+
+#define RLX_OPT_PASSES(X)                                                                     \
+  X(dce, "dead-code elimination: drops nodes no output depends on (inputs stay)")            \
+  X(cse, "common-subexpression elimination: one node per (op, inputs, attributes), one constant per (type, bytes)") \
+  X(constfold, "constant folding: nodes whose inputs are all constants become constants")     \
+  X(fold_affine, "Conv/MatMul followed by a per-channel Mul/Div/Add/Sub by constants (BatchNorm, scalar scale) folded into weights and bias") \
+  X(epilogue, "MatMul + bias Add + activation into FusedMatMulBiasAct")
+
+#define RLX_X(name, doc) RLX_MUST_USE rlx_status *rlx_pass_##name(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_graph **out, bool *changed);
+RLX_OPT_PASSES(RLX_X)
+#undef RLX_X
+
+/* ---- the rule driver ----
+ * Copies g node by node into a new graph; before copying node n it offers n to `rule`, which may
+ * instead add replacement nodes to rw->dst and map n's outputs to them (rlx_opt_replace), setting
+ * *fired. Replaced nodes' producers are copied as usual; a final dce drops what became dead.
+ * uses[v] counts the readers of src value v (node operands and graph outputs). */
+typedef struct rlx_opt_rule_ctx {
+  rlx_rw *rw;
+  const rlx_opt_ctx *cx;
+  const uint32_t *uses;
+  void *state; /* the pass's own */
+} rlx_opt_rule_ctx;
+typedef rlx_status *(*rlx_opt_rule_fn)(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired);
+RLX_MUST_USE rlx_status *rlx_opt_run_rule(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_opt_rule_fn rule, void *state, rlx_graph **out,
+                             bool *changed);
+
+/* ---- helpers ---- */
+/* Per-value use counts of g (node operands, graph outputs); malloc'ed, NULL on OOM. */
+uint32_t *rlx_opt_uses(const rlx_graph *g);
+/* true for ops that are deterministic functions of their operands (no sampling, custom or
+ * unsupported ops, no sub-graphs): those may be merged, folded or dropped. */
+bool rlx_opt_pure(const rlx_node *n);
+/* The node of graph g that produces v. */
+static inline const rlx_node *rlx_opt_producer(const rlx_graph *g, rlx_value v) { return &g->nodes[g->val_node[v]]; }
+/* The bytes of v when g knows them: a Constant's, or a Param's value from cx (type-checked);
+ * NULL otherwise. Borrowed. */
+const void *rlx_opt_const_data(const rlx_graph *g, rlx_value v, const rlx_opt_ctx *cx);
+/* v's constant elements as doubles (float32/float64/integer dtypes), malloc'ed into *out (numel
+ * entries, at least one allocated): false when v is not a known constant of such a dtype or on
+ * OOM. */
+bool rlx_opt_const_f64(const rlx_graph *g, rlx_value v, const rlx_opt_ctx *cx, double **out, int64_t *numel);
+/* true when v is a known constant with one element, written to *out. */
+bool rlx_opt_scalar(const rlx_graph *g, rlx_value v, const rlx_opt_ctx *cx, double *out);
+/* A float32 constant of type t from doubles (converted) in rw->dst. */
+RLX_MUST_USE rlx_status *rlx_opt_const_from_f64(rlx_graph *g, const rlx_type *t, const double *data, rlx_value *out);
+/* A rank-0 constant of dtype dt holding v (converted like a C cast) in g. */
+RLX_MUST_USE rlx_status *rlx_opt_scalar_const(rlx_graph *g, rlx_dtype dt, double v, rlx_value *out);
+/* true when a and b have the same dtype and shape. */
+static inline bool rlx_opt_same_type(const rlx_type *a, const rlx_type *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+/* The dst value of src value v. */
+static inline rlx_value rlx_opt_mapped(const rlx_opt_rule_ctx *r, rlx_value v) { return r->rw->map[v]; }
+/* The dst node producing the dst value of src value v (valid until the next node is added). */
+static inline const rlx_node *rlx_opt_dst_producer(const rlx_opt_rule_ctx *r, rlx_value v) {
+  return rlx_opt_producer(r->rw->dst, r->rw->map[v]);
+}
+/* Maps src node n's output k to dst value v. */
+static inline void rlx_opt_replace(rlx_opt_rule_ctx *r, const rlx_node *n, uint32_t k, rlx_value v) { r->rw->map[n->out0 + k] = v; }
+
+#endif
