@@ -39,7 +39,11 @@
  * applies (mpirun ends the job when a rank exits without MPI_Finalize), and rlx's timeout only
  * turns a late completion into an error. Shutting sockets down is how rlx interrupts MLX's ring
  * threads (MLX has no cancellation); the sockets are the ones opened during rlx_dist_init, so
- * other threads must not open sockets while a ring group initializes.
+ * other threads must not open sockets while a ring group initializes. MLX's ring writes to its
+ * sockets without MSG_NOSIGNAL, so ring init sets SIGPIPE to ignored when its disposition is the
+ * default (a dead peer then fails the collective instead of killing the process). A ring rank
+ * that cannot reach its right neighbour waits for MLX's own connect retries (about 31 s) whatever
+ * the timeout; one that waits for its left neighbour is bounded by the timeout.
  *
  * Thread-safety: init and free are serialized internally; calls on one group must come from one
  * thread at a time (collectives are matched by order across ranks, so concurrent calls on one group

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,7 +251,15 @@ static void *init_watcher(void *arg) {
   return NULL;
 }
 
+/* MLX's ring writes to its sockets without MSG_NOSIGNAL: a peer that died would end this process
+ * with SIGPIPE instead of failing the collective. Ignore SIGPIPE unless the program handles it. */
+static void ignore_sigpipe(void) {
+  struct sigaction old;
+  if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
+}
+
 static rlx_status *mlx_init(rlx_dist_group *g) {
+  if (g->backend == RLX_DIST_RING) ignore_sigpipe();
   fdset before;
   list_sockets(&before);
   init_watch w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .deadline = now_s() + g->timeout_s, .before = &before};
@@ -426,7 +435,10 @@ rlx_status *rlx_dist_watch_end(rlx_dist_group *g, rlx_status *st) {
     st = RLX_ERR(UNAVAILABLE, "%s group (rank %d of %d): %s", backend_names[g->backend], g->rank, g->size, g->failure);
   } else if (st && aborts(rlx_status_code_of(st))) {
     abort_locked(g, rlx_status_message(st));
-    st = rlx_status_annotate(st, "%s group (rank %d of %d) aborted", backend_names[g->backend], g->rank, g->size);
+    rlx_status *un = RLX_ERR(UNAVAILABLE, "%s group (rank %d of %d) aborted: %s", backend_names[g->backend], g->rank, g->size,
+                             rlx_status_message(st));
+    rlx_status_free(st);
+    st = un;
   }
   pthread_mutex_unlock(&g->mu);
   return st;
