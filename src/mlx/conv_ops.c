@@ -1,6 +1,8 @@
 /* conv_ops.c: channels-first convolution building blocks (see conv_ops.h).
  *
- * Why two convolution paths: MLX's CPU backend runs conv_general through im2col + one sgemm
+ * On the CPU, convolutions with at most 4 input channels per group (depthwise ones, and dense
+ * ones over few input channels) run rlx's direct kernel (src/mlx/shim/kernel_conv.cpp), and 1x1
+ * ones one matmul on the channels-first data. For the others: MLX's CPU backend runs conv_general through im2col + one sgemm
  * only for group 1 without dilation; everything else (grouped and depthwise convolutions,
  * dilation, input dilation, flipped kernels) goes to a direct loop nest that is one to two
  * orders of magnitude slower per multiply-add. For those cases rlx builds the im2col itself on
@@ -9,11 +11,12 @@
  * ([N, g, Co/g, P] is already the NC d.. output layout, so no transposes are needed), in chunks
  * of a few MB of patches. ConvTranspose becomes a convolution of the stride-dilated input with
  * the flipped weight (depthwise ones keep MLX's direct loop, which skips the inserted zeros).
- * On a GPU, MLX's own convolutions are used wherever they exist. bench/bench_conv.c measures
- * the paths on depthwise, grouped, dilated and transposed shapes. */
+ * On a GPU, MLX's own convolutions are used wherever they exist. bench/bench_kernels.py measures
+ * the paths against ONNX Runtime on depthwise, grouped, pointwise and transposed shapes. */
 #include "mlx/conv_ops.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void rlx_conv_geom_read(const rlx_node *n, int nsp, rlx_conv_geom *out) {
   rlx_conv_geom gm = {.nsp = nsp, .group = 1};
@@ -98,7 +101,7 @@ static rlx_mx_arr *to_first(rlx_lower *L, rlx_mx_arr *x, int rank) {
   return rlx_mx_transpose(L->mx, x, rank, p);
 }
 
-/* Bytes of patches per im2col chunk (measured with bench/bench_conv.c: 2-4 MB beat one big
+/* Bytes of patches per im2col chunk (measured with an earlier benchmark: 2-4 MB beat one big
  * buffer by up to 2x on large depthwise layers and cost little on small ones). */
 #define PATCH_CHUNK_BYTES ((int64_t)4 << 20)
 
@@ -145,22 +148,82 @@ static rlx_mx_arr *im2col_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, 
   return rlx_l_reshape(L, y, ty);
 }
 
-rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
-                       const rlx_conv_geom *gm, const rlx_type *ty) {
+/* An IR activation name as a kernel activation; false when the kernels have none for it. */
+static bool kernel_act(const char *act, rlx_mx_act *out) {
+  static const struct {
+    const char *name;
+    rlx_mx_act act;
+  } map[] = {{"none", {RLX_MX_ACT_NONE, 0, 0}}, {"Relu", {RLX_MX_ACT_RELU, 0, 0}}, {"Sigmoid", {RLX_MX_ACT_SIGMOID, 0, 0}}};
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (!strcmp(act, map[i].name)) return *out = map[i].act, true;
+  return false;
+}
+
+/* The direct kernel for 1D (as 2D of height 1) and 2D convolutions. */
+static rlx_mx_arr *direct_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
+                               rlx_mx_arr *b, rlx_mx_act act, const rlx_conv_geom *gm, const rlx_type *ty) {
+  rlx_mx *c = L->mx;
+  int64_t s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, d[2] = {1, 1};
+  if (gm->nsp == 1) {
+    s[1] = gm->s[0], d[1] = gm->d[0], p[1] = gm->p[0], p[3] = gm->p[1];
+    x = rlx_mx_reshape(c, x, 4, (int64_t[]){tx->dims[0], tx->dims[1], 1, tx->dims[2]});
+    w = rlx_mx_reshape(c, w, 4, (int64_t[]){tw->dims[0], tw->dims[1], 1, tw->dims[2]});
+  } else {
+    for (int i = 0; i < 2; i++) s[i] = gm->s[i], d[i] = gm->d[i];
+    for (int i = 0; i < 4; i++) p[i] = gm->p[i];
+  }
+  rlx_mx_arr *y = rlx_mx_direct_conv2d(c, x, w, b, s, p, d, gm->group, act);
+  return gm->nsp == 1 ? rlx_l_reshape(L, y, ty) : y;
+}
+
+/* A 1x1 convolution (stride 1, no pads, group 1) as one matmul on the channels-first data:
+ * w[Co,Ci] @ x[N,Ci,P] = y[N,Co,P], contiguous in the output's layout. */
+static rlx_mx_arr *pointwise_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
+                                  const rlx_type *ty) {
+  int64_t P = 1;
+  for (int i = 2; i < tx->rank; i++) P *= tx->dims[i];
+  rlx_mx_arr *w2 = rlx_mx_reshape(L->mx, w, 2, (int64_t[]){tw->dims[0], tw->dims[1]});
+  rlx_mx_arr *y = rlx_mx_matmul(L->mx, w2, rlx_mx_reshape(L->mx, x, 3, (int64_t[]){tx->dims[0], tx->dims[1], P}));
+  return rlx_l_reshape(L, y, ty);
+}
+
+/* Up to this many input channels per group the direct kernel beats the im2col and GEMM paths
+ * (bench/bench_kernels.py: depthwise, and 1-3 input channels). */
+#define DIRECT_MAX_CG 4
+
+rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw, rlx_mx_arr *b,
+                       const char *act, const rlx_conv_geom *gm, const rlx_type *ty) {
+  rlx_mx *c = L->mx;
   int nsp = gm->nsp, r = tx->rank;
+  bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU, f64 = tx->dtype == RLX_DTYPE_F64;
+  rlx_mx_act ka;
+  if (cpu && !f64 && nsp <= 2 && tw->dims[1] <= DIRECT_MAX_CG && kernel_act(act, &ka))
+    return direct_conv(L, x, tx, w, tw, b, ka, gm, ty);
+  bool one = gm->group == 1;
+  for (int i = 0; i < nsp; i++) one &= tw->dims[2 + i] == 1 && gm->s[i] == 1 && gm->p[i] == 0 && gm->p[nsp + i] == 0;
   /* MLX's own conv_general where it is fast: the CPU backend's GEMM path (group 1, no dilation,
    * not float64); on a GPU every 1D/2D convolution (its backends run grouped and dilated
    * convolutions natively; 3D grouped ones are not supported there). */
-  bool gemm = gm->group == 1 && tx->dtype != RLX_DTYPE_F64; /* MLX's CPU convolution has no float64 */
+  bool gemm = gm->group == 1 && !f64; /* MLX's CPU convolution has no float64 */
   for (int i = 0; i < nsp; i++) gemm &= gm->d[i] == 1;
-  if (rlx_mx_get_device(L->mx) == RLX_MX_GPU) gemm = nsp < 3 || gm->group == 1;
-  if (gemm) {
-    int64_t one[3] = {1, 1, 1};
-    rlx_mx_arr *y = rlx_mx_conv_general(L->mx, to_last(L, x, r), to_last(L, w, r), nsp, gm->s, gm->p, gm->p + nsp, gm->d,
-                                        one, (int)gm->group, false);
-    return to_first(L, y, r);
+  if (!cpu) gemm = nsp < 3 || gm->group == 1;
+  rlx_mx_arr *y;
+  if (cpu && one && !f64) {
+    y = pointwise_conv(L, x, tx, w, tw, ty);
+  } else if (gemm) {
+    int64_t ones[3] = {1, 1, 1};
+    y = rlx_mx_conv_general(c, to_last(L, x, r), to_last(L, w, r), nsp, gm->s, gm->p, gm->p + nsp, gm->d, ones,
+                            (int)gm->group, false);
+    y = to_first(L, y, r);
+  } else {
+    y = im2col_conv(L, x, tx, w, tw, gm, ty);
   }
-  return im2col_conv(L, x, tx, w, tw, gm, ty);
+  if (b) {
+    int64_t bs[RLX_MAX_RANK] = {ty->dims[1]};
+    for (int i = 1; i < r - 1; i++) bs[i] = 1;
+    y = rlx_mx_binary(c, RLX_MXB_ADD, y, rlx_mx_reshape(c, b, r - 1, bs));
+  }
+  return rlx_l_activation(L, act, y, ty->dtype);
 }
 
 rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
@@ -199,7 +262,7 @@ rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx
   for (int i = 0; i < r; i++) one[i] = 1;
   if (cg == 1 && og == 1 && nsp < 3 && tx->dtype != RLX_DTYPE_F64 && rlx_mx_get_device(c) == RLX_MX_CPU) {
     /* Depthwise: MLX's direct loop with input dilation skips the inserted zeros and measures
-     * faster than zero insertion + im2col (bench/bench_conv.c); the crop moves to the output. */
+     * faster than zero insertion + im2col; the crop moves to the output. */
     rlx_mx_arr *y = rlx_mx_conv_general(c, to_last(L, x, r), to_last(L, wf, r), nsp, cv.s, cv.p, cv.p + nsp, cv.d, gm->s,
                                         (int)g, false);
     y = to_first(L, y, r);
@@ -218,5 +281,5 @@ rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx
     for (int i = 0; i < nsp; i++) a[2 + i] = crop_lo[i], b[2 + i] -= crop_hi[i], td.dims[2 + i] = b[2 + i] - a[2 + i];
     x = rlx_mx_slice(c, x, r, a, b, one);
   }
-  return rlx_l_conv(L, x, &td, wf, &tcw, &cv, ty);
+  return rlx_l_conv(L, x, &td, wf, &tcw, NULL, "none", &cv, ty);
 }

@@ -18,10 +18,14 @@ typedef struct rlx_conv_geom {
 void rlx_conv_geom_read(const rlx_node *n, int nsp, rlx_conv_geom *out);
 
 /* Conv of x[N,Ci,d..] (type tx) with w[Co,Ci/group,k..] (type tw) under geometry gm (pads >= 0),
- * output type ty: MLX's conv_general where its CPU backend has a GEMM path (group 1, no
- * dilation), else grouped im2col + one batched matmul (see conv_ops.c). No bias. */
-rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
-                       const rlx_conv_geom *gm, const rlx_type *ty);
+ * plus bias b[Co] (NULL: none), then activation act ("none" or a float unary IR op name, see
+ * rlx_l_activation); output type ty. On the CPU: rlx's direct kernel (rlx_mx_direct_conv2d, bias
+ * and activation fused) for 1D/2D float convolutions with at most 4 input channels per group
+ * (depthwise ones included), one matmul on the channels-first data for 1x1 convolutions, MLX's
+ * conv_general where its CPU backend has a GEMM path (group 1, no dilation), else grouped im2col
+ * + one batched matmul (see conv_ops.c). On a GPU: MLX's conv_general. */
+rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw, rlx_mx_arr *b,
+                       const char *act, const rlx_conv_geom *gm, const rlx_type *ty);
 
 /* ConvTranspose of x[N,Ci,d..] with w[Ci,Co/group,k..] under gm (output_padding included),
  * output type ty: zero insertion (stride), full-correlation padding, then rlx_l_conv with the

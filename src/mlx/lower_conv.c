@@ -30,13 +30,32 @@ static void conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_
    * crashes on them on its CUDA backend. */
   rlx_mx_arr *y = nx == 0 || ny == 0 ? rlx_mx_full(c, ty.rank, ty.dims, 0, ty.dtype)
                   : transpose         ? rlx_l_conv_transpose(L, x, &tx, w, &tw, &gm, &ty)
-                                      : rlx_l_conv(L, x, &tx, w, &tw, &gm, &ty);
+                                      : rlx_l_conv(L, x, &tx, w, &tw, b, "none", &gm, &ty);
+  if (!transpose && nx && ny) b = NULL; /* added by rlx_l_conv */
   if (b) {
     int64_t bs[RLX_MAX_RANK] = {to->dims[1]};
     for (int i = 1; i < r - 1; i++) bs[i] = 1;
     y = rlx_mx_binary(c, RLX_MXB_ADD, y, rlx_mx_reshape(c, b, r - 1, bs));
   }
   out[0] = rlx_dtype_is_int(dt) ? rlx_mx_astype(c, rlx_mx_astype(c, y, RLX_DTYPE_I64), dt) : y;
+}
+
+/* rlx's CPU kernel (rlx_mx_pool2d) for 1D (as 2D of height 1) and 2D float pooling; kind as
+ * rlx_reduce_kind (0 sum, 1 mean, 2 max, 3 min). */
+static rlx_mx_arr *pool_kernel(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, const rlx_type *t, const rlx_type *to, int kind,
+                               const int64_t *k, const rlx_conv_geom *gm) {
+  static const int kernel_kind[] = {2, 3, 0, 1};
+  int64_t kk[2] = {1, 1}, s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, d[2] = {1, 1};
+  if (gm->nsp == 1) {
+    kk[1] = k[0], s[1] = gm->s[0], d[1] = gm->d[0], p[1] = gm->p[0], p[3] = gm->p[1];
+    x = rlx_mx_reshape(L->mx, x, 4, (int64_t[]){t->dims[0], t->dims[1], 1, t->dims[2]});
+  } else {
+    for (int i = 0; i < 2; i++) kk[i] = k[i], s[i] = gm->s[i], d[i] = gm->d[i];
+    for (int i = 0; i < 4; i++) p[i] = gm->p[i];
+  }
+  rlx_mx_arr *y = rlx_mx_pool2d(L->mx, x, kernel_kind[kind], kk, s, p, d, rlx_node_i(n, "count_include_pad") != 0,
+                                rlx_node_i(n, "ceil_mode") != 0);
+  return gm->nsp == 1 ? rlx_l_reshape(L, y, to) : y;
 }
 
 /* Pool over windows: pad with the kind's neutral value, view [N,C,o..,k..] (rlx_l_pool_windows),
@@ -52,6 +71,10 @@ static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
   rlx_conv_geom gm;
   rlx_conv_geom_read(n, nsp, &gm);
   rlx_conv_list_get(n, "kernel_shape", nsp, 1, k);
+  if (rlx_mx_get_device(c) == RLX_MX_CPU && nsp <= 2 && rlx_dtype_is_float(t->dtype) && t->dtype != RLX_DTYPE_F64 && kind < 4) {
+    out[0] = pool_kernel(L, n, x, t, to, kind, k, &gm);
+    return;
+  }
   /* Padding: explicit pads plus what ceil_mode windows need past the end. */
   int64_t hi[3], extra[3];
   rlx_type tp = *t;

@@ -7,14 +7,17 @@
 #define S(v) rlx_l_scalar_like(L, (v), dt)
 #define U(op, a) rlx_mx_unary(c, RLX_MXU_##op, (a))
 #define B(op, a, b) rlx_mx_binary(c, RLX_MXB_##op, (a), (b))
+/* The exp family through rlx's CPU kernels (float32; see shim.h rlx_mx_unary_kernel). */
+#define UK(op, a) (cpu ? rlx_mx_unary_kernel(c, RLX_MXU_##op, (a)) : U(op, a))
 
 rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt) {
   rlx_mx *c = L->mx;
+  bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU;
   switch (op) {
     case RLX_OP_ABS: return U(ABS, x);
     case RLX_OP_NEG: return U(NEGATIVE, x);
-    case RLX_OP_EXP: return U(EXP, x);
-    case RLX_OP_LOG: return U(LOG, x);
+    case RLX_OP_EXP: return UK(EXP, x);
+    case RLX_OP_LOG: return UK(LOG, x);
     case RLX_OP_SQRT: return U(SQRT, x);
     case RLX_OP_RSQRT: return U(RSQRT, x);
     case RLX_OP_SIN: return U(SIN, x);
@@ -25,25 +28,25 @@ rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt) {
     case RLX_OP_ATAN: return U(ARCTAN, x);
     case RLX_OP_SINH: return U(SINH, x);
     case RLX_OP_COSH: return U(COSH, x);
-    case RLX_OP_TANH: return U(TANH, x);
+    case RLX_OP_TANH: return UK(TANH, x);
     case RLX_OP_ASINH: return U(ARCSINH, x);
     case RLX_OP_ACOSH: return U(ARCCOSH, x);
     case RLX_OP_ATANH: return U(ARCTANH, x);
-    case RLX_OP_SIGMOID: return U(SIGMOID, x);
+    case RLX_OP_SIGMOID: return UK(SIGMOID, x);
     case RLX_OP_RELU: return B(MAXIMUM, x, S(0));
     case RLX_OP_GELU: /* x/2 (1 + erf(x / sqrt 2)) */
-      return B(MULTIPLY, B(MULTIPLY, x, S(0.5)), B(ADD, S(1), U(ERF, B(MULTIPLY, x, S(M_SQRT1_2)))));
+      return B(MULTIPLY, B(MULTIPLY, x, S(0.5)), B(ADD, S(1), UK(ERF, B(MULTIPLY, x, S(M_SQRT1_2)))));
     case RLX_OP_GELU_APPROX: { /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
       rlx_mx_arr *inner = B(MULTIPLY, S(sqrt(2.0 / M_PI)), B(ADD, x, B(MULTIPLY, S(0.044715), B(MULTIPLY, x, U(SQUARE, x)))));
-      return B(MULTIPLY, B(MULTIPLY, x, S(0.5)), B(ADD, S(1), U(TANH, inner)));
+      return B(MULTIPLY, B(MULTIPLY, x, S(0.5)), B(ADD, S(1), UK(TANH, inner)));
     }
-    case RLX_OP_SILU: return B(MULTIPLY, x, U(SIGMOID, x));
+    case RLX_OP_SILU: return B(MULTIPLY, x, UK(SIGMOID, x));
     case RLX_OP_ROUND: return U(ROUND, x);
     case RLX_OP_FLOOR: return U(FLOOR, x);
     case RLX_OP_CEIL: return U(CEIL, x);
     case RLX_OP_SIGN: return U(SIGN, x);
     case RLX_OP_RECIPROCAL: return U(RECIPROCAL, x);
-    case RLX_OP_ERF: return U(ERF, x);
+    case RLX_OP_ERF: return UK(ERF, x);
     case RLX_OP_SOFTPLUS: return B(LOGADDEXP, x, S(0));
     case RLX_OP_NOT: return U(LOGICAL_NOT, x);
     case RLX_OP_IS_NAN: return U(ISNAN, x);

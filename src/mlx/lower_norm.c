@@ -58,7 +58,9 @@ void rlx_lower_norm(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_
     case RLX_OP_LOG_SOFTMAX: {
       axis = rlx_l_axis(n, t->rank);
       if (n->op == RLX_OP_SOFTMAX) {
-        out[0] = rlx_mx_softmax(c, in[0], (int)axis, true);
+        /* rlx's CPU kernel over the last axis (float32; see shim.h rlx_mx_softmax_last). */
+        if (rlx_mx_get_device(c) == RLX_MX_CPU && axis == t->rank - 1) out[0] = rlx_mx_softmax_last(c, in[0]);
+        else out[0] = rlx_mx_softmax(c, in[0], (int)axis, true);
       } else {
         int ax = (int)axis;
         out[0] = rlx_mx_binary(c, RLX_MXB_SUBTRACT, in[0], rlx_mx_reduce(c, in[0], 5, 1, &ax, true));

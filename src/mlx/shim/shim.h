@@ -178,6 +178,45 @@ rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx
 rlx_mx_arr *rlx_mx_gather_qmm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *scales, rlx_mx_arr *biases,
                               rlx_mx_arr *rhs_idx, int group_size, int bits, const char *mode);
 
+/* ---- rlx's own CPU kernels (MLX primitives in kernel_*.cpp; see kernels.h) ----
+ * CPU stream only: the lowering calls them only on a CPU context (on a GPU they fail when
+ * evaluated). Their work is split over a thread pool of rlx_mx_num_threads() threads. */
+
+/* The activation a kernel applies to its output (float): none, max(x, 0), min(max(x, a), b),
+ * max(0, min(1, a x + b)) (ONNX HardSigmoid), x max(0, min(1, a x + b)) (ONNX HardSwish with
+ * a = 1/6, b = 1/2), 1 / (1 + exp(-x)). */
+typedef enum rlx_mx_act_kind {
+  RLX_MX_ACT_NONE, RLX_MX_ACT_RELU, RLX_MX_ACT_CLIP, RLX_MX_ACT_HARD_SIGMOID, RLX_MX_ACT_HARD_SWISH, RLX_MX_ACT_SIGMOID
+} rlx_mx_act_kind;
+typedef struct rlx_mx_act {
+  int kind; /* rlx_mx_act_kind */
+  float a, b;
+} rlx_mx_act;
+
+/* Threads of the kernels' pool, the calling thread included: RLX_NUM_THREADS when set to a
+ * positive integer, else the CPUs the process may run on (sched_getaffinity). */
+int rlx_mx_num_threads(void);
+
+/* Direct 2D convolution, channels first: x [N,C,H,W], w [Co,C/group,kh,kw], b [Co] or NULL,
+ * strides[2], pads[4] (begin h, w, end h, w; >= 0), dilations[2]; y [N,Co,OH,OW] (contiguous)
+ * = act(conv + b). Float dtypes (computed in float32). Fast when C/group * kh * kw is small
+ * (depthwise convolutions, a few input channels). */
+rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
+                                 const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
+/* Direct 2D pooling, channels first: x [N,C,H,W] -> y [N,C,OH,OW] (contiguous); kind 0 max,
+ * 1 min, 2 sum, 3 mean; kernel[2], strides[2], pads[4] (begin h, w, end h, w), dilations[2];
+ * ONNX MaxPool / AveragePool semantics (pads hold no values; mean counts the window's positions
+ * in the input, or with count_include_pad those in the padded extent; ceil_mode output sizes).
+ * Float dtypes (computed in float32). */
+rlx_mx_arr *rlx_mx_pool2d(rlx_mx *c, rlx_mx_arr *x, int kind, const int64_t *kernel, const int64_t *strides,
+                          const int64_t *pads, const int64_t *dilations, bool count_include_pad, bool ceil_mode);
+/* rlx_mx_unary with rlx's kernel for EXP, LOG, TANH, ERF and SIGMOID on float32 (SLEEF, 1 ULP);
+ * other ops and dtypes go to rlx_mx_unary. */
+rlx_mx_arr *rlx_mx_unary_kernel(rlx_mx *c, rlx_mx_unary_op op, rlx_mx_arr *x);
+/* Softmax over the last axis (ONNX Softmax-13); float32 runs rlx's kernel, other dtypes
+ * mx::softmax (precise). */
+rlx_mx_arr *rlx_mx_softmax_last(rlx_mx *c, rlx_mx_arr *x);
+
 /* ---- runtime (branch runtime) ---- */
 /* Clears the arena and any recorded error, and re-targets the context at the calling thread's
  * default stream of its device: a context reused across runs and threads. */

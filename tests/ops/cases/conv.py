@@ -168,6 +168,29 @@ def conv_cases():
                     ref_check=False, atol=1e-4)
     yield conv_case("Conv2d_group2_row_chunks", uni((1, 64, 80, 80)), uni((4, 32, 3, 3)), pads=[1, 1, 1, 1], group=2,
                     ref_check=False, atol=1e-4)
+    # the CPU's direct kernel (at most 4 input channels per group): rows wide enough for its
+    # 8-wide interior blocks plus ragged edges, both strides, dilation, pads wider than the
+    # kernel, batch > 1, a channel multiplier, dense convolutions over 1 and 3 input channels,
+    # 1D, float16
+    yield conv_case("Conv2d_direct_dw_wide_k5", uni((2, 3, 9, 37)), uni((3, 1, 5, 5)), uni((3,)), pads=[2, 2, 2, 2],
+                    group=3, ref_check=False)
+    yield conv_case("Conv2d_direct_dw_stride2_odd", uni((1, 4, 11, 45)), uni((4, 1, 3, 3)), strides=[2, 2],
+                    pads=[1, 0, 0, 1], group=4)
+    yield conv_case("Conv2d_direct_dw_stride12_dil", uni((1, 2, 13, 40)), uni((4, 1, 3, 3)), uni((4,)), strides=[1, 2],
+                    dilations=[2, 3], pads=[2, 3, 1, 4], group=2)
+    yield conv_case("Conv2d_direct_dw_big_pads", uni((1, 2, 3, 19)), uni((2, 1, 2, 3)), pads=[3, 5, 4, 6], group=2)
+    yield conv_case("Conv2d_direct_dw_k7", uni((1, 5, 14, 27)), uni((5, 1, 7, 7)), uni((5,)), pads=[3, 3, 3, 3], group=5)
+    yield conv_case("Conv2d_direct_c1", uni((2, 1, 12, 33)), uni((6, 1, 3, 3)), uni((6,)), pads=[1, 1, 1, 1])
+    yield conv_case("Conv2d_direct_c3_stride2", uni((1, 3, 15, 41)), uni((8, 3, 3, 3)), uni((8,)), strides=[2, 2],
+                    pads=[1, 1, 1, 1])
+    yield conv_case("Conv2d_direct_group2_cg4", uni((1, 8, 7, 21)), uni((6, 4, 3, 2)), pads=[0, 1, 1, 0], group=2)
+    yield conv_case("Conv1d_direct_dw_stride2", uni((3, 4, 50)), uni((4, 1, 5)), uni((4,)), strides=[2], pads=[2, 1],
+                    group=4)
+    yield conv_case("Conv2d_direct_dw_f16", uni((1, 4, 6, 21), dtype=np.float16), uni((4, 1, 3, 3), dtype=np.float16),
+                    pads=[1, 1, 1, 1], group=4, atol=5e-3, rtol=5e-3)
+    # 1x1 convolutions as one matmul on the channels-first data: batch > 1, 1D, with bias
+    yield conv_case("Conv2d_1x1_batch", uni((3, 12, 4, 7)), uni((5, 12, 1, 1)), uni((5,)))
+    yield conv_case("Conv1d_1x1", uni((2, 6, 9)), uni((7, 6, 1)))
     # dtypes
     x16, w16 = uni((1, 4, 6, 6), dtype=np.float16), uni((4, 2, 3, 3), dtype=np.float16)
     yield conv_case("Conv2d_f16_group2", x16, w16, pads=[1, 1, 1, 1], group=2, atol=5e-3, rtol=5e-3)

@@ -100,6 +100,11 @@ def cases():
                          ref(x.astype(np.float64), axis=axis).astype(np.float32), atol=2e-6, rtol=2e-5, axis=I(axis))
         x = rnd(2, 6, lo=-1, hi=1) + np.float32(1000)
         yield simple(f"{op}_large", op, {"x": x}, ref(x.astype(np.float64)).astype(np.float32), atol=2e-5, rtol=2e-5)
+        # rlx's CPU kernel: long rows split over threads, a row with -inf entries
+        xw = rnd(7, 6625, lo=-20, hi=20)
+        xw[3, ::5] = -np.inf
+        yield simple(f"{op}_wide", op, {"x": xw}, ref(xw.astype(np.float64), axis=-1).astype(np.float32), atol=2e-6,
+                     rtol=2e-5)
         xh = rnd(3, 8, dtype=np.float16)
         yield simple(f"{op}_f16", op, {"x": xh}, ref(xh.astype(np.float64)).astype(np.float16), atol=3e-3, rtol=3e-3)
         xt = rnd(5, 3)

@@ -56,6 +56,11 @@ def cases():
     yield pool_case("Pool2d_mean_f16", uni((1, 2, 6, 6), dtype=np.float16), "mean", [2, 2], strides=[2, 2], atol=2e-3,
                     rtol=2e-3)
     yield pool_case("Pool2d_max_f64", uni((1, 2, 6, 5), dtype=np.float64), "max", [3, 2], pads=[1, 0, 1, 1])
+    # shapes from real networks, large enough for rlx's CPU kernel to split rows over threads
+    yield pool_case("Pool2d_mean_k3x2_s3x2_batch", uni((2, 16, 9, 40)), "mean", [3, 2], strides=[3, 2])
+    yield pool_case("Pool2d_max_k3_s2_p1", uni((1, 8, 23, 31)), "max", [3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    yield pool_case("Pool2d_max_f16_ceil", uni((1, 3, 9, 11), dtype=np.float16), "max", [2, 3], strides=[2, 2],
+                    ceil_mode=1, atol=1e-3, rtol=1e-3)
     # a window of the whole input (global pooling) and a non-contiguous input
     yield pool_case("Pool2d_global_mean", x2, "mean", [7, 8])
     xt = uni((1, 6, 5, 2))

@@ -1,0 +1,163 @@
+// kernel_conv.cpp: direct channels-first 2D convolution for few input channels per group
+// (depthwise convolutions, and dense ones over 1-4 input channels), bias and activation fused.
+//
+// MLX's CPU backend runs these through im2col (a patch buffer kh*kw times the input) and one
+// matmul per group with M = 1 (depthwise), or through its channels-last GEMM path with a tiny
+// contraction (K = Ci*kh*kw): both far below the machine's speed. Here each output row
+// y[n, o, oy, :] is computed in place: bias, then for every input channel c of o's group and
+// kernel tap (ky, kx) whose input row iy = oy*sh - ph + ky*dh lies inside the input,
+// y[ox] += w[o, c, ky, kx] * x[n, g*cg + c, iy, ox*sw - pw + kx*dw] (taps outside the input are
+// the zero padding and skipped), then the activation. Interior outputs (every tap inside the
+// row) go in blocks of 8 accumulated in registers over the row's taps; the edges tap by tap.
+// Rows are split over the kernel thread pool. float32 only (the shim converts other float types).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "mlx/backend/cpu/encoder.h"
+#include "mlx/shim/kernels.h"
+
+namespace rlx_kernels {
+namespace {
+
+struct Geom {
+  int64_t N, C, H, W, Co, cg, og, kh, kw, OH, OW;
+  int64_t sh, sw, ph, pw, dh, dw;
+};
+
+constexpr int64_t BLK = 8;
+
+// First ox whose tap at column offset `off` (= kx*dw - pw) is at input column >= 0, and one
+// past the last whose column is < W.
+inline int64_t first_ox(int64_t off, int64_t sw) { return off >= 0 ? 0 : (-off + sw - 1) / sw; }
+inline int64_t end_ox(int64_t off, int64_t sw, int64_t W, int64_t OW) {
+  int64_t e = W - off <= 0 ? 0 : (W - off - 1) / sw + 1;
+  return std::min(e, OW);
+}
+
+// One output row: y[0..OW) = bias + sum over (c, ky, kx) as described above.
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+void conv_row(const Geom &g, const float *x, const float *w, float bias, float *y, int64_t oy) {
+  const int64_t OW = g.OW, W = g.W, sw = g.sw, kw = g.kw, dw = g.dw, pw = g.pw;
+  for (int64_t i = 0; i < OW; i++) y[i] = bias;
+  // Interior: ox in [lo, hi) has every kx inside the row.
+  int64_t lo = first_ox(-pw, sw), hi = end_ox((kw - 1) * dw - pw, sw, W, OW);
+  if (hi < lo) hi = lo;
+  for (int64_t c = 0; c < g.cg; c++) {
+    const float *xc = x + c * g.H * W, *wc = w + c * g.kh * kw;
+    for (int64_t ky = 0; ky < g.kh; ky++) {
+      int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+      if (iy < 0 || iy >= g.H) continue;
+      const float *row = xc + iy * W, *wr = wc + ky * kw;
+      int64_t ox = lo;
+      for (; ox + BLK <= hi; ox += BLK) {
+        float a[BLK];
+        for (int64_t j = 0; j < BLK; j++) a[j] = y[ox + j];
+        const float *r = row + ox * sw - pw;
+        for (int64_t kx = 0; kx < kw; kx++) {
+          float wv = wr[kx];
+          const float *rk = r + kx * dw;
+          if (sw == 1)
+            for (int64_t j = 0; j < BLK; j++) a[j] += wv * rk[j];
+          else
+            for (int64_t j = 0; j < BLK; j++) a[j] += wv * rk[j * sw];
+        }
+        for (int64_t j = 0; j < BLK; j++) y[ox + j] = a[j];
+      }
+      // Edges (and the interior's tail), tap by tap.
+      for (int64_t kx = 0; kx < kw; kx++) {
+        int64_t off = kx * dw - pw, b = first_ox(off, sw), e = end_ox(off, sw, W, OW);
+        float wv = wr[kx];
+        auto span = [&](int64_t s0, int64_t s1) {
+          for (int64_t i = std::max(s0, b); i < std::min(s1, e); i++) y[i] += wv * row[i * sw + off];
+        };
+        span(0, lo);
+        span(ox, OW);
+      }
+    }
+  }
+}
+
+void conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
+  int64_t rows = g.N * g.Co * g.OH, macs_per_row = std::max<int64_t>(1, g.cg * g.kh * g.kw * g.OW);
+  parallel_for(rows, std::max<int64_t>(1, 16384 / macs_per_row), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; r++) {
+      int64_t oy = r % g.OH, no = r / g.OH, o = no % g.Co, n = no / g.Co, grp = o / g.og;
+      const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W;
+      float *yr = y + r * g.OW;
+      conv_row(g, xg, w + o * g.cg * g.kh * g.kw, b ? b[o] : 0.f, yr, oy);
+      apply_act(act, yr, g.OW);
+    }
+  });
+}
+
+class DirectConv : public mx::UnaryPrimitive {
+ public:
+  DirectConv(mx::Stream s, const int64_t *st, const int64_t *pad, const int64_t *dil, int64_t group, Act act)
+      : mx::UnaryPrimitive(s), group_(group), act_(act) {
+    for (int i = 0; i < 2; i++) s_[i] = st[i], d_[i] = dil[i];
+    for (int i = 0; i < 4; i++) p_[i] = pad[i];
+  }
+  // inputs: x [N,C,H,W], w [Co,C/group,kh,kw], optional b [Co]; all float32 row-contiguous.
+  void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
+    Geom g = geom(in);
+    out.set_data(mx::allocator::malloc(out.nbytes()));
+    auto &enc = mx::cpu::get_command_encoder(stream());
+    for (auto &a : in) enc.set_input_array(a);
+    enc.set_output_array(out);
+    const float *x = in[0].data<float>(), *w = in[1].data<float>(), *b = in.size() > 2 ? in[2].data<float>() : nullptr;
+    float *y = out.data<float>();
+    enc.dispatch([g, x, w, b, y, act = act_]() { conv(g, x, w, b, act, y); });
+  }
+  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
+    throw std::runtime_error("[rlx DirectConv] has no GPU implementation");
+  }
+  const char *name() const override { return "RlxDirectConv"; }
+  bool is_equivalent(const mx::Primitive &other) const override {
+    auto &o = static_cast<const DirectConv &>(other);
+    return group_ == o.group_ && act_.kind == o.act_.kind && act_.a == o.act_.a && act_.b == o.act_.b &&
+           !memcmp(s_, o.s_, sizeof s_) && !memcmp(p_, o.p_, sizeof p_) && !memcmp(d_, o.d_, sizeof d_);
+  }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
+    Geom g = geom(in);
+    return {{(int)g.N, (int)g.Co, (int)g.OH, (int)g.OW}};
+  }
+
+ private:
+  Geom geom(const std::vector<mx::array> &in) const {
+    const auto &xs = in[0].shape(), &ws = in[1].shape();
+    Geom g{};
+    g.N = xs[0], g.C = xs[1], g.H = xs[2], g.W = xs[3];
+    g.Co = ws[0], g.cg = ws[1], g.kh = ws[2], g.kw = ws[3], g.og = g.Co / group_;
+    g.sh = s_[0], g.sw = s_[1], g.ph = p_[0], g.pw = p_[1], g.dh = d_[0], g.dw = d_[1];
+    g.OH = (g.H + p_[0] + p_[2] - d_[0] * (g.kh - 1) - 1) / s_[0] + 1;
+    g.OW = (g.W + p_[1] + p_[3] - d_[1] * (g.kw - 1) - 1) / s_[1] + 1;
+    return g;
+  }
+  int64_t s_[2], p_[4], d_[2], group_;
+  Act act_;
+};
+
+}  // namespace
+}  // namespace rlx_kernels
+
+using rlx_kernels::Act;
+
+extern "C" rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
+                                            const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act) {
+  SHIM_OP(c, x && w, ([&] {
+            mx::array xa = A(x), wa = A(w);
+            mx::Dtype dt = xa.dtype();
+            if (xa.ndim() != 4 || wa.ndim() != 4) throw std::invalid_argument("direct conv2d takes rank-4 x and w");
+            std::vector<mx::array> in = {mx::contiguous(mx::astype(xa, mx::float32, c->stream), false, c->stream),
+                                         mx::contiguous(mx::astype(wa, mx::float32, c->stream), false, c->stream)};
+            if (b) in.push_back(mx::contiguous(mx::astype(A(b), mx::float32, c->stream), false, c->stream));
+            auto prim = std::make_shared<rlx_kernels::DirectConv>(c->stream, strides, pads, dilations, group,
+                                                                  Act{act.kind, act.a, act.b});
+            mx::Shape shape = prim->output_shapes(in)[0];
+            mx::array y(std::move(shape), mx::float32, std::move(prim), std::move(in));
+            return dt == mx::float32 ? y : mx::astype(y, dt, c->stream);
+          }()));
+}

@@ -1,0 +1,131 @@
+// kernel_threads.cpp: the persistent thread pool of rlx's CPU kernels (see kernels.h).
+//
+// Sized once to the CPUs the process may run on (sched_getaffinity) or RLX_NUM_THREADS; the
+// calling thread (MLX's stream thread, inside a kernel's task) counts as one of them, so a
+// kernel never has more threads running than that. Workers sleep on a condition variable
+// between jobs (no spinning: the cores are shared with OpenBLAS's threads and other
+// processes). One job at a time: a second caller (another stream's thread) runs its work
+// inline instead of waiting.
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "mlx/shim/kernels.h"
+
+namespace rlx_kernels {
+
+int num_threads() {
+  static const int n = [] {
+    const char *env = getenv("RLX_NUM_THREADS");
+    if (env && *env) {
+      char *end = nullptr;
+      long v = strtol(env, &end, 10);
+      if (end && !*end && v > 0) return (int)std::min(v, 1024L);
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    unsigned hw = std::thread::hardware_concurrency();
+    return hw ? (int)hw : 1;
+  }();
+  return n;
+}
+
+namespace {
+
+class Pool {
+ public:
+  explicit Pool(int workers) {
+    for (int i = 0; i < workers; i++) threads_.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto &t : threads_) t.join();
+  }
+
+  // false when another job is running (the caller then runs its work itself).
+  bool run(int64_t n, int64_t chunk, const std::function<void(int64_t, int64_t)> &fn) {
+    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      fn_ = &fn, n_ = n, chunk_ = chunk;
+      next_.store(0);
+      pending_ = (int)threads_.size();
+      gen_++;
+    }
+    wake_.notify_all();
+    chunks();
+    std::unique_lock<std::mutex> lk(m_);
+    done_.wait(lk, [this] { return pending_ == 0; });
+    fn_ = nullptr;
+    return true;
+  }
+
+ private:
+  void chunks() {
+    for (;;) {
+      int64_t b = next_.fetch_add(chunk_);
+      if (b >= n_) return;
+      (*fn_)(b, std::min(b + chunk_, n_));
+    }
+  }
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lk(m_);
+        wake_.wait(lk, [&] { return stop_ || gen_ != seen; });
+        if (stop_) return;
+        seen = gen_;
+      }
+      chunks();
+      std::lock_guard<std::mutex> lk(m_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex busy_, m_;
+  std::condition_variable wake_, done_;
+  bool stop_ = false;
+  uint64_t gen_ = 0;
+  int pending_ = 0;
+  const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
+  int64_t n_ = 0, chunk_ = 1;
+  std::atomic<int64_t> next_{0};
+};
+
+Pool &pool() {
+  static Pool p(num_threads() - 1);
+  return p;
+}
+
+}  // namespace
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn) {
+  if (n <= 0) return;
+  int nt = num_threads();
+  grain = std::max<int64_t>(grain, 1);
+  if (nt <= 1 || n <= grain) {
+    fn(0, n);
+    return;
+  }
+  // About four chunks per thread: even shares when threads are preempted (shared machines).
+  int64_t chunk = std::max(grain, (n + 4 * nt - 1) / (4 * nt));
+  if (!pool().run(n, chunk, fn)) fn(0, n);
+}
+
+}  // namespace rlx_kernels
+
+extern "C" int rlx_mx_num_threads(void) { return rlx_kernels::num_threads(); }

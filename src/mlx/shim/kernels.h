@@ -1,0 +1,40 @@
+// kernels.h: rlx's own CPU kernels as MLX primitives (kernel_*.cpp), and the thread pool they
+// share (kernel_threads.cpp). C++ internals of the shim; the C ABI is in shim.h.
+//
+// Why: MLX's CPU backend runs each op on one thread (its stream's), and some ops it runs far
+// below the machine's speed (depthwise convolutions through im2col + one matmul per channel,
+// softmax through scalar libm exp, pooling through strided views). Each kernel here is an
+// mx::UnaryPrimitive whose eval_cpu allocates its output and dispatches one task on the
+// stream's command encoder (as MLX's own CPU primitives do); the task splits its work over the
+// pool. The lowering uses them only on the CPU device; on a GPU MLX's own ops run (eval_gpu
+// throws).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "mlx/primitives.h"
+#include "mlx/shim/shim_impl.h"
+
+namespace rlx_kernels {
+
+// Threads the pool runs work on, the caller included: RLX_NUM_THREADS when set to a positive
+// integer, else the CPUs this process may run on (sched_getaffinity). Read once.
+int num_threads();
+
+// Runs fn(begin, end) over [0, n) split into chunks of at least `grain` items, on the pool's
+// workers and the calling thread; returns when every chunk is done. Work runs inline on the
+// caller when the pool is busy with another caller (kernels on several streams at once never
+// oversubscribe the cores) or when n is small. fn must not throw.
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn);
+
+// A fused activation applied by a kernel to its output: y = act(x) (see shim.h rlx_mx_act).
+struct Act {
+  int kind = 0;
+  float a = 0, b = 0;
+};
+
+// Applies act to acc[0..n) in place (float).
+void apply_act(const Act &act, float *acc, int64_t n);
+
+}  // namespace rlx_kernels
