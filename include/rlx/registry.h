@@ -147,6 +147,16 @@ typedef struct rlx_custom_op_def {
   void (*free_user_data)(void *user_data); /* NULL, or called once when the registration ends */
 } rlx_custom_op_def;
 
+/* ---- built-in ops (registered before the registry is first used; replaceable like any op) ----
+ * RLX_CUSTOM_BATCHED_DENSE_SOLVE (A float32 [B,n,n], b float32 [B,n]) -> (x float32 [B,n], status
+ * int32 [B]): A[i] x[i] = b[i], 1 <= n <= 128, by LU with partial pivoting (the reference's
+ * batched LU kernel). On the GPU a CUDA kernel solves one system per thread block and reports a
+ * singular A[i] (a zero pivot) as status[i] = 1 with x[i] all NaN (like the info array of
+ * cuBLAS getrfBatched); elsewhere the BatchedDenseSolve op runs (mx::linalg::solve on the CPU
+ * stream), which fails the run with INVALID_ARGUMENT "singular matrix" instead, so status is all
+ * 0 there. */
+#define RLX_CUSTOM_BATCHED_DENSE_SOLVE "rlx_linalg_batched_dense_solve"
+
 /* Registers (or replaces) the op def->name. *out_replaced (when out_replaced is not NULL) is set
  * to whether an op of that name was registered before (the old registration ends as described
  * above). Works without a GPU (a CUDA kernel is compiled when first run on one). Errors:

@@ -23,4 +23,9 @@ RLX_MUST_USE rlx_status *rlx_custom_attrs(const rlx_node *n, rlx_attr **out, siz
 /* Checks a CUDA launch against the limits of rlx/registry.h (INVALID_ARGUMENT saying which). */
 rlx_status *rlx_custom_check_launch(const rlx_custom_cuda_launch *l);
 
+/* Registers a built-in op (src/kernels/); only from the registry's start-up. */
+rlx_status *rlx_custom_register_builtin(const rlx_custom_op_def *def);
+/* src/kernels/batched_dense_solve.c */
+rlx_status *rlx_kernel_register_batched_dense_solve(void);
+
 #endif

@@ -1,5 +1,5 @@
 /* registry.c: the process-wide custom-op registry (rlx/registry.h): a list of reference-counted
- * registrations under a reader-writer lock. A lookup takes a reference under the read lock and
+ * registrations under a reader-writer lock, the built-in ops (src/kernels/) registered first. A lookup takes a reference under the read lock and
  * releases it after the call, so replacing or unregistering an op never frees a registration in
  * use; the last release frees it and calls free_user_data. */
 #include <pthread.h>
@@ -141,7 +141,22 @@ static rlx_status *check_def(const rlx_custom_op_def *d) {
                  : NULL;
 }
 
+static rlx_status *do_register(const rlx_custom_op_def *def, bool *out_replaced);
+
+/* The built-in ops (src/kernels/) are registered once, before the registry is first used. */
+static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
+static rlx_status *builtins_error;
+static void register_builtins(void) { builtins_error = rlx_kernel_register_batched_dense_solve(); }
+static void builtins(void) { pthread_once(&builtins_once, register_builtins); }
+
+rlx_status *rlx_custom_register_builtin(const rlx_custom_op_def *def) { return do_register(def, NULL); }
+
 rlx_status *rlx_custom_op_register(const rlx_custom_op_def *def, bool *out_replaced) {
+  builtins();
+  return do_register(def, out_replaced);
+}
+
+static rlx_status *do_register(const rlx_custom_op_def *def, bool *out_replaced) {
   RLX_TRY(check_def(def));
   rlx_custom_entry *e = calloc(1, sizeof *e);
   char *name = rlx_strdup(def->name);
@@ -182,6 +197,7 @@ rlx_status *rlx_custom_op_register(const rlx_custom_op_def *def, bool *out_repla
 }
 
 rlx_status *rlx_custom_op_unregister(const char *name) {
+  builtins();
   if (!name) return RLX_ERR(INVALID_ARGUMENT, "rlx_custom_op_unregister: name is NULL");
   rlx_custom_entry *old = NULL;
   pthread_rwlock_wrlock(&lock);
@@ -208,6 +224,7 @@ bool rlx_custom_op_is_registered(const char *name) {
 }
 
 const rlx_custom_entry *rlx_custom_acquire(const char *name) {
+  builtins();
   if (!name) return NULL;
   rlx_custom_entry *e = NULL;
   pthread_rwlock_rdlock(&lock);

@@ -11,7 +11,8 @@
  *    "modes":   ["eager", "lazy", "compiled"],
  *    "expect_error": "INVALID_ARGUMENT" (optional: building or running must fail with this code),
  *    "expect_message": "text" (optional, with expect_error: the error message must contain it),
- *    "cpu_only": "why" (optional: skipped, and counted as skipped, on the GPU)}
+ *    "cpu_only": "why" (optional: skipped, and counted as skipped, on the GPU),
+ *    "gpu_only": "why" (optional: skipped, and counted as skipped, on the CPU)}
  * Attribute values: {"i": int}, {"f": float}, {"is": [ints]}, {"fs": [floats]}, {"s": "text"},
  * {"dtype": "float32"} (an int attribute holding an rlx_dtype), {"g": {graph}} (a sub-graph with
  * the same inputs/params/constants/nodes/outputs layout, inputs typed by {"dtype", "dims"}; the
@@ -344,8 +345,10 @@ int main(int argc, char **argv) {
     }
     const cJSON *modes = cJSON_GetObjectItem(js, "modes"), *m;
     const cJSON *cpu_only = cJSON_GetObjectItem(js, "cpu_only");
-    if (cpu_only && dev && !strcmp(dev, "gpu")) {
-      printf("skip %s: CPU only (%s)\n", argv[a], cpu_only->valuestring);
+    const cJSON *gpu_only = cJSON_GetObjectItem(js, "gpu_only");
+    bool on_gpu = dev && !strcmp(dev, "gpu");
+    if ((cpu_only && on_gpu) || (gpu_only && !on_gpu)) {
+      printf("skip %s: %s only (%s)\n", argv[a], on_gpu ? "CPU" : "GPU", (on_gpu ? cpu_only : gpu_only)->valuestring);
       skipped++;
       cJSON_Delete(js);
       continue;
@@ -366,6 +369,6 @@ int main(int argc, char **argv) {
     cJSON_Delete(js);
   }
   printf("%d of %d case runs passed%s", total - failed, total, skipped ? "" : "\n");
-  if (skipped) printf(", %d cases skipped (CPU only)\n", skipped);
+  if (skipped) printf(", %d cases skipped\n", skipped);
   return failed ? 1 : 0;
 }

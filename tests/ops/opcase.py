@@ -60,10 +60,11 @@ def sym(k):
 class Case:
     def __init__(self, name, nodes, inputs, outputs, atol=1e-6, rtol=1e-5, modes=MODES, params=None,
                  constants=None, dims=None, expect_error=None, sub_params=None, sub_constants=None, cpu_only=None,
-                 expect_message=None):
+                 expect_message=None, gpu_only=None):
         """cpu_only: why the case cannot run on MLX's GPU backend (float64 data is detected
-        automatically); op_runner skips it there and says so."""
-        self.cpu_only = cpu_only
+        automatically); op_runner skips it there and says so. gpu_only: likewise for a case whose
+        expected outputs hold on the GPU only (skipped on the CPU)."""
+        self.cpu_only, self.gpu_only = cpu_only, gpu_only
         self.name, self.nodes, self.inputs, self.outputs = name, nodes, inputs, outputs
         self.atol, self.rtol, self.modes = atol, rtol, modes
         self.params, self.constants = params or {}, constants or {}
@@ -78,7 +79,9 @@ class Case:
         os.makedirs(d, exist_ok=True)
         js = {"inputs": [], "params": [], "constants": [], "nodes": self.nodes, "outputs": [], "modes": self.modes}
         arrays = [*self.inputs.values(), *self.params.values(), *self.constants.values(), *self.outputs.values()]
-        if self.cpu_only:
+        if self.gpu_only:
+            js["gpu_only"] = self.gpu_only
+        elif self.cpu_only:
             js["cpu_only"] = self.cpu_only
         elif any(np.asarray(a).dtype in (np.float64, np.complex128) for a in arrays) or "float64" in json.dumps(self.nodes):
             js["cpu_only"] = "float64: MLX has no float64 on GPUs"

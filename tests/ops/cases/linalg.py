@@ -1,10 +1,24 @@
 """DenseSolve and BatchedDenseSolve against numpy.linalg.solve (float64 oracle), with the
 residual A x - b as a second check where it matters. Well-conditioned random systems (diagonal
 shifted), systems that need pivoting (zero leading pivot), float32/float64/float16, b as a vector
-or a matrix, n = 1, a Transpose feeding A (non-contiguous), singular A (an error), bad shapes."""
+or a matrix, n = 1, a Transpose feeding A (non-contiguous), singular A (an error), bad shapes.
+Also the built-in custom op rlx_linalg_batched_dense_solve (rlx/registry.h: the CUDA LU kernel on
+the GPU, BatchedDenseSolve elsewhere) on the same kinds of systems, n up to 128."""
 import numpy as np
 
-from opcase import IS, Case, node, simple
+from opcase import IS, S, Case, node, simple
+
+SOLVE = "rlx_linalg_batched_dense_solve"
+
+
+def builtin_solve(name, a, b, **kw):
+    """The built-in op on float32 systems; x against numpy's float64 solve, status all 0."""
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    want = np.linalg.solve(a.astype(np.float64), b.astype(np.float64)[..., None])[..., 0]
+    n = a.shape[-1]
+    tol = 2e-5 * max(1.0, np.sqrt(n))
+    return Case(f"builtin_solve_{name}", [node("Custom", ["a", "b"], ["x", "status"], name=S(SOLVE))], {"a": a, "b": b},
+                {"x": want.astype(np.float32), "status": np.zeros(a.shape[0], np.int32)}, atol=tol, rtol=tol, **kw)
 
 rng = np.random.default_rng(5)
 
@@ -67,6 +81,22 @@ def cases():
                expect_error="INVALID_ARGUMENT")
     yield Case("BatchedDenseSolve_one_singular", [node("BatchedDenseSolve", ["a", "b"], ["x"])],
                {"a": np.stack([np.eye(2), sing]), "b": np.ones((2, 2))}, {}, expect_error="INVALID_ARGUMENT")
+    # the built-in batched solve: random well-conditioned batches, pivoting, n up to its limit
+    for n, batch in ((1, 3), (2, 64), (7, 5), (32, 16), (33, 4), (128, 3)):
+        yield builtin_solve(f"n{n}_b{batch}", *system(n, batch=batch))
+    yield builtin_solve("pivoting", ab, bb)
+    yield builtin_solve("empty_batch", np.zeros((0, 4, 4)), np.zeros((0, 4)))
+    one_singular = {"a": np.stack([np.eye(2), sing]).astype(np.float32), "b": np.ones((2, 2), np.float32)}
+    yield Case("builtin_solve_singular_cpu", [node("Custom", ["a", "b"], ["x", "status"], name=S(SOLVE))], one_singular, {},
+               expect_error="INVALID_ARGUMENT", expect_message="singular", cpu_only="the CPU path's solve fails the run")
+    yield Case("builtin_solve_singular_gpu", [node("Custom", ["a", "b"], ["x", "status"], name=S(SOLVE))], one_singular,
+               {"x": np.array([[1, 1], [np.nan, np.nan]], np.float32), "status": np.array([0, 1], np.int32)},
+               gpu_only="the CUDA kernel reports a singular system in status")
+    for what, a, b in (("n129", np.zeros((1, 129, 129), np.float32), np.zeros((1, 129), np.float32)),
+                       ("float64", np.eye(2)[None], np.ones((1, 2))),
+                       ("b_shape", np.zeros((2, 3, 3), np.float32), np.zeros((2, 4), np.float32))):
+        yield Case(f"builtin_solve_bad_{what}", [node("Custom", ["a", "b"], ["x", "status"], name=S(SOLVE))], {"a": a, "b": b}, {},
+                   expect_error="INVALID_ARGUMENT", modes=["lazy"], cpu_only=None if what != "float64" else "float64")
     # shape and dtype errors
     f = np.float32
     bad = [("not_square", "DenseSolve", np.zeros((2, 3), f), np.zeros(2, f)),
