@@ -43,6 +43,8 @@ class Rlx:
             "rlx_executable_create": (P, [P, C.c_int, C.c_int, C.POINTER(P)]),
             "rlx_executable_free": (None, [P]),
             "rlx_executable_run": (P, [P, C.c_size_t, C.POINTER(S), C.POINTER(P), C.c_size_t, C.POINTER(P)]),
+            "rlx_executable_set_output_readback": (P, [P, C.c_size_t, C.c_bool]),
+            "rlx_executable_bind_device_handle": (P, [P, S, P]),
             "rlx_gpu_available": (C.c_bool, []), "rlx_mlx_version": (S, []),
             "rlx_device_describe": (None, [C.c_int, C.c_char_p, C.c_size_t]),
         }
@@ -135,24 +137,35 @@ class Executable:
         r.check(L.rlx_onnx_model_set_params(model.handle, self.handle))
         self.n_out = L.rlx_graph_num_outputs(model.graph)
         self.out_names = [L.rlx_graph_output_name(model.graph, i).decode() for i in range(self.n_out)]
-        self._feeds = None
 
-    def bind(self, feeds):
-        """Wraps the inputs once, so that timed runs measure rlx_executable_run alone."""
+    def bind(self, feeds, on_device=False):
+        """Wraps the inputs once, so that timed runs measure rlx_executable_run alone; on_device:
+        uploads them into device handles instead (rlx_executable_bind_device_handle), so that runs
+        pass no inputs and time the computation only."""
         self._arrays = [_c_order(v) for v in feeds.values()]
-        self._names = (C.c_char_p * len(feeds))(*[k.encode() for k in feeds])
         self._tensors = [self.rlx.wrap(a) for a in self._arrays]
-        self._tptrs = (C.c_void_p * len(feeds))(*[t.value for t in self._tensors])
-        self._feeds = feeds
+        if on_device:
+            for k, t in zip(feeds, self._tensors):
+                self.rlx.check(self.rlx.lib.rlx_executable_bind_device_handle(self.handle, k.encode(), t))
+            feeds = {}
+        self._names = (C.c_char_p * max(len(feeds), 1))(*[k.encode() for k in feeds])
+        self._tptrs = (C.c_void_p * max(len(feeds), 1))(*[t.value for t in self._tensors[:len(feeds)]])
+        self._n_in = len(feeds)
+
+    def readback(self, on):
+        """Whether runs copy the outputs to the host (off: runs evaluate them on the device only)."""
+        for i in range(self.n_out):
+            self.rlx.check(self.rlx.lib.rlx_executable_set_output_readback(self.handle, i, on))
 
     def run(self, fetch=False):
         """One rlx_executable_run on the bound inputs; the outputs as numpy arrays when fetch."""
         outs = (C.c_void_p * self.n_out)()
-        self.rlx.check(self.rlx.lib.rlx_executable_run(self.handle, len(self._tensors), self._names, self._tptrs,
+        self.rlx.check(self.rlx.lib.rlx_executable_run(self.handle, self._n_in, self._names, self._tptrs,
                                                        self.n_out, outs))
-        res = [self.rlx.to_numpy(outs[i]) for i in range(self.n_out)] if fetch else None
+        res = [self.rlx.to_numpy(outs[i]) if outs[i] else None for i in range(self.n_out)] if fetch else None
         for i in range(self.n_out):
-            self.rlx.lib.rlx_tensor_free(outs[i])
+            if outs[i]:
+                self.rlx.lib.rlx_tensor_free(outs[i])
         return res
 
     def free(self):

@@ -248,7 +248,7 @@ def main():
         pass
     print(f"# rlx zoo, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {cpu}, {os.cpu_count()} cores; "
           f"MLX {r.lib.rlx_mlx_version().decode()}, ONNX Runtime {ort.__version__}; medians of {args.repeat} "
-          f"interleaved rounds", flush=True)
+          f"interleaved rounds; load average {os.getloadavg()[0]:.1f} at the start", flush=True)
     results = []
     for n in names:
         t0 = time.perf_counter()
@@ -258,6 +258,7 @@ def main():
         print(f"{n}: done in {res['bench_s']:.0f} s" + (f" ({res['error'][:200]})" if "error" in res else ""),
               file=sys.stderr, flush=True)
     print(table(results))
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
     print("\nModels: " + "; ".join(f"{x['model']} = {x['what']}, inputs {x['inputs']}" for x in results))
     if args.json:
         with open(args.json, "w") as f:
