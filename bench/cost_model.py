@@ -1,5 +1,5 @@
-"""The cost model against measurement: predicted (`rlx run --device auto`, as `rlx info --cost`) vs measured (`rlx run`) time per run
-for the model zoo and for op microbenchmarks, on one or both devices.
+"""The cost model against measurement: predicted (`rlx run --device auto`, as `rlx info --cost`) vs
+measured (`rlx run`) time per run for the model zoo and for op microbenchmarks, on one or both devices.
 
 Models: the zoo of bench/zoo/zoo.py when it is there (packaged pretrained models and the classics it
 writes with seeded weights: BERT-base, GPT-2, ResNet-50), else the packaged models of
@@ -7,14 +7,15 @@ tests/models/test_models.py. Microbenchmarks: one-op ONNX models written here (m
 norms, reductions, elementwise, data movement).
 
 Procedure: `rlx calibrate --force` for each device first (figures taken under the same machine load
-as the timings), then per model the prediction for each device (`rlx run --device auto` prints them)
-and `--rounds` interleaved timed rounds of
-`rlx run --repeat R` (lazy mode; its mean per run after a first run), reporting the median round.
+as the timings; with --recalibrate again before each model), then per model the prediction for each
+device (`rlx run --device auto` prints them) and `--rounds` interleaved timed rounds of `rlx run
+--repeat R` (lazy mode; its mean per run after a first run; R about 1 s of predicted time unless
+given), reporting the median round.
 Prints a table (predicted, measured, predicted/measured) and the summary: share of zoo models
 predicted within 2x, and with --device both, whether the predicted faster device is the measured one.
 
 usage: cost_model.py RLX [--device cpu|gpu|both] [--rounds N] [--repeat R] [--models a,b] [--no-micro]
-                         [--no-zoo] [--cache DIR] [--json FILE]
+                         [--no-zoo] [--cache DIR] [--json FILE] [--recalibrate]
 """
 import argparse
 import json
@@ -147,12 +148,14 @@ def main():
     ap.add_argument("rlx")
     ap.add_argument("--device", default="cpu", choices=["cpu", "gpu", "both"])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=0, help="runs per round (default: about 1 s of predicted time, 3..100)")
     ap.add_argument("--models", default="")
     ap.add_argument("--no-micro", action="store_true")
     ap.add_argument("--no-zoo", action="store_true")
     ap.add_argument("--cache", default=os.path.join(os.path.expanduser("~"), ".cache", "rlx", "zoo"))
     ap.add_argument("--json")
+    ap.add_argument("--recalibrate", action="store_true",
+                    help="calibrate again before each model (a shared, loaded machine: figures and timings under the same load)")
     a = ap.parse_args()
     devices = ["cpu", "gpu"] if a.device == "both" else [a.device]
     only = set(a.models.split(",")) if a.models else None
@@ -164,12 +167,16 @@ def main():
         todo += [] if a.no_micro else [("micro", *m) for m in micro_models(d) if not only or m[0] in only]
         for kind, name, path, feeds in todo:
             try:
+                if a.recalibrate:
+                    for dev in devices:
+                        run([a.rlx, "calibrate", "--device", dev, "--force"])
                 inputs = shape_args(feeds, d, name)
                 pred = predict(a.rlx, path, inputs)
                 times = {dev: [] for dev in devices}
                 for _ in range(a.rounds):
                     for dev in devices:
-                        times[dev].append(measure(a.rlx, path, inputs, dev, a.repeat))
+                        rep = a.repeat or max(3, min(100, int(1000 / max(pred[dev], 1e-3))))
+                        times[dev].append(measure(a.rlx, path, inputs, dev, rep))
             except RuntimeError as e:
                 print(f"{name}: {e}", file=sys.stderr)
                 continue

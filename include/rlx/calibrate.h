@@ -17,7 +17,7 @@
  * Cost model (rlx_cost_predict): for each node, FLOPs and bytes follow from the node's static
  * input and output types (shape inference), and the node's time is max(FLOPs / rate, bytes /
  * bandwidth) with the rate and bandwidth of its family's figure, plus the per-node dispatch
- * overhead; a run adds the round-trip overhead and the host transfers of its inputs and outputs.
+ * overhead; a run adds rlx's per-run overhead and the host transfers of its inputs and outputs.
  * Control flow is unrolled as the lowering does (both If branches; While max_iterations times;
  * Scan `length` times).
  *
@@ -45,11 +45,16 @@ extern "C" {
   X(memory_bw_gbps, "GB/s", "add(x, 0), x 1M float32, 8 bytes per element")                              \
   X(attention_flops, "FLOP/s", "SDPA q=k=v [1,4,128,64], no mask, 4 B H S^2 D FLOPs")                    \
   X(reduce_gbps, "GB/s", "sum over the last axis of [1024,1024], 4 M N bytes")                           \
+  X(run_overhead_ns, "ns", "rlx_executable_run of Neg on float32[2] from the host, read back")             \
   X(dispatch_overhead_ns, "ns", "per node: (64 chained Adds on float32[256] - 1 Add) / 63")              \
-  X(transfer_gbps, "GB/s", "host -> device -> host of 4 MB, 8 MB per round trip")                        \
+  X(transfer_gbps, "GB/s", "Neg of 1M float32 from the host and read back, less on the device, 8 MB")    \
+  X(transcendental_gbps, "GB/s", "Sigmoid of 1M float32, 8 bytes per element")                           \
+  X(strided_copy_gbps, "GB/s", "Neg(Transpose(x)), x [1024,1024] float32, 8 MB")                         \
+  X(softmax_gbps, "GB/s", "Softmax over the last axis of [1024,1024] float32, 8 MB")                     \
+  X(pool_gbps, "GB/s", "MaxPool 3x3 stride 2 pads 1 of [1,64,64,64]: 9 x output bytes")                  \
   X(conv_flops, "FLOP/s", "Conv x[1,32,64,64] w[64,32,3,3] pads 1")                                      \
   X(conv_depthwise_flops, "FLOP/s", "Conv x[1,128,64,64] w[128,1,3,3] group 128 pads 1")                \
-  X(conv_pointwise_flops, "FLOP/s", "Conv x[1,64,64,64] w[128,64,1,1]")
+  X(conv_pointwise_flops, "FLOP/s", "Conv x[1,128,40,40] w[256,128,1,1]")
 
 /* The figures of one device (see RLX_CALIBRATION_FIGURES for each figure). A plain value. */
 typedef struct rlx_calibration {
@@ -117,15 +122,20 @@ rlx_status *rlx_calibration_get(rlx_device device, const rlx_calibrate_options *
                                    sgemm_large (the reference's rule) */                           \
   X(CONV, "conv")               /* Conv/ConvTranspose: 2 * out * Ci/group * prod(kernel) FLOPs at \
                                    conv_pointwise (1x1, group 1), conv_depthwise (Ci/group = 1, \
-                                   group > 1) or conv_flops; Pool and Resize by bytes */           \
+                                   group > 1) or conv_flops; Pool: output bytes x window taps at  \
+                                   pool_gbps; Resize: bytes at memory_bw */     \
   X(ATTENTION, "attention")     /* Attention: 2 Sk (|q| + |y|) FLOPs at attention_flops */         \
-  X(NORM_REDUCE, "norm/reduce") /* norms, softmax, reductions: bytes at reduce_gbps */              \
-  X(ELEMENTWISE, "elementwise") /* unary, binary, where, cast, regions: bytes at memory_bw */     \
-  X(MOVEMENT, "data movement")  /* copies (Transpose, Concat, Pad, Tile, gathers, scatters): bytes \
-                                   at memory_bw; views (Reshape, Slice, Narrow, Expand) cost 0 */ \
+  X(NORM_REDUCE, "norm/reduce") /* Softmax/LogSoftmax bytes at softmax_gbps; other norms and    \
+                                   reductions at reduce_gbps */                                    \
+  X(ELEMENTWISE, "elementwise") /* unary, binary, where, cast, regions: bytes at memory_bw, or at \
+                                   transcendental_gbps for exp/log/trig/tanh/sigmoid/gelu/silu/  \
+                                   erf/softplus/pow */                                             \
+  X(MOVEMENT, "data movement")  /* Transpose: 2 x output bytes at strided_copy; Concat, Pad, Tile, \
+                                   gathers, scatters: bytes at memory_bw; views (Reshape, Slice,  \
+                                   Narrow, Expand) cost 0 */                                       \
   X(OTHER, "other")             /* every other op: bytes at memory_bw */                           \
   X(TRANSFER, "transfer")       /* graph inputs and outputs: bytes at transfer_gbps */             \
-  X(OVERHEAD, "overhead")       /* round trip once, plus dispatch_overhead_ns per node */
+  X(OVERHEAD, "overhead")       /* run_overhead once, plus dispatch_overhead_ns per node */
 
 typedef enum rlx_cost_family {
 #define RLX_X(e, name) RLX_COST_##e,

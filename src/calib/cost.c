@@ -59,6 +59,20 @@ static bool family_is(const rlx_node *n, const char *const *names) {
 
 static rlx_status *cost_graph(cost_ctx *c, const rlx_graph *g, const rlx_type *types, double mult);
 
+/* Elementwise ops priced at transcendental_gbps (MLX's CPU backend computes them element by
+ * element with libm-style functions, several times slower than an add). */
+static bool is_transcendental(rlx_op op) {
+  switch (op) {
+    case RLX_OP_EXP: case RLX_OP_LOG: case RLX_OP_SIN: case RLX_OP_COS: case RLX_OP_TAN: case RLX_OP_ASIN:
+    case RLX_OP_ACOS: case RLX_OP_ATAN: case RLX_OP_SINH: case RLX_OP_COSH: case RLX_OP_TANH: case RLX_OP_ASINH:
+    case RLX_OP_ACOSH: case RLX_OP_ATANH: case RLX_OP_SIGMOID: case RLX_OP_GELU: case RLX_OP_GELU_APPROX:
+    case RLX_OP_SILU: case RLX_OP_ERF: case RLX_OP_SOFTPLUS: case RLX_OP_POW:
+      return true;
+    default:
+      return false;
+  }
+}
+
 /* Costs sub-graph `sub` with its inputs bound to operand types in[0..n), `mult` times. */
 static rlx_status *cost_sub(cost_ctx *c, const rlx_graph *sub, const rlx_type *in, size_t n, double mult) {
   rlx_type *types = calloc(sub->n_vals ? sub->n_vals : 1, sizeof *types);
@@ -129,21 +143,25 @@ static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in,
       flops = 2.0 * numel(&in[0]) * (double)w->dims[1] * kernel;
     }
     charge(c, RLX_COST_CONV, flops, rate, bytes, bw, mult);
-  } else if (n->op == RLX_OP_POOL) { /* lowered as one strided slice of the output's size per window tap */
+  } else if (n->op == RLX_OP_POOL) { /* a reduction over a windows view: every tap of every output */
     size_t nk = 0;
     const int64_t *k = rlx_node_is(n, "kernel_shape", &nk);
     double taps = 1;
     for (size_t i = 0; i < nk; i++) taps *= (double)k[i];
-    charge(c, RLX_COST_CONV, 0, 0, in_b + out_b * (2 * taps + 1), bw, mult);
+    charge(c, RLX_COST_CONV, 0, 0, out_b * taps, cal->pool_gbps, mult);
   } else if (n->op == RLX_OP_RESIZE) {
     charge(c, RLX_COST_CONV, 0, 0, bytes, bw, mult);
   } else if (n->op == RLX_OP_ATTENTION) { /* q k^T and p v: 2 Sk D FLOPs per query element each */
     double sk = (double)in[1].dims[in[1].rank == 4 ? 2 : 1];
     charge(c, RLX_COST_ATTENTION, 2.0 * sk * (numel(&in[0]) + numel(&out[0])), cal->attention_flops, bytes, bw, mult);
+  } else if (n->op == RLX_OP_SOFTMAX || n->op == RLX_OP_LOG_SOFTMAX) {
+    charge(c, RLX_COST_NORM_REDUCE, 0, 0, bytes, cal->softmax_gbps, mult);
   } else if (family_is(n, norm_reduce)) {
     charge(c, RLX_COST_NORM_REDUCE, 0, 0, bytes, cal->reduce_gbps, mult);
   } else if (family_is(n, elementwise) || n->op == RLX_OP_ROPE) {
-    charge(c, RLX_COST_ELEMENTWISE, 0, 0, bytes, bw, mult);
+    charge(c, RLX_COST_ELEMENTWISE, 0, 0, bytes, is_transcendental(n->op) ? cal->transcendental_gbps : bw, mult);
+  } else if (n->op == RLX_OP_TRANSPOSE) { /* a view; its consumer reads it strided (or copies it) */
+    charge(c, RLX_COST_MOVEMENT, 0, 0, 2 * out_b, cal->strided_copy_gbps, mult);
   } else if (family_is(n, movement)) {
     bool view = n->op == RLX_OP_RESHAPE || n->op == RLX_OP_SLICE || n->op == RLX_OP_NARROW || n->op == RLX_OP_EXPAND;
     /* a gather reads the rows it writes (and its indices), not the whole table */
@@ -193,7 +211,7 @@ rlx_status *rlx_cost_predict(const rlx_graph *g, const rlx_calibration *cal, rlx
   RLX_TRY(cost_graph(&c, g, g->types, 1));
   est.family_s[RLX_COST_TRANSFER] = est.family_bytes[RLX_COST_TRANSFER] / (cal->transfer_gbps * 1e9);
   est.bytes += est.family_bytes[RLX_COST_TRANSFER];
-  est.family_s[RLX_COST_OVERHEAD] += cal->roundtrip_overhead_ns * 1e-9;
+  est.family_s[RLX_COST_OVERHEAD] += cal->run_overhead_ns * 1e-9;
   for (int f = 0; f < RLX_COST_FAMILY_COUNT; f++) est.total_s += est.family_s[f];
   *out = est;
   return NULL;

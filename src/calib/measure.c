@@ -92,7 +92,9 @@ static rlx_status *time_mx(measurer *m, mx_body body, int iters, size_t n_ops, c
   RLX_TRY(rlx_mx_create(m->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, &c));
   rlx_mx_arr *kept[4] = {0};
   for (size_t i = 0; i < n_ops; i++) {
-    rlx_mx_arr *a = rlx_mx_full(c, spec[i].rank, spec[i].dims, spec[i].value, RLX_DTYPE_F32);
+    /* contiguous: MLX's full is a broadcast (stride 0) that ops would read through their slow
+     * general-stride paths or copy inside the timed loop */
+    rlx_mx_arr *a = rlx_mx_contiguous(c, rlx_mx_full(c, spec[i].rank, spec[i].dims, spec[i].value, RLX_DTYPE_F32));
     rlx_mx_eval(c, &a, 1);
     kept[i] = rlx_mx_keep(c, a);
   }
@@ -108,28 +110,6 @@ static rlx_status *time_mx(measurer *m, mx_body body, int iters, size_t n_ops, c
   if (st) return st;
   *out_s = median(m->samples, m->reps);
   return NULL;
-}
-
-/* Host -> device -> host of 4 MB: upload, evaluate, read back. */
-static rlx_status *time_transfer(measurer *m, double *out_s) {
-  enum { N = 1 << 20 };
-  float *host = calloc(N, sizeof *host), *back = malloc(N * sizeof *back);
-  rlx_mx *c = NULL;
-  rlx_status *st = host && back ? rlx_mx_create(m->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, &c) : RLX_OOM();
-  rlx_type t = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {N}};
-  for (int r = 0; !st && r < CAL_WARMUPS + m->reps && !rlx_mx_failed(c); r++) {
-    uint64_t t0 = rlx_now_ns();
-    rlx_mx_arr *a = rlx_mx_from_bytes(c, host, &t);
-    rlx_mx_to_host(c, a, back, N * sizeof *back);
-    if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)(rlx_now_ns() - t0) * 1e-9;
-    rlx_mx_clear(c);
-  }
-  if (!st) st = rlx_mx_take_error(c);
-  rlx_mx_free(c);
-  free(host);
-  free(back);
-  if (!st) *out_s = median(m->samples, m->reps);
-  return st;
 }
 
 /* ---- figures through rlx executables (rlx's own) ---- */
@@ -152,6 +132,28 @@ static rlx_status *build_conv(rlx_graph *g, rlx_value x, const void *ud, rlx_val
   return rlx_graph_add1(g, RLX_OP_CONV, "conv", 2, (rlx_value[]){x, w}, 2, attrs, y);
 }
 
+/* y = op(x) for a unary op (ud: the rlx_op). */
+static rlx_status *build_unary(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+  return rlx_graph_add1(g, *(const rlx_op *)ud, NULL, 1, &x, 0, NULL, y);
+}
+
+/* y = -(x^T): a consumer reading a transposed (strided) view. */
+static rlx_status *build_transpose(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+  int64_t perm[] = {1, 0};
+  rlx_attr a = RLX_ATTR_IS("perm", 2, perm);
+  rlx_value t;
+  RLX_TRY(rlx_graph_add1(g, RLX_OP_TRANSPOSE, NULL, 1, &x, 1, &a, &t));
+  return rlx_graph_add1(g, RLX_OP_NEG, NULL, 1, &t, 0, NULL, y);
+}
+
+/* MaxPool 3x3, stride 2, pads 1. */
+static rlx_status *build_pool(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+  int64_t k[] = {3, 3}, s[] = {2, 2}, p[] = {1, 1, 1, 1};
+  rlx_attr a[] = {RLX_ATTR_S("kind", "max"), RLX_ATTR_IS("kernel_shape", 2, k), RLX_ATTR_IS("strides", 2, s),
+                  RLX_ATTR_IS("pads", 4, p)};
+  return rlx_graph_add1(g, RLX_OP_POOL, NULL, 1, &x, 4, a, y);
+}
+
 static rlx_status *build_add_chain(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
   int n = *(const int *)ud;
   for (int i = 0; i < n; i++) RLX_TRY(rlx_graph_add1(g, RLX_OP_ADD, NULL, 2, (rlx_value[]){x, x}, 0, NULL, &x));
@@ -172,7 +174,9 @@ static rlx_status *zero_params(rlx_executable *ex, const rlx_graph *g) {
   return NULL;
 }
 
-static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder build, const void *ud, double *out_s) {
+/* Median seconds of a run. host_io: x passed from the host and y read back each run (as rlx run
+ * does); else x is a device handle and y stays on the device. */
+static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder build, const void *ud, bool host_io, double *out_s) {
   rlx_graph *g = NULL;
   rlx_executable *ex = NULL;
   rlx_tensor *x = NULL;
@@ -184,12 +188,13 @@ static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder bui
   if (!st) st = rlx_executable_create(g, m->device, RLX_MODE_LAZY, &ex);
   if (!st) st = zero_params(ex, g);
   if (!st) st = rlx_tensor_create(tx->dtype, tx->rank, tx->dims, NULL, 0, &x);
-  if (!st) st = rlx_executable_bind_device_handle(ex, "x", x);
-  if (!st) st = rlx_executable_set_output_readback(ex, 0, false);
+  if (!st && !host_io) st = rlx_executable_bind_device_handle(ex, "x", x);
+  if (!st && !host_io) st = rlx_executable_set_output_readback(ex, 0, false);
+  const char *name = "x";
   for (int r = 0; !st && r < CAL_WARMUPS + m->reps; r++) {
     rlx_tensor *out = NULL;
     uint64_t t0 = rlx_now_ns();
-    st = rlx_executable_run(ex, 0, NULL, NULL, 1, &out);
+    st = rlx_executable_run(ex, host_io, &name, (rlx_tensor *const *)&x, 1, &out);
     if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)(rlx_now_ns() - t0) * 1e-9;
     rlx_tensor_free(out);
   }
@@ -203,9 +208,62 @@ static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder bui
 static rlx_status *measure_conv(measurer *m, int64_t c_in, int64_t hw, conv_spec s, double *out) {
   rlx_type tx = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, c_in, hw, hw}};
   double t;
-  RLX_TRY(time_graph(m, &tx, build_conv, &s, &t));
+  RLX_TRY(time_graph(m, &tx, build_conv, &s, false, &t));
   *out = 2.0 * (double)(s.c_out * hw * hw) * (double)(s.c_in_per_group * s.k * s.k) / t;
   return NULL;
+}
+
+/* rlx's figures, in table order from run_overhead_ns. */
+static rlx_status *measure_rlx_figure(measurer *m, int i, rlx_calibration *cal) {
+  const rlx_type tiny = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {2}}, mega = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {1 << 20}},
+                 square = {.dtype = RLX_DTYPE_F32, .rank = 2, .dims = {1024, 1024}};
+  const double bytes = 8.0 * (1 << 20); /* 1M float32 read and written */
+  const rlx_op neg = RLX_OP_NEG, sigmoid = RLX_OP_SIGMOID, softmax = RLX_OP_SOFTMAX;
+  double t, t0;
+  switch (i) {
+    case 0:
+      RLX_TRY(time_graph(m, &tiny, build_unary, &neg, true, &t));
+      cal->run_overhead_ns = t * 1e9;
+      return NULL;
+    case 1: {
+      const rlx_type small = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {256}};
+      int one = 1, many = 64;
+      RLX_TRY(time_graph(m, &small, build_add_chain, &one, false, &t0));
+      RLX_TRY(time_graph(m, &small, build_add_chain, &many, false, &t));
+      /* a floor of 1 ns: on a loaded machine the difference of two medians may come out <= 0 */
+      cal->dispatch_overhead_ns = fmax((t - t0) / (many - one) * 1e9, 1.0);
+      return NULL;
+    }
+    case 2: /* a floor of 1 us, as above */
+      RLX_TRY(time_graph(m, &mega, build_unary, &neg, true, &t));
+      RLX_TRY(time_graph(m, &mega, build_unary, &neg, false, &t0));
+      cal->transfer_gbps = bytes / fmax(t - t0, 1e-6) * 1e-9;
+      return NULL;
+    case 3:
+      RLX_TRY(time_graph(m, &mega, build_unary, &sigmoid, false, &t));
+      cal->transcendental_gbps = bytes / t * 1e-9;
+      return NULL;
+    case 4:
+      RLX_TRY(time_graph(m, &square, build_transpose, NULL, false, &t));
+      cal->strided_copy_gbps = bytes / t * 1e-9;
+      return NULL;
+    case 5:
+      RLX_TRY(time_graph(m, &square, build_unary, &softmax, false, &t));
+      cal->softmax_gbps = bytes / t * 1e-9;
+      return NULL;
+    case 6: {
+      const rlx_type x = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 64, 64, 64}};
+      RLX_TRY(time_graph(m, &x, build_pool, NULL, false, &t));
+      cal->pool_gbps = 9.0 * 4 * 64 * 32 * 32 / t * 1e-9;
+      return NULL;
+    }
+    case 7:
+      return measure_conv(m, 32, 64, (conv_spec){64, 32, 3, 1}, &cal->conv_flops);
+    case 8:
+      return measure_conv(m, 128, 64, (conv_spec){128, 1, 3, 128}, &cal->conv_depthwise_flops);
+    default:
+      return measure_conv(m, 128, 40, (conv_spec){256, 128, 1, 1}, &cal->conv_pointwise_flops);
+  }
 }
 
 /* ---- all figures ---- */
@@ -249,26 +307,8 @@ static rlx_status *measure_figure(measurer *m, int i, rlx_calibration *cal) {
       cal->reduce_gbps = 4.0 * 1024 * 1024 / t * 1e-9;
       break;
     }
-    case 6: {
-      rlx_type tx = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {256}};
-      int one = 1, many = 64;
-      double t1;
-      RLX_TRY(time_graph(m, &tx, build_add_chain, &one, &t1));
-      RLX_TRY(time_graph(m, &tx, build_add_chain, &many, &t));
-      /* a floor of 1 ns: on a loaded machine the difference of two medians may come out <= 0 */
-      cal->dispatch_overhead_ns = fmax((t - t1) / (many - one) * 1e9, 1.0);
-      break;
-    }
-    case 7:
-      RLX_TRY(time_transfer(m, &t));
-      cal->transfer_gbps = 2.0 * 4 * (1 << 20) / t * 1e-9;
-      break;
-    case 8:
-      return measure_conv(m, 32, 64, (conv_spec){64, 32, 3, 1}, &cal->conv_flops);
-    case 9:
-      return measure_conv(m, 128, 64, (conv_spec){128, 1, 3, 128}, &cal->conv_depthwise_flops);
     default:
-      return measure_conv(m, 64, 64, (conv_spec){128, 64, 1, 1}, &cal->conv_pointwise_flops);
+      return measure_rlx_figure(m, i - 6, cal);
   }
   return NULL;
 }

@@ -66,7 +66,9 @@ static void test_measure_plausible(void **state) {
   assert_true(measured.attention_flops > 1e7);
   assert_true(measured.reduce_gbps > 0.01 && measured.reduce_gbps < 2000);
   assert_true(measured.dispatch_overhead_ns >= 1 && measured.dispatch_overhead_ns < 1e8);
-  assert_true(measured.transfer_gbps > 0.01);
+  assert_true(measured.transfer_gbps > 0.01 && measured.transcendental_gbps > 0.01 && measured.strided_copy_gbps > 0.01 &&
+              measured.softmax_gbps > 0.01 && measured.pool_gbps > 0.001);
+  assert_true(measured.run_overhead_ns > 100 && measured.run_overhead_ns < 1e8);
   assert_true(measured.conv_flops > 1e7 && measured.conv_depthwise_flops > 1e6 && measured.conv_pointwise_flops > 1e7);
   assert_string_equal(measured.mlx_version, rlx_mlx_version());
   assert_string_equal(measured.rlx_version, RLX_VERSION);
@@ -83,8 +85,8 @@ static void test_save_load(void **state) {
   cJSON *root = cJSON_Parse(text);
   assert_non_null(root);
   const char *keys[] = {"sgemm_large_flops", "sgemm_small_flops", "roundtrip_overhead_ns", "memory_bw_gbps", "attention_flops",
-                        "reduce_gbps", "dispatch_overhead_ns", "transfer_gbps", "conv_flops", "conv_depthwise_flops",
-                        "conv_pointwise_flops"};
+                        "reduce_gbps", "run_overhead_ns", "dispatch_overhead_ns", "transfer_gbps", "transcendental_gbps",
+                        "strided_copy_gbps", "softmax_gbps", "pool_gbps", "conv_flops", "conv_depthwise_flops", "conv_pointwise_flops"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) assert_true(cJSON_IsNumber(cJSON_GetObjectItem(root, keys[i])));
   assert_string_equal(cJSON_GetObjectItem(root, "device_name")->valuestring, measured.device_name);
   /* cJSON prints 15 significant digits when they read back within an epsilon: compare to 1e-14 */
@@ -272,6 +274,7 @@ static rlx_calibration round_cal(void) {
   rlx_calibration c = measured;
   c.sgemm_large_flops = 100e9, c.sgemm_small_flops = 10e9, c.roundtrip_overhead_ns = 10000, c.memory_bw_gbps = 20;
   c.attention_flops = 50e9, c.reduce_gbps = 5, c.dispatch_overhead_ns = 2000, c.transfer_gbps = 10;
+  c.run_overhead_ns = 30000, c.transcendental_gbps = 4, c.strided_copy_gbps = 8, c.softmax_gbps = 3, c.pool_gbps = 1;
   c.conv_flops = 40e9, c.conv_depthwise_flops = 2e9, c.conv_pointwise_flops = 30e9;
   return c;
 }
@@ -298,15 +301,16 @@ static void test_cost_families(void **state) {
   /* MatMul [64,128] @ [128,256]: 2*64*128*256 FLOPs (m k n = 2^21 >= 32768: the large rate) */
   rlx_value x = in_f32(g, "x", 2, (int64_t[]){64, 128}), w = param_f32(g, "w", 2, (int64_t[]){128, 256}), mm;
   OK(rlx_graph_add1(g, RLX_OP_MATMUL, "mm", 2, (rlx_value[]){x, w}, 0, NULL, &mm));
-  /* Relu on [64,256]: 2 * 64*256*4 bytes */
-  rlx_value r;
-  OK(rlx_graph_add1(g, RLX_OP_RELU, "relu", 1, &mm, 0, NULL, &r));
+  /* Relu on [64,256]: 2 * 64*256*4 bytes at memory_bw; Tanh: the same at transcendental_gbps */
+  rlx_value r0, r;
+  OK(rlx_graph_add1(g, RLX_OP_RELU, "relu", 1, &mm, 0, NULL, &r0));
+  OK(rlx_graph_add1(g, RLX_OP_TANH, "tanh", 1, &r0, 0, NULL, &r));
   /* depthwise Conv x[1,8,16,16] w[8,1,3,3] group 8 pads 1: 2*8*16*16*9 FLOPs */
   rlx_value cx = in_f32(g, "cx", 4, (int64_t[]){1, 8, 16, 16}), cw = param_f32(g, "cw", 4, (int64_t[]){8, 1, 3, 3}), cv;
   int64_t pads[4] = {1, 1, 1, 1};
   rlx_attr ca[] = {RLX_ATTR_IS("pads", 4, pads), RLX_ATTR_I("group", 8)};
   OK(rlx_graph_add1(g, RLX_OP_CONV, "dw", 2, (rlx_value[]){cx, cw}, 2, ca, &cv));
-  /* Softmax over [64,256] (reduce rate), Reshape (a view: 0 bytes) */
+  /* Softmax over [64,256] (softmax rate), Reshape (a view: 0 bytes) */
   rlx_value sm, rs;
   OK(rlx_graph_add1(g, RLX_OP_SOFTMAX, "sm", 1, &r, 0, NULL, &sm));
   int64_t shape[] = {256, 64};
@@ -323,13 +327,13 @@ static void test_cost_families(void **state) {
   double dw_flops = 2.0 * 8 * 16 * 16 * 9, dw_bytes = 4.0 * (8 * 16 * 16 * 2 + 8 * 9);
   NEAR(e.family_flops[RLX_COST_CONV], dw_flops);
   NEAR(e.family_s[RLX_COST_CONV], fmax(dw_flops / 2e9, dw_bytes / 20e9));
-  NEAR(e.family_s[RLX_COST_ELEMENTWISE], 2.0 * 64 * 256 * 4 / 20e9);
-  NEAR(e.family_s[RLX_COST_NORM_REDUCE], 2.0 * 64 * 256 * 4 / 5e9);
+  NEAR(e.family_s[RLX_COST_ELEMENTWISE], 2.0 * 64 * 256 * 4 / 20e9 + 2.0 * 64 * 256 * 4 / 4e9);
+  NEAR(e.family_s[RLX_COST_NORM_REDUCE], 2.0 * 64 * 256 * 4 / 3e9);
   NEAR(e.family_bytes[RLX_COST_MOVEMENT], 0);
   double transfer = 4.0 * (64 * 128 + 8 * 16 * 16 + 256 * 64 + 8 * 16 * 16);
   NEAR(e.family_s[RLX_COST_TRANSFER], transfer / 10e9);
-  assert_int_equal(e.nodes, 5);
-  NEAR(e.family_s[RLX_COST_OVERHEAD], 10000e-9 + 5 * 2000e-9);
+  assert_int_equal(e.nodes, 6);
+  NEAR(e.family_s[RLX_COST_OVERHEAD], 30000e-9 + 6 * 2000e-9);
   double sum = 0;
   for (int f = 0; f < RLX_COST_FAMILY_COUNT; f++) sum += e.family_s[f];
   NEAR(e.total_s, sum);
