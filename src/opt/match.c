@@ -21,7 +21,9 @@ bool rlx_opt_pure(const rlx_node *n) {
     default:
       break;
   }
-  if (!strcmp(rlx_op_info_get(n->op)->family, "unsupported")) return false;
+  const char *fam = rlx_op_info_get(n->op)->family;
+  /* collectives communicate: their value depends on the other ranks, never fold or merge them */
+  if (!strcmp(fam, "unsupported") || !strcmp(fam, "collective")) return false;
   for (uint32_t i = 0; i < n->n_attrs; i++)
     if (n->attrs[i].kind == RLX_ATTR_GRAPH) return false;
   return true;

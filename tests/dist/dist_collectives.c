@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/ir.h" /* to look at the optimized graph's nodes */
 #include "rlx/rlx.h"
 
 static int failures;
@@ -246,6 +247,32 @@ static void graph_ops(rlx_dist_group *g) {
     rlx_executable_free(ex2);
   }
   rlx_graph_free(g2);
+
+  /* the optimizer must not fold an AllReduce of a constant into the local value */
+  rlx_graph *g3 = NULL, *g3o = NULL;
+  rlx_value c3, y3;
+  float one = 1;
+  rlx_type ts = {.dtype = RLX_DTYPE_F32};
+  expect(rlx_graph_create(&g3), 0, "graph");
+  expect(rlx_graph_add_constant(g3, &ts, &one, sizeof one, &c3), 0, "constant");
+  expect(rlx_graph_add1(g3, RLX_OP_ALL_REDUCE, "sum_const", 1, &c3, 1, (rlx_attr[]){RLX_ATTR_S("kind", "sum")}, &y3), 0, "AllReduce of a constant");
+  expect(rlx_graph_set_outputs(g3, 1, &y3), 0, "outputs");
+  expect(rlx_graph_optimize(g3, "all", 0, NULL, NULL, &g3o), 0, "optimize");
+  bool kept = false; /* the AllReduce node stays (folding it would communicate at optimization time) */
+  for (size_t k = 0; g3o && k < g3o->n_nodes; k++) kept |= g3o->nodes[k].op == RLX_OP_ALL_REDUCE;
+  CHECK(kept, "the optimizer removed the AllReduce of a constant");
+  rlx_executable *ex3 = NULL;
+  if (g3o) expect(rlx_executable_create(g3o, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex3), 0, "executable");
+  if (ex3) {
+    rlx_tensor *o = NULL;
+    expect(rlx_executable_set_group(ex3, g), 0, "set_group");
+    expect(rlx_executable_run(ex3, 0, NULL, NULL, 1, &o), 0, "run optimized");
+    if (o) CHECK(rlx_tensor_get_f64(o, 0) == size, "optimized AllReduce of 1 = %g, want %d", rlx_tensor_get_f64(o, 0), size);
+    rlx_tensor_free(o);
+    rlx_executable_free(ex3);
+  }
+  rlx_graph_free(g3o);
+  rlx_graph_free(g3);
   rlx_tensor_free(in);
   rlx_graph_free(gr);
   expect(rlx_custom_op_unregister(RLX_DIST_ALL_REDUCE_OP), 0, "unregister");
