@@ -10,10 +10,12 @@ PyPI package rapidocr-onnxruntime) running through rlx on MLX's CPU backend.
 5. ONNX Runtime runs the same model on the same input: the max abs / rel error is printed.
 
 usage: ocr_demo.py RLX_BINARY [--device cpu|gpu] [--mode lazy|eager|compiled] [--text TEXT]
+(without --mode, rlx takes the mode from RLX_MLX_MODE, lazy when unset)
 """
 import argparse
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -63,7 +65,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rlx")
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--mode", default="lazy")
+    ap.add_argument("--mode", default=None, help="default: RLX_MLX_MODE, else lazy")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--text", default="The quick brown fox jumps over 13 lazy dogs")
     ap.add_argument("--model", default=MODEL, help="the .onnx file (default: from rapidocr-onnxruntime)")
@@ -77,7 +79,7 @@ def main():
         np.save(os.path.join(tmp, "x.npy"), x)
         out_dir = os.path.join(tmp, "out")
         cmd = [a.rlx, "run", a.model, "--input", f"x={tmp}/x.npy", "--output-dir", out_dir, "--repeat", str(a.repeat),
-               "--device", a.device, "--mode", a.mode]
+               "--device", a.device] + (["--mode", a.mode] if a.mode else [])
         print("$", " ".join(cmd), flush=True)
         r = subprocess.run(cmd, capture_output=True, text=True)
         sys.stdout.write(r.stdout)
@@ -85,6 +87,7 @@ def main():
         if r.returncode:
             return r.returncode
         probs = np.load(os.path.join(out_dir, "softmax_11.tmp_0.npy"))
+        mode = re.search(r"^mode (\w+), device", r.stdout, re.M).group(1)
 
     sess = ort.InferenceSession(a.model, providers=["CPUExecutionProvider"])
     ref = sess.run(None, {"x": x})[0]
@@ -99,7 +102,7 @@ def main():
     rel = err / np.maximum(np.abs(ref), 1e-6)
     print(f"model: PP-OCRv4 text recognition ({os.path.basename(a.model)}, from PyPI rapidocr-onnxruntime)")
     print(f"input: a rendered text line, tensor {list(x.shape)}; rendered text: {a.text!r}")
-    print(f"rlx on MLX ({a.device}, {a.mode}) reads: {text!r} (mean confidence {conf:.3f})")
+    print(f"rlx on MLX ({a.device}, {mode}) reads: {text!r} (mean confidence {conf:.3f})")
     print(f"ONNX Runtime reads:   {ref_text!r}")
     print(f"agreement with ONNX Runtime: max abs error {err.max():.3g}, max rel error {rel.max():.3g} "
           f"(over {probs.size} probabilities); ONNX Runtime CPU {ort_ms:.2f} ms per run")

@@ -83,6 +83,10 @@ RLX_MUST_USE rlx_status *rlx_device_from_name(const char *name, rlx_device *out)
 bool rlx_gpu_available(void);
 /* MLX's version string ("0.32.4"). */
 const char *rlx_mlx_version(void);
+/* The most memory MLX's allocator has held at once since the process started (bytes; device
+ * memory on a GPU, host memory on the CPU backend; mlx::core::get_peak_memory; process-wide, all
+ * executables together). 0 if MLX cannot say. Thread-safe. */
+size_t rlx_mlx_peak_memory(void);
 /* Writes the name MLX reports for `device` (e.g. "NVIDIA H200"; "cpu" for the CPU, or the device
  * kind when MLX reports no name) into buf, NUL-terminated and truncated to cap bytes. Never fails;
  * thread-safe. */

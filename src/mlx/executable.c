@@ -34,6 +34,7 @@ rlx_status *rlx_device_from_name(const char *s, rlx_device *out) {
 
 bool rlx_gpu_available(void) { return rlx_mx_gpu_available(); }
 const char *rlx_mlx_version(void) { return rlx_mx_version(); }
+size_t rlx_mlx_peak_memory(void) { return rlx_mx_peak_memory(); }
 void rlx_device_describe(rlx_device device, char *buf, size_t cap) {
   if (buf && cap) rlx_mx_device_name(device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, buf, cap);
 }

@@ -1,5 +1,6 @@
-"""CLI tests: `rlx run`, `rlx info` and the errors bad input gets (exit status, message naming what
+"""CLI tests: `rlx run`, `rlx info`, `rlx bench` and the errors bad input gets (exit status, message naming what
 was wrong). The oracle for `rlx run` results is ONNX Runtime on a small ONNX model built here."""
+import json
 import os
 import subprocess
 import sys
@@ -14,14 +15,14 @@ RLX = sys.argv[1]
 failures = 0
 
 
-def check(cond, what):
+def check(cond, what, detail=""):
     global failures
-    print(("ok   " if cond else "FAIL ") + what)
+    print(("ok   " if cond else "FAIL ") + what + ("" if cond or not detail else "\n" + detail))
     failures += 0 if cond else 1
 
 
-def run(*args):
-    return subprocess.run([RLX, *args], capture_output=True, text=True)
+def run(*args, env=None):
+    return subprocess.run([RLX, *args], capture_output=True, text=True, env=env)
 
 
 def model(path):
@@ -75,6 +76,67 @@ with tempfile.TemporaryDirectory() as d:
     has_gpu = "GPU available" in run("version").stdout
     check((r.returncode == 0) if has_gpu else (r.returncode == 1 and "UNAVAILABLE" in r.stderr and "GPU" in r.stderr),
           "--device gpu runs on a GPU or fails clearly without one")
+    # the mode: RLX_MLX_MODE when --mode is not given, --mode over it
+    env = dict(os.environ, RLX_MLX_MODE="compiled")
+    r = run("run", m, "--input", f"x={d}/x.npy", env=env)
+    check(r.returncode == 0 and "mode compiled," in r.stdout, "run honours RLX_MLX_MODE without --mode")
+    check("rlx: first run: tracing and compiling" in r.stderr and "rlx: first run took" in r.stderr,
+          "compiled first run: progress lines")
+    r = run("run", m, "--input", f"x={d}/x.npy", "--mode", "eager", env=env)
+    check(r.returncode == 0 and "mode eager," in r.stdout, "--mode wins over RLX_MLX_MODE")
+    # the demo script leaves the mode to rlx unless given one (a stand-in rlx records its arguments)
+    fake = os.path.join(d, "fake_rlx")
+    with open(fake, "w") as f:
+        f.write(f"#!/bin/sh\necho \"$@\" > {d}/fake_args\nexit 3\n")
+    os.chmod(fake, 0o755)
+    demo = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "ocr_demo.py")
+    r = subprocess.run([sys.executable, demo, fake, "--repeat", "1"], capture_output=True, text=True)
+    args = open(os.path.join(d, "fake_args")).read()
+    check(r.returncode == 3 and args.startswith("run ") and "--mode" not in args, "ocr_demo.py passes no --mode by default")
+    r = subprocess.run([sys.executable, demo, fake, "--mode", "eager"], capture_output=True, text=True)
+    check("--mode eager" in open(os.path.join(d, "fake_args")).read(), "ocr_demo.py passes --mode when given")
+    # progress lines on stderr (import), none with --quiet
+    r = run("run", m, "--input", f"x={d}/x.npy")
+    check("rlx: importing " in r.stderr and "rlx: imported in " in r.stderr, "import progress lines")
+    r = run("run", m, "--input", f"x={d}/x.npy", "--quiet")
+    check(r.returncode == 0 and r.stderr == "", "--quiet: no progress lines")
+    # output files: each printed; names with '/', ':', ' ' mapped to '_', clashes get ~<index>
+    m2 = os.path.join(d, "names.onnx")
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["enc/out:0"]), helper.make_node("Neg", ["x"], ["enc_out 0"])], "names",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 4])],
+        [helper.make_tensor_value_info("enc/out:0", TensorProto.FLOAT, [5, 4]),
+         helper.make_tensor_value_info("enc_out 0", TensorProto.FLOAT, [5, 4])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), m2)
+    out2 = os.path.join(d, "out2")
+    r = run("run", m2, "--input", f"x={d}/x.npy", "--output-dir", out2)
+    f0, f1 = os.path.join(out2, "enc_out_0.npy"), os.path.join(out2, "enc_out_0~1.npy")
+    check(r.returncode == 0 and f"-> {f0}" in r.stdout and f"-> {f1}" in r.stdout, "run prints each output file", r.stdout)
+    check(os.path.exists(f0) and np.array_equal(np.load(f0), np.maximum(x, 0)) and os.path.exists(f1)
+          and np.array_equal(np.load(f1), -x), "mapped file names hold the right outputs")
+    # info: the output types after --dim/--shape
+    r = run("info", m, "--dim", "batch=7")
+    check(r.returncode == 0 and "outputs as imported (after --dim/--shape):\n  y: float32[7,3]" in r.stdout, "info shows inferred output shapes")
+    r = run("info", m, "--shape", "x=2,4")
+    check(r.returncode == 0 and "  y: float32[2,3]" in r.stdout, "info --shape")
+    # bench: latency statistics as JSON, inputs generated from --dim or read from --input
+    r = run("bench", m, "--dim", "batch=3", "--warmup", "2", "--runs", "20", "--json", "--quiet")
+    try:
+        b = json.loads(r.stdout)
+    except ValueError:
+        b = None
+    lat = b["latency_ms"] if b else {}
+    check(r.returncode == 0 and b is not None and b["runs"] == 20 and b["warmup"] == 2 and b["mode"] == "lazy", "bench --json", r.stdout + r.stderr)
+    check(bool(lat) and 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"] and lat["min"] <= lat["mean"] <= lat["max"],
+          "bench: min <= p50 <= p90 <= p99 <= max")
+    check(bool(lat) and abs(b["throughput_per_s"] * lat["mean"] / 1e3 - 1) < 1e-6 and b["first_run_ms"] > 0
+          and b["peak_memory_bytes"]["process_rss"] > 0 and b["peak_memory_bytes"]["mlx"] > 0, "bench: throughput, first run, peak memory")
+    r = run("bench", m, "--input", f"x={d}/x.npy", "--runs", "3", "--mode", "compiled")
+    check(r.returncode == 0 and "mode compiled" in r.stdout and "p99" in r.stdout and "throughput" in r.stdout, "bench (text) with --input")
+    r = run("bench", m)
+    check(r.returncode == 1 and "input 'x'" in r.stderr and "--dim" in r.stderr, "bench: a symbolic input without data is refused")
+    r = run("bench", m, "--runs", "0")
+    check(r.returncode == 2 and "--runs" in r.stderr, "bench: --runs needs a positive count")
     with open(os.path.join(d, "bad.onnx"), "wb") as f:
         f.write(b"not a model")
     r = run("info", os.path.join(d, "bad.onnx"))

@@ -2,6 +2,7 @@
  * through the rlx importer and MLX, and compares with the expected outputs.
  *
  * usage: conformance SUITE DIR [--expect FILE] [--results FILE] [--timeout SECONDS] [--filter SUBSTR]
+ *                    [--progress SECONDS]
  *
  * Each case runs in a forked child (the parent never touches MLX), so a crash or a hang is
  * counted for that case and the run goes on. Outcomes: passed, failed (wrong result or an error
@@ -10,7 +11,8 @@
  * backend's defaults rtol 1e-3, atol 1e-7 (NaN matches NaN; integers and bools exact).
  * --expect FILE lists cases that must pass (regression guard): any of them not passing makes the
  * exit status 1. Prints "SUITE: P/T passed, F failed, U unsupported, C crashed, H timed out".
- * RLX_TEST_DEVICE=gpu runs the cases on MLX's GPU backend.
+ * A progress line ("SUITE: i/N cases, P passed (T s)") goes to stderr every --progress seconds
+ * (default 10; 0: after every case). RLX_TEST_DEVICE=gpu runs the cases on MLX's GPU backend.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -143,16 +145,17 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: conformance SUITE DIR [--expect FILE] [--results FILE] [--timeout S] [--filter SUBSTR]\n");
+    fprintf(stderr, "usage: conformance SUITE DIR [--expect FILE] [--results FILE] [--timeout S] [--filter SUBSTR] [--progress S]\n");
     return 2;
   }
   const char *suite = argv[1], *root = argv[2], *expect = NULL, *results = NULL, *filter = "";
-  int timeout = 120;
+  int timeout = 120, progress = 10;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--expect")) expect = argv[i + 1];
     else if (!strcmp(argv[i], "--results")) results = argv[i + 1];
     else if (!strcmp(argv[i], "--timeout")) timeout = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--filter")) filter = argv[i + 1];
+    else if (!strcmp(argv[i], "--progress")) progress = atoi(argv[i + 1]);
   }
   DIR *d = opendir(root);
   if (!d) {
@@ -170,6 +173,7 @@ int main(int argc, char **argv) {
   qsort(cases, n, sizeof *cases, cmp_str);
   FILE *res = results ? fopen(results, "w") : NULL;
   int counts[N_OUTCOMES] = {0}, *outcome = calloc(n ? n : 1, sizeof *outcome);
+  time_t t_start = time(NULL), t_progress = t_start;
   for (size_t i = 0; i < n; i++) {
     char dir[4096], why[1024] = "";
     snprintf(dir, sizeof dir, "%s/%s", root, cases[i]);
@@ -214,6 +218,10 @@ int main(int argc, char **argv) {
     outcome[i] = o;
     counts[o]++;
     if (res) fprintf(res, "%s %s%s%s\n", outcome_names[o], cases[i], *why ? ": " : "", why);
+    if (time(NULL) - t_progress >= progress) {
+      t_progress = time(NULL);
+      fprintf(stderr, "conformance %s: %zu/%zu cases, %d passed (%lld s)\n", suite, i + 1, n, counts[PASS], (long long)(t_progress - t_start));
+    }
   }
   if (res) fclose(res);
   int regressions = 0;

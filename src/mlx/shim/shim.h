@@ -38,6 +38,8 @@ typedef enum rlx_mx_device { RLX_MX_CPU = 0, RLX_MX_GPU = 1 } rlx_mx_device;
 const char *rlx_mx_version(void);
 /* true when MLX was built with a GPU backend and a GPU is present. Never throws. */
 bool rlx_mx_gpu_available(void);
+/* MLX's peak allocation in bytes (0 when MLX throws). Never throws. */
+size_t rlx_mx_peak_memory(void);
 /* A description of the device ("cpu", or the GPU's name). */
 void rlx_mx_device_name(rlx_mx_device d, char *buf, size_t cap);
 

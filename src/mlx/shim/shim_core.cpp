@@ -91,6 +91,14 @@ bool rlx_mx_gpu_available(void) {
   }
 }
 
+size_t rlx_mx_peak_memory(void) {
+  try {
+    return mx::get_peak_memory();
+  } catch (...) {
+    return 0;
+  }
+}
+
 void rlx_mx_device_name(rlx_mx_device d, char *buf, size_t cap) {
   std::string name = d == RLX_MX_GPU ? "gpu" : "cpu";
   try {
