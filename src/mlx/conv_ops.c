@@ -153,7 +153,10 @@ static bool kernel_act(const char *act, rlx_mx_act *out) {
   static const struct {
     const char *name;
     rlx_mx_act act;
-  } map[] = {{"none", {RLX_MX_ACT_NONE, 0, 0}}, {"Relu", {RLX_MX_ACT_RELU, 0, 0}}, {"Sigmoid", {RLX_MX_ACT_SIGMOID, 0, 0}}};
+  } map[] = {{"none", {RLX_MX_ACT_NONE, 0, 0}},
+                 {"Relu", {RLX_MX_ACT_RELU, 0, 0}},
+                 {"Sigmoid", {RLX_MX_ACT_SIGMOID, 0, 0}},
+                 {"HardSwish", {RLX_MX_ACT_HARD_SWISH, 1.0f / 6, 0.5f}}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (!strcmp(act, map[i].name)) return *out = map[i].act, true;
   return false;
@@ -226,10 +229,48 @@ rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_a
   return rlx_l_activation(L, act, y, ty->dtype);
 }
 
+/* ConvTranspose with stride = kernel, group 1, no dilation: the windows do not overlap, so
+ * y[n, o, i*k + j] = sum_c x[n, c, i] w[c, o, j] is one matmul w^T[Co*K, Ci] @ x[N, Ci, P]
+ * = [N, Co, k.., d..], transposed to [N, Co, d1, k1, .., dn, kn] and merged into the output
+ * [N, Co, d1*k1, ..] (plus pads cropped and output_padding filled with zeros). */
+static rlx_mx_arr *conv_transpose_gemm(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
+                                       const rlx_conv_geom *gm, const rlx_type *ty) {
+  rlx_mx *c = L->mx;
+  int nsp = gm->nsp, r = tx->rank;
+  int64_t N = tx->dims[0], ci = tx->dims[1], co = tw->dims[1], K = 1, P = 1;
+  int64_t full[RLX_MAX_RANK] = {N, co}, split[2 * RLX_MAX_RANK] = {N, co}, perm[2 * RLX_MAX_RANK] = {0, 1};
+  for (int i = 0; i < nsp; i++) {
+    K *= tw->dims[2 + i], P *= tx->dims[2 + i];
+    split[2 + i] = tw->dims[2 + i], split[2 + nsp + i] = tx->dims[2 + i];
+    perm[2 + 2 * i] = 2 + nsp + i, perm[3 + 2 * i] = 2 + i;
+    full[2 + i] = tx->dims[2 + i] * tw->dims[2 + i];
+  }
+  rlx_mx_arr *wt = rlx_l_swap(L, rlx_mx_reshape(c, w, 2, (int64_t[]){ci, co * K}), 2, 0, 1);
+  rlx_mx_arr *y = rlx_mx_matmul(c, wt, rlx_mx_reshape(c, x, 3, (int64_t[]){N, ci, P}));
+  y = rlx_mx_transpose(c, rlx_mx_reshape(c, y, 2 + 2 * nsp, split), 2 + 2 * nsp, perm);
+  y = rlx_mx_reshape(c, y, r, full);
+  /* output dim i = full_i - pad_begin - pad_end + output_padding: crop, then zero-fill */
+  int64_t a[RLX_MAX_RANK] = {0}, b[RLX_MAX_RANK], one[RLX_MAX_RANK], lo[RLX_MAX_RANK] = {0}, hi[RLX_MAX_RANK] = {0};
+  bool crop = false, fill = false;
+  for (int i = 0; i < r; i++) b[i] = full[i], one[i] = 1;
+  for (int i = 0; i < nsp; i++) {
+    int64_t end = full[2 + i] - gm->p[nsp + i] + gm->op[i];
+    a[2 + i] = gm->p[i], b[2 + i] = end < full[2 + i] ? end : full[2 + i];
+    hi[2 + i] = end - b[2 + i];
+    crop |= a[2 + i] > 0 || b[2 + i] < full[2 + i], fill |= hi[2 + i] > 0;
+  }
+  if (crop) y = rlx_mx_slice(c, y, r, a, b, one);
+  if (fill) y = rlx_mx_pad(c, y, r, lo, hi, rlx_mx_scalar(c, 0, ty->dtype), "constant");
+  return y;
+}
+
 rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
                                  const rlx_conv_geom *gm, const rlx_type *ty) {
   rlx_mx *c = L->mx;
   int nsp = gm->nsp, r = tx->rank;
+  bool gemm = gm->group == 1 && tx->dtype != RLX_DTYPE_F64 && rlx_mx_get_device(c) == RLX_MX_CPU;
+  for (int i = 0; i < nsp; i++) gemm &= gm->s[i] == tw->dims[2 + i] && gm->d[i] == 1;
+  if (gemm) return conv_transpose_gemm(L, x, tx, w, tw, gm, ty);
   int64_t g = gm->group, cg = tx->dims[1] / g, og = tw->dims[1];
   /* Weight [Ci, Co/g, k..] -> [g, Ci/g, Co/g, k..] -> [g, Co/g, Ci/g, k..], spatially flipped,
    * -> [Co, Ci/g, k..]: the weight of the equivalent convolution. */

@@ -28,8 +28,9 @@ rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_a
                        const char *act, const rlx_conv_geom *gm, const rlx_type *ty);
 
 /* ConvTranspose of x[N,Ci,d..] with w[Ci,Co/group,k..] under gm (output_padding included),
- * output type ty: zero insertion (stride), full-correlation padding, then rlx_l_conv with the
- * flipped, regrouped weight. No bias. */
+ * output type ty: with stride = kernel, group 1 and no dilation on the CPU, one matmul and a
+ * transpose (the windows do not overlap); else zero insertion (stride), full-correlation
+ * padding, then rlx_l_conv with the flipped, regrouped weight. No bias. */
 rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
                                  const rlx_conv_geom *gm, const rlx_type *ty);
 

@@ -8,7 +8,8 @@
 // kernel tap (ky, kx) whose input row iy = oy*sh - ph + ky*dh lies inside the input,
 // y[ox] += w[o, c, ky, kx] * x[n, g*cg + c, iy, ox*sw - pw + kx*dw] (taps outside the input are
 // the zero padding and skipped), then the activation. Interior outputs (every tap inside the
-// row) go in blocks of 8 accumulated in registers over the row's taps; the edges tap by tap.
+// row) go in blocks of 8 accumulated in a vector register over the row's taps; the edges tap by
+// tap.
 // Rows are split over the kernel thread pool. float32 only (the shim converts other float types).
 #include <algorithm>
 #include <cmath>
@@ -25,7 +26,8 @@ struct Geom {
   int64_t sh, sw, ph, pw, dh, dw;
 };
 
-constexpr int64_t BLK = 8;
+constexpr int BLK = 8;
+typedef float v8 __attribute__((vector_size(BLK * sizeof(float))));  // GCC/Clang vector extension
 
 // First ox whose tap at column offset `off` (= kx*dw - pw) is at input column >= 0, and one
 // past the last whose column is < W.
@@ -53,18 +55,22 @@ void conv_row(const Geom &g, const float *x, const float *w, float bias, float *
       const float *row = xc + iy * W, *wr = wc + ky * kw;
       int64_t ox = lo;
       for (; ox + BLK <= hi; ox += BLK) {
-        float a[BLK];
-        for (int64_t j = 0; j < BLK; j++) a[j] = y[ox + j];
+        v8 a, v = {};
+        memcpy(&a, y + ox, sizeof a);
         const float *r = row + ox * sw - pw;
-        for (int64_t kx = 0; kx < kw; kx++) {
-          float wv = wr[kx];
-          const float *rk = r + kx * dw;
-          if (sw == 1)
-            for (int64_t j = 0; j < BLK; j++) a[j] += wv * rk[j];
-          else
-            for (int64_t j = 0; j < BLK; j++) a[j] += wv * rk[j * sw];
+        if (sw == 1) {
+          for (int64_t kx = 0; kx < kw; kx++) {
+            memcpy(&v, r + kx * dw, sizeof v);
+            a += wr[kx] * v;
+          }
+        } else {
+          for (int64_t kx = 0; kx < kw; kx++) {
+            const float *rk = r + kx * dw;
+            for (int j = 0; j < BLK; j++) v[j] = rk[j * sw];
+            a += wr[kx] * v;
+          }
         }
-        for (int64_t j = 0; j < BLK; j++) y[ox + j] = a[j];
+        memcpy(y + ox, &a, sizeof a);
       }
       // Edges (and the interior's tail), tap by tap.
       for (int64_t kx = 0; kx < kw; kx++) {

@@ -120,14 +120,26 @@ class Unary : public mx::UnaryPrimitive {
   int op_;
 };
 
+float row_max(const float *x, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  int64_t i = 0;
+#ifdef RLX_SLEEF4
+  __m128 v = _mm_set1_ps(m);
+  for (; i + 4 <= n; i += 4) v = _mm_max_ps(v, _mm_loadu_ps(x + i));
+  float part[4];
+  _mm_storeu_ps(part, v);
+  m = std::max(std::max(part[0], part[1]), std::max(part[2], part[3]));
+#endif
+  for (; i < n; i++) m = std::max(m, x[i]);
+  return m;
+}
+
 void softmax_rows(const float *x, float *y, int64_t rows, int64_t m) {
   parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(m, 1)), [=](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; r++) {
       const float *xr = x + r * m;
       float *yr = y + r * m;
-      float mx_ = -std::numeric_limits<float>::infinity();
-      for (int64_t i = 0; i < m; i++) mx_ = std::max(mx_, xr[i]);
-      float s = exp_shifted(xr, yr, m, mx_), inv = 1.f / s;
+      float s = exp_shifted(xr, yr, m, row_max(xr, m)), inv = 1.f / s;
       for (int64_t i = 0; i < m; i++) yr[i] *= inv;
     }
   });

@@ -252,6 +252,16 @@ def conv_transpose_cases():
                      pads=[2, 3, 3, 1], output_padding=[1, 2], group=2)
     yield convt_case("ConvT1d_depthwise_dil", uni((2, 3, 6)), uni((3, 1, 3)), strides=[2], dilations=[2], pads=[0, 5],
                      group=3)
+    # stride = kernel (non-overlapping windows: one matmul on the CPU): batch > 1, bias, odd
+    # sizes, 1D with pads and output_padding, 3D, float16
+    yield convt_case("ConvT2d_s2k2_batch", uni((2, 6, 5, 7)), uni((6, 4, 2, 2)), uni((4,)), strides=[2, 2])
+    yield convt_case("ConvT2d_s3x2k3x2_pads", uni((1, 3, 4, 5)), uni((3, 5, 3, 2)), strides=[3, 2], pads=[1, 0, 2, 1],
+                     output_padding=[2, 1])
+    yield convt_case("ConvT1d_s3k3_op", uni((2, 4, 6)), uni((4, 3, 3)), uni((3,)), strides=[3], pads=[1, 0],
+                     output_padding=[2])
+    yield convt_case("ConvT3d_s2k2", uni((1, 3, 2, 3, 2)), uni((3, 2, 2, 2, 2)), strides=[2, 2, 2])
+    yield convt_case("ConvT2d_s2k2_f16", uni((1, 4, 3, 5), dtype=np.float16), uni((4, 3, 2, 2), dtype=np.float16),
+                     strides=[2, 2], atol=5e-3, rtol=5e-3)
     x16 = uni((1, 2, 3, 3), dtype=np.float16)
     yield convt_case("ConvT2d_f16_group", x16, uni((2, 2, 3, 3), dtype=np.float16), strides=[2, 2], group=2, atol=5e-3,
                      rtol=5e-3)
