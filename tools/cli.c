@@ -1,5 +1,6 @@
 /* cli.c: argument parsing, progress lines and model set-up shared by the rlx subcommands. */
 #include "cli.h"
+#include "kernel_cache.h"
 
 #include "cli_calibrate.h"
 
@@ -167,10 +168,17 @@ void cli_session_free(cli_session *s) {
 rlx_status *cli_first_run(const cli_args *a, cli_session *s, size_t n_in, const char *const *names, rlx_tensor *const *values,
                           size_t n_out, rlx_tensor **outs, double *out_s) {
   bool compiled = rlx_executable_mode(s->ex) == RLX_MODE_COMPILED;
+  char cache[4096];
+  cli_jit_watch *w = NULL;
+  if (compiled && a->device == RLX_DEVICE_CPU) {
+    RLX_RETURN_IF_ERROR(cli_kernel_cache_use(cache, sizeof cache));
+    w = cli_jit_watch_start(a, cache);
+  }
   if (compiled) cli_progress(a, "first run: tracing and compiling (compiled mode; MLX compiles fused kernels once)");
   double t0 = cli_now_s();
   rlx_status *st = rlx_executable_run(s->ex, n_in, names, values, n_out, outs);
   *out_s = cli_now_s() - t0;
+  cli_jit_watch_stop(w);
   if (!st && (compiled || *out_s > 1.0)) cli_progress(a, "first run took %.2f s", *out_s);
   return st;
 }

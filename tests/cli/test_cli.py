@@ -82,6 +82,18 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 0 and "mode compiled," in r.stdout, "run honours RLX_MLX_MODE without --mode")
     check("rlx: first run: tracing and compiling" in r.stderr and "rlx: first run took" in r.stderr,
           "compiled first run: progress lines")
+    # compiled mode's CPU kernels land in the per-user cache (RLX_CACHE_DIR over XDG_CACHE_HOME)
+    chain = os.path.join(d, "chain.onnx")
+    g = helper.make_graph([helper.make_node("Mul", ["x", "x"], ["a"]), helper.make_node("Add", ["a", "x"], ["y"])], "chain",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 4])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), chain)
+    cache = os.path.join(d, "cache")
+    r = run("run", chain, "--input", f"x={d}/x.npy", "--output-dir", out, "--mode", "compiled",
+            env=dict(os.environ, RLX_CACHE_DIR=cache, XDG_CACHE_HOME=os.path.join(d, "xdg")))
+    libs = [f for _, _, fs in os.walk(cache) for f in fs if f.endswith(".so")]
+    check(r.returncode == 0 and np.allclose(np.load(os.path.join(out, "y.npy")), x * x + x) and len(libs) > 0
+          and not os.path.exists(os.path.join(d, "xdg")), "compiled kernels cached under RLX_CACHE_DIR", r.stderr)
     r = run("run", m, "--input", f"x={d}/x.npy", "--mode", "eager", env=env)
     check(r.returncode == 0 and "mode eager," in r.stdout, "--mode wins over RLX_MLX_MODE")
     # the demo script leaves the mode to rlx unless given one (a stand-in rlx records its arguments)
