@@ -61,6 +61,8 @@
   X(GELU,        "Gelu",       unary, 1, 1, "") /* exact: x/2 (1 + erf(x/sqrt 2)); float; Hendrycks & Gimpel 2016 */ \
   X(GELU_APPROX, "GeluApprox", unary, 1, 1, "") /* tanh form: x/2 (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))); float; same paper */ \
   X(SILU,        "Silu",       unary, 1, 1, "") /* x * sigmoid(x); float (Elfwing et al. 2018) */ \
+  X(HARD_SIGMOID, "HardSigmoid", unary, 1, 1, "alpha:f=0.2 beta:f=0.5") /* max(0, min(1, alpha x + beta)); float (ONNX HardSigmoid) */ \
+  X(HARD_SWISH,  "HardSwish",  unary, 1, 1, "") /* x max(0, min(1, x/6 + 1/2)) = x relu6(x + 3) / 6; float (ONNX HardSwish; Howard et al. 2019, MobileNetV3) */ \
   X(ROUND,       "Round",      unary, 1, 1, "") /* to nearest, ties to even (ONNX Round); float */ \
   X(FLOOR,       "Floor",      unary, 1, 1, "") /* float */ \
   X(CEIL,        "Ceil",       unary, 1, 1, "") /* float */ \

@@ -28,10 +28,11 @@
  *   scalarize    a size-1 constant operand of an elementwise op whose output shape it does not
  *                change becomes a rank-0 scalar (MLX compile fuses scalars into its kernels).
  *
- * Levels: "none" (the graph is copied unchanged), "basic" (dce, cse, constfold, fold_affine,
- * epilogue), "all" (basic plus norm, activation, attention, transpose, scalarize). The passes run
- * in that order, repeated until nothing changes (at most 4 rounds). The floating-point results of
- * a rewritten graph can differ from the original's in the last bits (folded products, fused
+ * Levels: "none" (the graph is copied unchanged), "basic" (constfold, cse, fold_affine, epilogue,
+ * dce), "all" (constfold, cse, fold_affine, activation, norm, attention, transpose, epilogue,
+ * scalarize, cse, dce). The passes run in that order, repeated until nothing changes (at most 4
+ * rounds). The floating-point results of a rewritten graph can differ from the original's in the
+ * last bits (folded products, fused
  * kernels), as with any optimizing compiler (ONNX Runtime's graph optimizations do the same).
  *
  * Thread-safety: distinct calls may run concurrently; g is only read.

@@ -10,6 +10,12 @@
 /* The exp family through rlx's CPU kernels (float32; see shim.h rlx_mx_unary_kernel). */
 #define UK(op, a) (cpu ? rlx_mx_unary_kernel(c, RLX_MXU_##op, (a)) : U(op, a))
 
+/* max(0, min(1, alpha x + beta)) */
+static rlx_mx_arr *hard_sigmoid(rlx_lower *L, rlx_mx_arr *x, double alpha, double beta, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  return B(MAXIMUM, B(MINIMUM, B(ADD, B(MULTIPLY, x, S(alpha)), S(beta)), S(1)), S(0));
+}
+
 rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt) {
   rlx_mx *c = L->mx;
   bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU;
@@ -41,6 +47,7 @@ rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt) {
       return B(MULTIPLY, B(MULTIPLY, x, S(0.5)), B(ADD, S(1), UK(TANH, inner)));
     }
     case RLX_OP_SILU: return B(MULTIPLY, x, UK(SIGMOID, x));
+    case RLX_OP_HARD_SWISH: return B(MULTIPLY, x, hard_sigmoid(L, x, 1.0 / 6, 0.5, dt));
     case RLX_OP_ROUND: return U(ROUND, x);
     case RLX_OP_FLOOR: return U(FLOOR, x);
     case RLX_OP_CEIL: return U(CEIL, x);
@@ -65,6 +72,10 @@ void rlx_lower_unary(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx
     else if (pos) out[0] = U(ISPOSINF, in[0]);
     else if (neg) out[0] = U(ISNEGINF, in[0]);
     else out[0] = rlx_mx_full(c, rlx_out_type(L, n, 0)->rank, rlx_out_type(L, n, 0)->dims, 0, RLX_DTYPE_BOOL);
+    return;
+  }
+  if (n->op == RLX_OP_HARD_SIGMOID) {
+    out[0] = hard_sigmoid(L, in[0], rlx_node_f(n, "alpha"), rlx_node_f(n, "beta"), rlx_in_type(L, n, 0)->dtype);
     return;
   }
   out[0] = rlx_l_unary(L, n->op, in[0], rlx_in_type(L, n, 0)->dtype);

@@ -1,4 +1,5 @@
 /* match.c: the rule driver and the pattern-matching helpers the passes share (see opt.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,37 @@ rlx_status *rlx_opt_scalar_const(rlx_graph *g, rlx_dtype dt, double v, rlx_value
   return rlx_graph_add_constant(g, &t, buf, rlx_dtype_size(dt), out);
 }
 
+const rlx_node *rlx_opt_def(const rlx_graph *d, rlx_value v, rlx_op op) {
+  const rlx_node *n = rlx_opt_producer(d, v);
+  return n->op == op ? n : NULL;
+}
+
+bool rlx_opt_bin_scalar(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_op op, rlx_value *u, double *c) {
+  const rlx_node *n = rlx_opt_def(d, v, op);
+  if (!n || !rlx_dtype_is_float(d->types[v].dtype)) return false;
+  if (rlx_opt_scalar(d, n->in[1], cx, c) && rlx_opt_same_type(&d->types[n->in[0]], &d->types[v])) return *u = n->in[0], true;
+  bool commutes = op == RLX_OP_ADD || op == RLX_OP_MUL;
+  if (commutes && rlx_opt_scalar(d, n->in[0], cx, c) && rlx_opt_same_type(&d->types[n->in[1]], &d->types[v])) return *u = n->in[1], true;
+  return false;
+}
+
+int rlx_opt_affine(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_value *u, double *a, double *b) {
+  double A = 1, B = 0, c; /* v = A z + B */
+  int steps = 0;
+  for (rlx_value z = v, w;; steps++, z = w) {
+    if (rlx_opt_bin_scalar(d, cx, z, RLX_OP_ADD, &w, &c)) B += A * c;
+    else if (rlx_opt_bin_scalar(d, cx, z, RLX_OP_SUB, &w, &c)) B -= A * c;
+    else if (rlx_opt_bin_scalar(d, cx, z, RLX_OP_MUL, &w, &c)) A *= c;
+    else if (rlx_opt_bin_scalar(d, cx, z, RLX_OP_DIV, &w, &c) && c != 0) A /= c;
+    else {
+      *u = z, *a = A, *b = B;
+      return steps;
+    }
+  }
+}
+
+bool rlx_opt_near(double a, double b) { return fabs(a - b) <= 1e-4 * fabs(b) + 1e-7; }
+
 rlx_status *rlx_opt_run_rule(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_opt_rule_fn rule, void *state, rlx_graph **out,
                              bool *changed) {
   rlx_rw rw;
@@ -111,16 +143,14 @@ rlx_status *rlx_opt_run_rule(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_opt_
   rlx_status *st = uses ? rlx_rw_init(&rw, g) : RLX_OOM();
   if (!uses) rw = (rlx_rw){0};
   rlx_opt_rule_ctx r = {.rw = &rw, .cx = cx, .uses = uses, .state = state};
-  bool any = false;
   for (size_t k = 0; !st && k < g->n_nodes; k++) {
     const rlx_node *n = &g->nodes[k];
     bool fired = false;
     if (n->op != RLX_OP_INPUT && n->op != RLX_OP_PARAM && n->op != RLX_OP_CONSTANT) st = rule(&r, n, &fired);
     if (!st && !fired) st = rlx_rw_copy(&rw, n);
-    any |= fired;
   }
   if (!st) st = rlx_rw_finish(&rw, out);
-  if (!st) *changed = any;
+  if (!st) *changed = r.rewrote;
   rlx_rw_free(&rw);
   free(uses);
   return st;

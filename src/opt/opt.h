@@ -23,7 +23,12 @@ typedef rlx_status *(*rlx_pass_fn)(const rlx_graph *g, const rlx_opt_ctx *cx, rl
   X(cse, "common-subexpression elimination: one node per (op, inputs, attributes), one constant per (type, bytes)") \
   X(constfold, "constant folding: nodes whose inputs are all constants become constants")     \
   X(fold_affine, "Conv/MatMul followed by a per-channel Mul/Div/Add/Sub by constants (BatchNorm, scalar scale) folded into weights and bias") \
-  X(epilogue, "MatMul + bias Add + activation into FusedMatMulBiasAct")
+  X(epilogue, "MatMul + bias Add + activation into FusedMatMulBiasAct")                      \
+  X(activation, "GELU (exact, tanh), SiLU, HardSigmoid and HardSwish written out into their ops") \
+  X(norm, "LayerNorm and RmsNorm written out (mean, subtract, square, sqrt, divide) into LayerNorm / RmsNorm") \
+  X(attention, "MatMul(Q, K^T), scale, mask, Softmax, MatMul(V) into Attention (MLX's fused SDPA)") \
+  X(transpose, "Transpose of a Transpose composed (dropped when the identity)")              \
+  X(scalarize, "size-1 constants read by a binary elementwise op that they do not broadcast made rank-0 scalars")
 
 #define RLX_X(name, doc) RLX_MUST_USE rlx_status *rlx_pass_##name(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_graph **out, bool *changed);
 RLX_OPT_PASSES(RLX_X)
@@ -31,14 +36,17 @@ RLX_OPT_PASSES(RLX_X)
 
 /* ---- the rule driver ----
  * Copies g node by node into a new graph; before copying node n it offers n to `rule`, which may
- * instead add replacement nodes to rw->dst and map n's outputs to them (rlx_opt_replace), setting
- * *fired. Replaced nodes' producers are copied as usual; a final dce drops what became dead.
+ * instead handle it, setting *fired: add replacement nodes to rw->dst and map n's outputs to them
+ * (rlx_opt_replace), or copy n itself (rlx_rw_copy) and then replace what it matched in dst
+ * (patterns are matched on dst, where earlier rewrites are visible). A rule that rewrote sets
+ * `rewrote`. Replaced nodes' producers are copied as usual; dce drops what became dead.
  * uses[v] counts the readers of src value v (node operands and graph outputs). */
 typedef struct rlx_opt_rule_ctx {
   rlx_rw *rw;
   const rlx_opt_ctx *cx;
   const uint32_t *uses;
   void *state; /* the pass's own */
+  bool rewrote;
 } rlx_opt_rule_ctx;
 typedef rlx_status *(*rlx_opt_rule_fn)(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired);
 RLX_MUST_USE rlx_status *rlx_opt_run_rule(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_opt_rule_fn rule, void *state, rlx_graph **out,
@@ -78,7 +86,21 @@ static inline rlx_value rlx_opt_mapped(const rlx_opt_rule_ctx *r, rlx_value v) {
 static inline const rlx_node *rlx_opt_dst_producer(const rlx_opt_rule_ctx *r, rlx_value v) {
   return rlx_opt_producer(r->rw->dst, r->rw->map[v]);
 }
-/* Maps src node n's output k to dst value v. */
-static inline void rlx_opt_replace(rlx_opt_rule_ctx *r, const rlx_node *n, uint32_t k, rlx_value v) { r->rw->map[n->out0 + k] = v; }
+/* Maps src node n's output k to dst value v (a rewrite). */
+static inline void rlx_opt_replace(rlx_opt_rule_ctx *r, const rlx_node *n, uint32_t k, rlx_value v) {
+  r->rw->map[n->out0 + k] = v;
+  r->rewrote = true;
+}
+
+/* ---- matching on dst (src/opt/match.c) ---- */
+/* The node producing v in d when its op is `op`; NULL otherwise. */
+const rlx_node *rlx_opt_def(const rlx_graph *d, rlx_value v, rlx_op op);
+/* When v = u op c (or c op u for Add/Mul) with c a known scalar constant: *u, *c and true. */
+bool rlx_opt_bin_scalar(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_op op, rlx_value *u, double *c);
+/* v = a u + b through a chain of Add/Sub/Mul/Div by scalar constants (possibly none: u = v, a = 1,
+ * b = 0); returns the number of ops peeled. */
+int rlx_opt_affine(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_value *u, double *a, double *b);
+/* |a - b| within a relative 1e-4 (constants exported in float32 or rounded by exporters). */
+bool rlx_opt_near(double a, double b);
 
 #endif

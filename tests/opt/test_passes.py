@@ -103,6 +103,126 @@ case("epilogue", "gemm_bias_sigmoid", model([
     {"x": xg}, {"MatMul": 1, "Add": 1, "Sigmoid": 1}, {"FusedMatMulBiasAct": 1, "MatMul": 0, "Add": 0, "Sigmoid": 0})
 
 
+# ---- activation: GELU (exact, tanh), SiLU, HardSigmoid, HardSwish written out ----
+def sc(name, v):
+    return numpy_helper.from_array(np.array(v, np.float32), name)
+
+
+xa = f32(2, 3, 8, lo=-4, hi=4)
+consts = {"sqrt2": np.array(1.4142135, np.float32), "one": np.array(1, np.float32), "half": np.array(0.5, np.float32),
+          "k": np.array(0.044715, np.float32), "three": np.array(3, np.float32), "c": np.array(0.7978845608, np.float32),
+          "zero": np.array(0, np.float32), "six": np.array(6, np.float32)}
+case("activation", "gelu_erf", model([
+    helper.make_node("Div", ["x", "sqrt2"], ["a"]), helper.make_node("Erf", ["a"], ["b"]), helper.make_node("Add", ["b", "one"], ["e"]),
+    helper.make_node("Mul", ["x", "e"], ["m"]), helper.make_node("Mul", ["m", "half"], ["y"])], {"x": xa}, ["y"], consts),
+    {"x": xa}, {"Erf": 1, "Gelu": 0}, {"Gelu": 1, "Erf": 0, "Mul": 0, "Div": 0})
+case("activation", "gelu_tanh", model([
+    helper.make_node("Pow", ["x", "three"], ["p"]), helper.make_node("Mul", ["k", "p"], ["q"]), helper.make_node("Add", ["x", "q"], ["s"]),
+    helper.make_node("Mul", ["s", "c"], ["t"]), helper.make_node("Tanh", ["t"], ["th"]), helper.make_node("Add", ["one", "th"], ["e"]),
+    helper.make_node("Mul", ["half", "x"], ["h"]), helper.make_node("Mul", ["h", "e"], ["y"])], {"x": xa}, ["y"], consts),
+    {"x": xa}, {"Tanh": 1, "GeluApprox": 0}, {"GeluApprox": 1, "Tanh": 0, "Mul": 0, "Pow": 0})
+case("activation", "silu", model([helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["s", "x"], ["y"])],
+                                 {"x": xa}, ["y"]), {"x": xa}, {"Sigmoid": 1, "Mul": 1}, {"Silu": 1, "Sigmoid": 0, "Mul": 0})
+case("activation", "onnx_hardsigmoid", model([helper.make_node("HardSigmoid", ["x"], ["y"], alpha=0.3, beta=0.4)], {"x": xa}, ["y"]),
+     {"x": xa}, {"Min": 1, "Max": 1, "HardSigmoid": 0}, {"HardSigmoid": 1, "Min": 0, "Max": 0, "Mul": 0, "Add": 0})
+case("activation", "onnx_hardswish", model([helper.make_node("HardSwish", ["x"], ["y"])], {"x": xa}, ["y"], opset=14),
+     {"x": xa}, {"Min": 1, "Max": 1, "HardSwish": 0}, {"HardSwish": 1, "Min": 0, "Max": 0, "Mul": 0, "Add": 0})
+case("activation", "hardswish_relu6_div6", model([
+    helper.make_node("Add", ["x", "three"], ["a"]), helper.make_node("Max", ["a", "zero"], ["b"]), helper.make_node("Min", ["b", "six"], ["r"]),
+    helper.make_node("Mul", ["x", "r"], ["m"]), helper.make_node("Div", ["m", "six"], ["y"])], {"x": xa}, ["y"], consts),
+    {"x": xa}, {"Min": 1, "Div": 1}, {"HardSwish": 1, "Min": 0, "Max": 0, "Mul": 0, "Div": 0, "Add": 0})
+# x relu6(x + 3) / 5 is not HardSwish: left alone
+case("activation", "not_hardswish_kept", model([
+    helper.make_node("Add", ["x", "three"], ["a"]), helper.make_node("Max", ["a", "zero"], ["b"]), helper.make_node("Min", ["b", "six"], ["r"]),
+    helper.make_node("Mul", ["x", "r"], ["m"]), helper.make_node("Div", ["m", "five"], ["y"])], {"x": xa}, ["y"],
+    {**consts, "five": np.array(5, np.float32)}), {"x": xa}, {"Min": 1, "Div": 1}, {"HardSwish": 0, "HardSigmoid": 0, "Min": 1, "Div": 1})
+
+
+# ---- norm: LayerNorm and RmsNorm written out ----
+def layer_norm_nodes(axis, with_affine=True, square="Pow"):
+    sq = helper.make_node("Pow", ["d", "two"], ["d2"]) if square == "Pow" else helper.make_node("Mul", ["d", "d"], ["d2"])
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[axis], keepdims=1), helper.make_node("Sub", ["x", "m"], ["d"]), sq,
+             helper.make_node("ReduceMean", ["d2"], ["v"], axes=[axis], keepdims=1), helper.make_node("Add", ["v", "eps"], ["ve"]),
+             helper.make_node("Sqrt", ["ve"], ["s"]), helper.make_node("Div", ["d", "s"], ["n" if with_affine else "y"])]
+    if with_affine:
+        nodes += [helper.make_node("Mul", ["n", "g"], ["ng"]), helper.make_node("Add", ["ng", "b"], ["y"])]
+    return nodes
+
+
+xn = f32(2, 5, 16)
+nc = {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32), "g": f32(16, lo=0.5, hi=1.5), "b": f32(16)}
+case("norm", "layer_norm_last_axis", model(layer_norm_nodes(-1), {"x": xn}, ["y"], nc), {"x": xn},
+     {"Sqrt": 1, "LayerNorm": 0}, {"LayerNorm": 1, "Sqrt": 0, "Reduce": 0, "Mul": 0, "Add": 0, "Div": 0})
+case("norm", "layer_norm_no_affine_mul_square", model(layer_norm_nodes(2, False, "Mul"), {"x": xn}, ["y"], nc), {"x": xn},
+     {"Sqrt": 1, "LayerNorm": 0}, {"LayerNorm": 1, "Sqrt": 0, "Reduce": 0})
+xc = f32(1, 6, 4, 5)
+ncc = {**nc, "g": f32(6, 1, 1, lo=0.5, hi=1.5), "b": f32(6, 1, 1)}
+case("norm", "layer_norm_channels", model(layer_norm_nodes(1), {"x": xc}, ["y"], ncc), {"x": xc},
+     {"Sqrt": 1, "LayerNorm": 0}, {"LayerNorm": 1, "Sqrt": 0, "Reduce": 0, "Mul": 0, "Add": 0})
+case("norm", "rms_norm", model([
+    helper.make_node("Pow", ["x", "two"], ["x2"]), helper.make_node("ReduceMean", ["x2"], ["ms"], axes=[-1], keepdims=1),
+    helper.make_node("Add", ["ms", "eps"], ["e"]), helper.make_node("Sqrt", ["e"], ["r"]), helper.make_node("Div", ["x", "r"], ["n"]),
+    helper.make_node("Mul", ["g", "n"], ["y"])], {"x": xn}, ["y"], nc), {"x": xn}, {"Sqrt": 1, "RmsNorm": 0},
+    {"RmsNorm": 1, "Sqrt": 0, "Reduce": 0, "Mul": 0, "Div": 0})
+# the variance of another tensor than the centred x: not a layer norm
+case("norm", "not_layer_norm_kept", model([
+    helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1), helper.make_node("Sub", ["x", "m"], ["d"]),
+    helper.make_node("Pow", ["x", "two"], ["d2"]), helper.make_node("ReduceMean", ["d2"], ["v"], axes=[-1], keepdims=1),
+    helper.make_node("Add", ["v", "eps"], ["ve"]), helper.make_node("Sqrt", ["ve"], ["s"]), helper.make_node("Div", ["d", "s"], ["y"])],
+    {"x": xn}, ["y"], nc), {"x": xn}, {"Sqrt": 1}, {"LayerNorm": 0, "RmsNorm": 0, "Sqrt": 1})
+
+
+# ---- attention: MatMul, scale, mask, Softmax, MatMul ----
+B, H, S, D = 2, 3, 7, 8
+qkv = {"q": f32(B, H, S, D), "k": f32(B, H, S, D), "v": f32(B, H, S, D)}
+mask = np.where(rng.random((B, 1, 1, S)) < 0.2, -1e4, 0).astype(np.float32)
+case("attention", "bert_scale_mask", model([
+    helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), helper.make_node("MatMul", ["q", "kt"], ["s0"]),
+    helper.make_node("Div", ["s0", "sd"], ["s1"]), helper.make_node("Add", ["s1", "mask"], ["s2"]),
+    helper.make_node("Softmax", ["s2"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])], qkv, ["y"],
+    {"sd": np.array(np.sqrt(D), np.float32), "mask": mask}), qkv, {"Softmax": 1, "MatMul": 2}, {"Attention": 1, "Softmax": 0, "MatMul": 0})
+case("attention", "scaled_q_reshaped_softmax", model([
+    helper.make_node("Mul", ["q", "a"], ["qa"]), helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+    helper.make_node("MatMul", ["qa", "kt"], ["s0"]), helper.make_node("Softmax", ["s0"], ["p"], axis=3),
+    helper.make_node("MatMul", ["p", "v"], ["y"])], qkv, ["y"], {"a": np.array([0.3], np.float32)}, opset=11), qkv,
+    {"Softmax": 1, "MatMul": 2}, {"Attention": 1, "Softmax": 0, "MatMul": 0})
+kt_in = {"q": qkv["q"], "kt": np.ascontiguousarray(qkv["k"].transpose(0, 1, 3, 2)), "v": qkv["v"]}
+case("attention", "given_k_transposed", model([
+    helper.make_node("MatMul", ["q", "kt"], ["s0"]), helper.make_node("Softmax", ["s0"], ["p"], axis=-1),
+    helper.make_node("MatMul", ["p", "v"], ["y"])], kt_in, ["y"]), kt_in, {"Softmax": 1}, {"Attention": 1, "Softmax": 0, "MatMul": 0})
+# softmax over another axis than the keys': not attention
+case("attention", "softmax_other_axis_kept", model([
+    helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), helper.make_node("MatMul", ["q", "kt"], ["s0"]),
+    helper.make_node("Softmax", ["s0"], ["p"], axis=2), helper.make_node("MatMul", ["p", "v"], ["y"])], qkv, ["y"]), qkv,
+    {"Softmax": 1}, {"Attention": 0, "Softmax": 1})
+
+
+# ---- transpose: Transpose of a Transpose ----
+xt = f32(2, 3, 4, 5)
+case("transpose", "compose", model([helper.make_node("Transpose", ["x"], ["a"], perm=[0, 2, 3, 1]),
+                                    helper.make_node("Transpose", ["a"], ["y"], perm=[2, 0, 3, 1])], {"x": xt}, ["y"]),
+     {"x": xt}, {"Transpose": 2}, {"Transpose": 1})
+case("transpose", "cancel", model([helper.make_node("Transpose", ["x"], ["a"], perm=[0, 2, 3, 1]),
+                                   helper.make_node("Transpose", ["a"], ["b"], perm=[0, 3, 1, 2]), helper.make_node("Relu", ["b"], ["y"])],
+                                  {"x": xt}, ["y"]), {"x": xt}, {"Transpose": 2}, {"Transpose": 0, "Relu": 1})
+
+# ---- scalarize: size-1 constants into rank-0 scalars (a [1,1,1,1] one that broadcasts stays) ----
+case("scalarize", "size1_operands", model([
+    helper.make_node("Mul", ["x", "c1"], ["a"]), helper.make_node("Add", ["c11", "a"], ["b"]), helper.make_node("Sub", ["b", "c4"], ["y"])],
+    {"x": xa}, ["y"], {"c1": np.array([1.5], np.float32), "c11": np.array([[-0.5]], np.float32),
+                       "c4": np.full((1, 1, 1, 1), 0.25, np.float32)}), {"x": xa}, {"Mul": 1, "Add": 1, "Sub": 1},
+    {"Mul": 1, "Add": 1, "Sub": 1}, spec="scalarize,dce")
+
+
+def scalar_constants(path, inputs, spec):
+    """Shapes of the constants in the graph printed by rlx info."""
+    args = [RLX, "info", path, "--graph", "--optimize", spec]
+    for k, v in inputs.items():
+        args += ["--shape", f"{k}=" + ",".join(map(str, v.shape))]
+    out = subprocess.run(args, capture_output=True, text=True).stdout
+    return re.findall(r"= Constant : float32(\[[0-9,]*\])", out)
+
+
 def main():
     failures = 0
     with tempfile.TemporaryDirectory() as d:
@@ -125,6 +245,10 @@ def main():
             err = float(np.abs(got - want[0]).max()) if got.shape == want[0].shape else float("inf")
             if err > tol * max(1.0, float(np.abs(want[0]).max())):
                 bad.append(f"max abs error {err:.3g} against onnx.reference")
+            if name == "size1_operands":  # the [1] and [1,1] initializers became rank-0 constants, not the broadcasting one
+                shapes = sorted(scalar_constants(path, inputs, spec))
+                if shapes != ["[]", "[]"]:
+                    bad.append(f"constants {shapes}, want two of shape []")
             failures += bool(bad)
             print(f"{'FAIL' if bad else 'ok  '} {pass_name} {name}: {'; '.join(bad) or f'max abs error {err:.2g}'}")
     print(f"{failures} failures")

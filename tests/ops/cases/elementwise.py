@@ -4,7 +4,7 @@ and operands made non-contiguous by a Transpose."""
 import numpy as np
 
 from nn_ref import erf, gelu, gelu_tanh, sigmoid, silu
-from opcase import DT, IS, Case, I, S, node, simple
+from opcase import DT, IS, Case, F, I, S, node, simple
 
 rng = np.random.default_rng(1234)
 
@@ -21,6 +21,8 @@ UNARY = {
     "GeluApprox": (gelu_tanh, (-4, 4)), "Silu": (silu, (-6, 6)), "Floor": (np.floor, (-3, 3)),
     "Ceil": (np.ceil, (-3, 3)), "Sign": (np.sign, (-3, 3)), "Reciprocal": (lambda x: 1 / x, (0.5, 3)),
     "Erf": (erf, (-3, 3)), "Softplus": (lambda x: np.log1p(np.exp(x)), (-5, 5)),
+    "HardSwish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), (-5, 5)),
+    "HardSigmoid": (lambda x: np.clip(0.2 * x + 0.5, 0, 1), (-4, 4)),
 }
 
 BINARY = {
@@ -75,6 +77,9 @@ def cases():
     yield simple("IsNaN", "IsNaN", {"x": xs}, np.isnan(xs))
     yield simple("IsInf", "IsInf", {"x": xs}, np.isinf(xs))
     yield simple("IsInf_pos", "IsInf", {"x": xs}, np.isposinf(xs), detect_negative=I(0))
+    x = uni(-5, 5, (3, 8))
+    yield simple("HardSigmoid_alpha_beta", "HardSigmoid", {"x": x}, np.clip(0.3 * x.astype(np.float64) - 0.1, 0, 1).astype(np.float32),
+                 atol=2e-6, rtol=2e-5, alpha=F(0.3), beta=F(-0.1))
     # binary with broadcasting, including rank 0 and size-1 dims
     shapes = [((2, 3), (2, 3)), ((2, 1, 4), (3, 1)), ((), (3, 2)), ((5,), ()), ((1,), (4, 1))]
     for op, fn in BINARY.items():
