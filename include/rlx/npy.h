@@ -2,7 +2,9 @@
  *
  * Format: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
  * Supported descr: little-endian or byte-order-free '<f4' '<f2' '<f8' '<i1' '<i2' '<i4' '<i8' '|u1'
- * '<u2' '<u4' '<u8' '|b1' '<c8'. NumPy has no bfloat16: rlx writes it as '<u2' bit patterns.
+ * '<u2' '<u4' '<u8' '|b1' '<c8'. NumPy has no bfloat16: rlx writes it as '<u2' bit patterns, and the
+ * low-precision storage types (rlx_dtype_is_lowp) as their '|u1' codes (numpy.view with the
+ * ml_dtypes type of the same name reads them back).
  * Fortran-order arrays are reordered to C order on load; big-endian data is rejected (UNIMPLEMENTED).
  *
  * Thread-safety: functions are reentrant; concurrent writes to one path are the caller's concern.

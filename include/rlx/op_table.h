@@ -111,8 +111,12 @@
   X(WHERE, "Where", where, 3, 3, "") \
   /* Cast(x) -> x's shape in dtype `to` (an rlx_dtype value; others INVALID_ARGUMENT): values     \
    * converted as MLX astype (C conversions): float->int truncates toward zero; x->bool is x != 0; \
-   * bool->number is 0/1. */ \
-  X(CAST,  "Cast",  cast, 1, 1, "to:i") \
+   * bool->number is 0/1. The low-precision storage types (rlx_dtype_is_lowp) convert as ml_dtypes \
+   * and ONNX Cast do: to a float8/float4 type round to nearest even, with saturate = 1 values    \
+   * beyond the largest finite one (infinities included) clamp to it, with 0 they overflow to NaN \
+   * (E4M3FN, FNUZ types) or inf (E5M2); float4 E2M1 always saturates, NaN -> -0; to int4/uint4/  \
+   * int2/uint2 truncate toward zero and keep the low bits (NaN/inf -> 0); from them exact. */ \
+  X(CAST,  "Cast",  cast, 1, 1, "to:i saturate:i=1") \
   /* ElementwiseRegion(x0..xn-1): a chain of elementwise steps lowered into one MLX trace so MLX   \
    * can fuse it. `chain` holds 5 ints per step: kind, sub-op, a, b, c. kind: 0 unary (sub-op = an \
    * attribute-free RLX_OP_ unary enum value; operand a), 1 cast (sub-op = dtype; a), 2 binary or \

@@ -53,7 +53,8 @@ void *rlx_tensor_data(rlx_tensor *t);
 const void *rlx_tensor_cdata(const rlx_tensor *t);
 
 /* Reads element i (row-major index) converted to double (bool -> 0/1, float16/bfloat16 exactly,
- * int64/uint64 rounded to the nearest double, complex64 -> real part). Returns 0.0 for i outside
+ * int64/uint64 rounded to the nearest double, complex64 -> real part, the low-precision storage
+ * types by rlx_lowp_to_f32). Returns 0.0 for i outside
  * [0, numel). Handy for tests and printing. */
 double rlx_tensor_get_f64(const rlx_tensor *t, int64_t i);
 

@@ -23,7 +23,8 @@ extern "C" {
 
 #define RLX_MAX_RANK 8
 
-/* The dtype table: X(ENUM, name, size in bytes). Names follow numpy/MLX. */
+/* The dtype table: X(ENUM, name, size in bytes). Names follow numpy/MLX, and ml_dtypes for the
+ * low-precision storage types after complex64 (see rlx_dtype_is_lowp). */
 #define RLX_DTYPE_TABLE(X) \
   X(F32, "float32", 4)     \
   X(F16, "float16", 2)     \
@@ -38,7 +39,16 @@ extern "C" {
   X(U32, "uint32", 4)      \
   X(U64, "uint64", 8)      \
   X(BOOL, "bool", 1)       \
-  X(C64, "complex64", 8) /* interleaved (re, im) float32 pairs */
+  X(C64, "complex64", 8) /* interleaved (re, im) float32 pairs */ \
+  X(F8E4M3FN, "float8_e4m3fn", 1)     \
+  X(F8E4M3FNUZ, "float8_e4m3fnuz", 1) \
+  X(F8E5M2, "float8_e5m2", 1)         \
+  X(F8E5M2FNUZ, "float8_e5m2fnuz", 1) \
+  X(F4E2M1, "float4_e2m1fn", 1)       \
+  X(I4, "int4", 1)                    \
+  X(U4, "uint4", 1)                   \
+  X(I2, "int2", 1)                    \
+  X(U2, "uint2", 1)
 
 typedef enum rlx_dtype {
 #define RLX_X(e, n, s) RLX_DTYPE_##e,
@@ -58,6 +68,24 @@ RLX_MUST_USE rlx_status *rlx_dtype_from_name(const char *name, rlx_dtype *out);
 bool rlx_dtype_is_float(rlx_dtype dt);   /* F32 F16 BF16 F64 (not C64) */
 bool rlx_dtype_is_int(rlx_dtype dt);     /* signed and unsigned integers (not BOOL) */
 bool rlx_dtype_is_signed(rlx_dtype dt);  /* floats, C64 and signed integers */
+/* The low-precision storage types: one element per byte on the host and on the device (MLX has
+ * no such arrays: they are uint8 there), as ml_dtypes stores them. Only Cast (to and from any
+ * numeric type, ONNX Cast semantics), QuantizeLinear/DequantizeLinear as the ONNX importer builds
+ * them, and data-movement ops take them; arithmetic ops reject them like any non-numeric type.
+ *   float8_e4m3fn   OCP 8-bit FP E4M3: bias 7, max 448, no infinities, NaN S.1111.111
+ *   float8_e4m3fnuz E4M3, bias 8, max 240, no infinities and no -0, NaN 0x80 (Graphcore FNUZ)
+ *   float8_e5m2     OCP 8-bit FP E5M2: bias 15, max 57344, IEEE-like infinities and NaNs
+ *   float8_e5m2fnuz E5M2, bias 16, max 57344, no infinities and no -0, NaN 0x80
+ *   float4_e2m1fn   OCP MX v1.0 FP4 E2M1 in the low 4 bits: {0, 0.5, 1, 1.5, 2, 3, 4, 6} and
+ *                   negatives, no infinities or NaN
+ *   int4, uint4     in the low 4 bits (int4 two's complement: 0xF is -1), upper bits ignored
+ *   int2, uint2     in the low 2 bits, likewise
+ * (ONNX packs the 4-bit types two per byte and the 2-bit types four per byte in TensorProtos;
+ * the importer unpacks them.) */
+bool rlx_dtype_is_lowp(rlx_dtype dt);
+/* The value of low-precision code `code` of dtype dt (above) as a float: exact; NaN for the NaN
+ * codes; 0 for dt not a low-precision type. */
+float rlx_lowp_to_f32(rlx_dtype dt, uint8_t code);
 
 /* float16 (IEEE 754 binary16) and bfloat16 (the top 16 bits of a binary32) bit patterns to and
  * from float. Narrowing rounds to nearest, ties to even (IEEE 754 roundTiesToEven); float16

@@ -130,7 +130,7 @@ rlx_status *rlx_npy_load(const char *path, rlx_tensor **out) {
 rlx_status *rlx_npy_save(const char *path, const rlx_tensor *t) {
   if (!path || !t) return RLX_ERR(INVALID_ARGUMENT, "rlx_npy_save: NULL argument");
   const rlx_type *ty = rlx_tensor_type(t);
-  const char *descr = "<u2"; /* bfloat16 bit patterns */
+  const char *descr = rlx_dtype_is_lowp(ty->dtype) ? "|u1" : "<u2"; /* their codes; bfloat16 bit patterns */
   for (size_t i = 0; i < RLX_ARRAY_LEN(descrs); i++)
     if (descrs[i].dtype == ty->dtype) { descr = descrs[i].descr; break; }
   char shape[RLX_MAX_RANK * 24 + 4];

@@ -106,7 +106,7 @@ double rlx_tensor_get_f64(const rlx_tensor *t, int64_t i) {
     case RLX_DTYPE_U64: LOAD(uint64_t);
     case RLX_DTYPE_F16: { uint16_t h; memcpy(&h, p, 2); return rlx_f16_to_f32(h); }
     case RLX_DTYPE_BF16: { uint16_t h; memcpy(&h, p, 2); return rlx_bf16_to_f32(h); }
-    default: return 0.0;
+    default: return rlx_lowp_to_f32(t->type.dtype, *p);
   }
 #undef LOAD
 }

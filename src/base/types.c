@@ -1,4 +1,5 @@
 /* types.c: dtypes and tensor types. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +43,41 @@ bool rlx_dtype_is_int(rlx_dtype dt) {
       return true;
     default:
       return false;
+  }
+}
+
+bool rlx_dtype_is_lowp(rlx_dtype dt) { return dt >= RLX_DTYPE_F8E4M3FN && dt < RLX_DTYPE_COUNT; }
+
+/* A minifloat with e exponent bits and m mantissa bits (exponent field f, mantissa field g):
+ * subnormal g 2^(1-bias-m) when f = 0, else (1 + g 2^-m) 2^(f-bias). */
+static float minifloat(unsigned f, unsigned g, int m, int bias) {
+  return f == 0 ? ldexpf((float)g, 1 - bias - m) : ldexpf(1.0f + ldexpf((float)g, -m), (int)f - bias);
+}
+
+float rlx_lowp_to_f32(rlx_dtype dt, uint8_t c) {
+  float sign = c & 0x80 ? -1.0f : 1.0f;
+  switch (dt) {
+    case RLX_DTYPE_F8E4M3FN:
+      return (c & 0x7F) == 0x7F ? NAN : sign * minifloat((c >> 3) & 15, c & 7, 3, 7);
+    case RLX_DTYPE_F8E4M3FNUZ:
+      return c == 0x80 ? NAN : sign * minifloat((c >> 3) & 15, c & 7, 3, 8);
+    case RLX_DTYPE_F8E5M2:
+      if (((c >> 2) & 31) == 31) return c & 3 ? NAN : sign * INFINITY;
+      return sign * minifloat((c >> 2) & 31, c & 3, 2, 15);
+    case RLX_DTYPE_F8E5M2FNUZ:
+      return c == 0x80 ? NAN : sign * minifloat((c >> 2) & 31, c & 3, 2, 16);
+    case RLX_DTYPE_F4E2M1:
+      return (c & 8 ? -1.0f : 1.0f) * minifloat((c >> 1) & 3, c & 1, 1, 1);
+    case RLX_DTYPE_I4:
+      return (float)((int)(c & 15) - (c & 8 ? 16 : 0));
+    case RLX_DTYPE_U4:
+      return (float)(c & 15);
+    case RLX_DTYPE_I2:
+      return (float)((int)(c & 3) - (c & 2 ? 4 : 0));
+    case RLX_DTYPE_U2:
+      return (float)(c & 3);
+    default:
+      return 0.0f;
   }
 }
 

@@ -90,6 +90,11 @@ rlx_mx_arr *rlx_l_swap(rlx_lower *L, rlx_mx_arr *a, int rank, int i, int j); /* 
 /* Expert indices for gather_mm/gather_qmm/take over E experts: uint32, negative indices counting
  * from the end and the rest clamped into [0, E) (MLX's gathers do not check their indices). */
 rlx_mx_arr *rlx_l_expert_index(rlx_lower *L, rlx_mx_arr *idx, int64_t E);
+/* The low-precision storage types (uint8 codes on the device; lower_lowp.c): decode to float32
+ * (float formats) or int32 (integer formats), and encode x of dtype `from` into dtype `to`
+ * (saturate: float8 values beyond the largest finite one clamp to it, ONNX Cast saturate=1). */
+rlx_mx_arr *rlx_l_lowp_decode(rlx_lower *L, rlx_mx_arr *x, rlx_dtype dt);
+rlx_mx_arr *rlx_l_lowp_encode(rlx_lower *L, rlx_mx_arr *x, rlx_dtype from, rlx_dtype to, bool saturate);
 rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axis, int64_t start, int64_t len);
 
 /* LayerNorm (rms false) or RmsNorm of x (rank `rank`) over `axis` with gamma g and optional beta b. */

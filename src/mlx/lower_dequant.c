@@ -206,33 +206,15 @@ static rlx_mx_arr *e8m0(rlx_mx *c, rlx_mx_arr *e) {
   return bits_f32(c, bits);
 }
 
-/* FP8 E4M3 (OCP 8-bit Floating Point Specification, "E4M3FN"): bias 7, subnormals m 2^-9,
- * S.1111.111 NaN, no infinities. */
-static rlx_mx_arr *e4m3fn(rlx_mx *c, rlx_mx_arr *x) {
-  rlx_mx_arr *e = rlx_mx_astype(c, B(BITWISE_AND, B(RIGHT_SHIFT, x, u8(c, 3)), u8(c, 15)), RLX_DTYPE_U32);
-  rlx_mx_arr *m = rlx_mx_astype(c, B(BITWISE_AND, x, u8(c, 7)), RLX_DTYPE_U32);
-  rlx_mx_arr *nrm = bits_f32(c, B(BITWISE_OR, B(LEFT_SHIFT, B(ADD, e, rlx_mx_scalar(c, 120, RLX_DTYPE_U32)), rlx_mx_scalar(c, 23, RLX_DTYPE_U32)),
-                                  B(LEFT_SHIFT, m, rlx_mx_scalar(c, 20, RLX_DTYPE_U32))));
-  rlx_mx_arr *v = rlx_mx_where(c, B(EQUAL, e, rlx_mx_scalar(c, 0, RLX_DTYPE_U32)), B(MULTIPLY, tof(c, m), f32(c, 0x1p-9)), nrm);
-  v = rlx_mx_where(c, B(EQUAL, B(BITWISE_AND, x, u8(c, 0x7F)), u8(c, 0x7F)), f32(c, NAN), v);
-  return rlx_mx_where(c, B(GREATER_EQUAL, x, u8(c, 0x80)), rlx_mx_unary(c, RLX_MXU_NEGATIVE, v), v);
-}
-
-/* FP8 E5M2 (OCP 8-bit FP spec; IEEE-like: infinities, NaNs): the high byte of a float16. */
-static rlx_mx_arr *e5m2(rlx_mx *c, rlx_mx_arr *x) {
-  rlx_mx_arr *h = B(LEFT_SHIFT, rlx_mx_astype(c, x, RLX_DTYPE_U16), rlx_mx_scalar(c, 8, RLX_DTYPE_U16));
-  return tof(c, rlx_mx_view(c, h, RLX_DTYPE_F16));
-}
-
 /* Codes uint8[N, K*bits/8] -> float32 [N, K/bs, bs] (4-bit codes: E2M1, low nibble first). */
 static rlx_mx_arr *decode_codes(rlx_lower *L, rlx_dq_scheme s, rlx_mx_arr *q, int64_t N, int64_t K, int64_t bs) {
   rlx_mx *c = L->mx;
   rlx_mx_arr *v;
   if (rlx_dq_info_of(s)->bits == 4) {
     blocks b = {.L = L, .p = q, .rows = N, .nb = 1, .bb = K / 2};
-    v = B(MULTIPLY, e2m1_x2(c, spread(&b, rlx_mx_reshape(c, q, 3, (int64_t[]){N, 1, K / 2}), K / 2, 1, 2, sh_nib, 15)), f32(c, 0.5));
-  } else {
-    v = s == RLX_DQ_FP8_E5M2 ? e5m2(c, q) : e4m3fn(c, q);
+    v = rlx_l_lowp_decode(L, spread(&b, rlx_mx_reshape(c, q, 3, (int64_t[]){N, 1, K / 2}), K / 2, 1, 2, sh_nib, 15), RLX_DTYPE_F4E2M1);
+  } else { /* FP8 E4M3 (mxfp8, fp8_e4m3) or E5M2 */
+    v = rlx_l_lowp_decode(L, q, s == RLX_DQ_FP8_E5M2 ? RLX_DTYPE_F8E5M2 : RLX_DTYPE_F8E4M3FN);
   }
   return rlx_mx_reshape(c, v, 3, (int64_t[]){N, K / bs, bs});
 }
@@ -324,7 +306,7 @@ static rlx_mx_arr *dequant_weight(rlx_lower *L, const wops *o, rlx_dtype dt) {
       return rlx_mx_reshape(c, w, 2, (int64_t[]){R, K});
     }
     default: { /* MX, NVFP4, FP8: codes and scales decode exactly in float32, their products round in dt */
-      rlx_mx_arr *sc = o->info->kind == RLX_DQK_MX ? e8m0(c, o->scale) : o->info->kind == RLX_DQK_NV ? e4m3fn(c, o->scale) : o->scale;
+      rlx_mx_arr *sc = o->info->kind == RLX_DQK_MX ? e8m0(c, o->scale) : o->info->kind == RLX_DQK_NV ? rlx_l_lowp_decode(L, o->scale, RLX_DTYPE_F8E4M3FN) : o->scale;
       sc = rlx_mx_reshape(c, rlx_mx_astype(c, sc, dt), 3, (int64_t[]){R, K / o->bs, 1});
       rlx_mx_arr *w = B(MULTIPLY, rlx_mx_astype(c, decode_codes(L, o->s, o->q, R, K, o->bs), dt), sc);
       if (o->extra) w = B(MULTIPLY, w, rlx_mx_astype(c, o->extra, dt));

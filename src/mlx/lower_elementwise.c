@@ -147,10 +147,17 @@ void rlx_lower_where(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx
   out[0] = rlx_mx_where(L->mx, in[0], in[1], in[2]);
 }
 
-/* Cast: float -> integer truncates toward zero; anything -> bool is x != 0. */
-static rlx_mx_arr *cast(rlx_lower *L, rlx_mx_arr *x, rlx_dtype from, rlx_dtype to) {
+/* Cast: float -> integer truncates toward zero; anything -> bool is x != 0; the low-precision
+ * storage types decode to float32/int32 and encode from any type (lower_lowp.c). */
+static rlx_mx_arr *cast(rlx_lower *L, rlx_mx_arr *x, rlx_dtype from, rlx_dtype to, bool saturate) {
   rlx_mx *c = L->mx;
   if (from == to) return x;
+  if (rlx_dtype_is_lowp(from)) {
+    x = rlx_l_lowp_decode(L, x, from);
+    from = from >= RLX_DTYPE_I4 ? RLX_DTYPE_I32 : RLX_DTYPE_F32;
+    if (from == to) return x;
+  }
+  if (rlx_dtype_is_lowp(to)) return rlx_l_lowp_encode(L, x, from, to, saturate);
   if (to == RLX_DTYPE_BOOL) {
     rlx_dtype dt = from;
     return B(NOT_EQUAL, x, S(0));
@@ -159,7 +166,7 @@ static rlx_mx_arr *cast(rlx_lower *L, rlx_mx_arr *x, rlx_dtype from, rlx_dtype t
 }
 
 void rlx_lower_cast(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
-  out[0] = cast(L, in[0], rlx_in_type(L, n, 0)->dtype, (rlx_dtype)rlx_node_i(n, "to"));
+  out[0] = cast(L, in[0], rlx_in_type(L, n, 0)->dtype, (rlx_dtype)rlx_node_i(n, "to"), rlx_node_i(n, "saturate") != 0);
 }
 
 void rlx_lower_region(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
@@ -183,7 +190,7 @@ void rlx_lower_region(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
         sdt[s] = (p[1] == RLX_OP_IS_NAN) ? RLX_DTYPE_BOOL : od[0];
         break;
       case 1:
-        st[s] = cast(L, o[0], od[0], (rlx_dtype)p[1]);
+        st[s] = cast(L, o[0], od[0], (rlx_dtype)p[1], true);
         sdt[s] = (rlx_dtype)p[1];
         break;
       case 2:

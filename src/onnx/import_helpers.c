@@ -216,10 +216,14 @@ rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out) {
   return rlx_graph_add_constant(I->g, &t, buf, rlx_dtype_size(dt), out);
 }
 
-rlx_status *imp_cast(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, rlx_value *out) {
+rlx_status *imp_cast_sat(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, bool saturate, rlx_value *out) {
   if (imp_type(I, v)->dtype == dt) return *out = v, NULL;
-  rlx_attr a = RLX_ATTR_I("to", dt);
-  return imp_add(I, n, RLX_OP_CAST, 1, &v, 1, &a, out);
+  rlx_attr a[2] = {RLX_ATTR_I("to", dt), RLX_ATTR_I("saturate", saturate)};
+  return imp_add(I, n, RLX_OP_CAST, 1, &v, 2, a, out);
+}
+
+rlx_status *imp_cast(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, rlx_value *out) {
+  return imp_cast_sat(I, n, v, dt, true, out);
 }
 
 rlx_status *imp_reshape(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, const int64_t *dims, rlx_value *out) {

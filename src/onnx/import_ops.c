@@ -147,7 +147,7 @@ static rlx_status *map_cast(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_dtype dt;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(rlx_onnx_dtype((int32_t)imp_attr_i(n, "to", 0), &dt));
-  RLX_TRY(imp_cast(I, n, x, dt, &y));
+  RLX_TRY(imp_cast_sat(I, n, x, dt, imp_attr_i(n, "saturate", 1) != 0, &y));
   return imp_out(I, n, 0, y);
 }
 
@@ -155,7 +155,7 @@ static rlx_status *map_cast_like(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_value x, t, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_in(I, n, 1, &t));
-  RLX_TRY(imp_cast(I, n, x, imp_type(I, t)->dtype, &y));
+  RLX_TRY(imp_cast_sat(I, n, x, imp_type(I, t)->dtype, imp_attr_i(n, "saturate", 1) != 0, &y));
   return imp_out(I, n, 0, y);
 }
 

@@ -42,11 +42,22 @@ static rlx_status *quant_param(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v
   return imp_narrow(I, n, v, a, 0, tx->dims[a], out);
 }
 
-/* Rounds y half to even, clamps it to the range of integer dtype qt and casts it there. */
+/* The float8/float4 storage types (quantization targets that are not integers). */
+static bool lowp_float(rlx_dtype dt) {
+  return dt == RLX_DTYPE_F8E4M3FN || dt == RLX_DTYPE_F8E4M3FNUZ || dt == RLX_DTYPE_F8E5M2 || dt == RLX_DTYPE_F8E5M2FNUZ ||
+         dt == RLX_DTYPE_F4E2M1;
+}
+
+/* Rounds y half to even, clamps it to the range of integer dtype qt (int4/uint4/int2/uint2
+ * included) and casts it there; a float8/float4 qt takes the cast alone (round to nearest even,
+ * saturating unless the node's saturate attribute is 0: ONNX QuantizeLinear). */
 static rlx_status *saturate(rlx_imp *I, const Onnx__NodeProto *n, rlx_value y, rlx_dtype qt, rlx_value *out) {
-  if (!rlx_dtype_is_int(qt)) IMP_FAIL(UNIMPLEMENTED, "quantization to %s", rlx_dtype_name(qt));
-  int bits = (int)(8 * rlx_dtype_size(qt));
-  double lo = rlx_dtype_is_signed(qt) ? -ldexp(1, bits - 1) : 0, hi = rlx_dtype_is_signed(qt) ? ldexp(1, bits - 1) - 1 : ldexp(1, bits) - 1;
+  if (lowp_float(qt)) return imp_cast_sat(I, n, y, qt, imp_attr_i(n, "saturate", 1) != 0, out);
+  bool small = qt == RLX_DTYPE_I4 || qt == RLX_DTYPE_U4 || qt == RLX_DTYPE_I2 || qt == RLX_DTYPE_U2;
+  if (!rlx_dtype_is_int(qt) && !small) IMP_FAIL(UNIMPLEMENTED, "quantization to %s", rlx_dtype_name(qt));
+  int bits = small ? (qt == RLX_DTYPE_I4 || qt == RLX_DTYPE_U4 ? 4 : 2) : (int)(8 * rlx_dtype_size(qt));
+  bool sgn = small ? qt == RLX_DTYPE_I4 || qt == RLX_DTYPE_I2 : rlx_dtype_is_signed(qt);
+  double lo = sgn ? -ldexp(1, bits - 1) : 0, hi = sgn ? ldexp(1, bits - 1) - 1 : ldexp(1, bits) - 1;
   RLX_TRY(imp_un(I, n, RLX_OP_ROUND, y, &y));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_MAX, y, lo, &y));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_MIN, y, hi, &y));
@@ -75,7 +86,8 @@ static rlx_status *qlinear_param(rlx_imp *I, const Onnx__NodeProto *n, const qli
 }
 
 /* QuantizeLinear: saturate(round(x / scale) + zero_point) in the zero point's type (uint8 by
- * default, or output_dtype). */
+ * default, or output_dtype; int4/uint4/int2/uint2 clamp to their ranges); float8/float4 types:
+ * cast(x / scale + zero_point), rounding to nearest even in the cast. */
 static rlx_status *map_quantize(rlx_imp *I, const Onnx__NodeProto *n) {
   qlinear q;
   RLX_TRY(qlinear_of(I, n, &q));
@@ -84,12 +96,14 @@ static rlx_status *map_quantize(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_dtype qt = RLX_DTYPE_U8;
   if (imp_attr(n, "output_dtype") && imp_attr_i(n, "output_dtype", 0))
     RLX_TRY(rlx_onnx_dtype((int32_t)imp_attr_i(n, "output_dtype", 2), &qt));
-  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, q.x, s, &y));
-  RLX_TRY(imp_un(I, n, RLX_OP_ROUND, y, &y));
+  rlx_value z;
   if (imp_has(n, 2)) {
-    rlx_value z;
     RLX_TRY(imp_in(I, n, 2, &z));
     qt = imp_type(I, z)->dtype;
+  }
+  RLX_TRY(imp_bin(I, n, RLX_OP_DIV, q.x, s, &y));
+  if (!lowp_float(qt)) RLX_TRY(imp_un(I, n, RLX_OP_ROUND, y, &y)); /* float8/float4: the cast rounds */
+  if (imp_has(n, 2)) {
     RLX_TRY(qlinear_param(I, n, &q, 2, q.tx.dtype, &z));
     RLX_TRY(imp_bin(I, n, RLX_OP_ADD, y, z, &y));
   }

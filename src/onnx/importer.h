@@ -160,6 +160,8 @@ RLX_MUST_USE rlx_status *imp_arange(rlx_imp *I, int64_t L, rlx_value *y);
 RLX_MUST_USE rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out);
 /* Casts v to dt (no node when it already is). */
 RLX_MUST_USE rlx_status *imp_cast(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, rlx_value *out);
+/* imp_cast with ONNX Cast's saturate (float8 targets; imp_cast saturates). */
+RLX_MUST_USE rlx_status *imp_cast_sat(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, rlx_dtype dt, bool saturate, rlx_value *out);
 RLX_MUST_USE rlx_status *imp_reshape(rlx_imp *I, const Onnx__NodeProto *n, rlx_value v, int rank, const int64_t *dims, rlx_value *out);
 /* y = op(x, c) with c a scalar constant of x's dtype. */
 RLX_MUST_USE rlx_status *imp_with_scalar(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, rlx_value x, double c, rlx_value *y);

@@ -11,6 +11,8 @@ rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out) {
       {1, RLX_DTYPE_F32},  {2, RLX_DTYPE_U8},   {3, RLX_DTYPE_I8},   {4, RLX_DTYPE_U16},  {5, RLX_DTYPE_I16},
       {6, RLX_DTYPE_I32},  {7, RLX_DTYPE_I64},  {9, RLX_DTYPE_BOOL}, {10, RLX_DTYPE_F16}, {11, RLX_DTYPE_F64},
       {12, RLX_DTYPE_U32}, {13, RLX_DTYPE_U64}, {14, RLX_DTYPE_C64}, {16, RLX_DTYPE_BF16},
+      {17, RLX_DTYPE_F8E4M3FN}, {18, RLX_DTYPE_F8E4M3FNUZ}, {19, RLX_DTYPE_F8E5M2}, {20, RLX_DTYPE_F8E5M2FNUZ},
+      {21, RLX_DTYPE_U4}, {22, RLX_DTYPE_I4}, {23, RLX_DTYPE_F4E2M1}, {25, RLX_DTYPE_U2}, {26, RLX_DTYPE_I2},
   };
   for (size_t i = 0; i < RLX_ARRAY_LEN(map); i++)
     if (map[i].onnx == onnx_type) return *out = map[i].dt, NULL;
@@ -50,6 +52,19 @@ static rlx_status *read_external(const Onnx__TensorProto *t, const char *dir, si
   return ok ? NULL : RLX_ERR(DATA_LOSS, "tensor '%s': external data '%s' is truncated", t->name ? t->name : "", path);
 }
 
+/* Elements per byte in TensorProto data: 2 for the 4-bit types, 4 for the 2-bit ones (packed from
+ * the least significant bits, onnx.proto), else 1. rlx holds one element per byte. */
+static int packing(rlx_dtype dt) {
+  return dt == RLX_DTYPE_I4 || dt == RLX_DTYPE_U4 || dt == RLX_DTYPE_F4E2M1 ? 2 : dt == RLX_DTYPE_I2 || dt == RLX_DTYPE_U2 ? 4 : 1;
+}
+
+/* Spreads the packed elements of src (ceil(cnt / per) bytes) over dst, one per byte, in place
+ * when dst == src (backwards, so no byte is read after being written). */
+static void unpack(unsigned char *dst, const unsigned char *src, int64_t cnt, int per) {
+  int bits = 8 / per;
+  for (int64_t i = cnt - 1; i >= 0; i--) dst[i] = (unsigned char)((src[i / per] >> (bits * (int)(i % per))) & ((1u << bits) - 1));
+}
+
 rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *dir, rlx_tensor **out) {
   const char *nm = t->name ? t->name : "";
   rlx_dtype dt;
@@ -64,6 +79,8 @@ rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *d
   size_t need;
   RLX_TRY(rlx_status_annotate(rlx_type_make(dt, (int32_t)t->n_dims, t->dims, &ty), "tensor '%s'", nm));
   RLX_TRY(rlx_status_annotate(rlx_type_nbytes(&ty, &need), "tensor '%s'", nm));
+  int per = packing(dt);
+  need = (need + (size_t)per - 1) / (size_t)per; /* bytes in the proto (rlx: one per element) */
   bool external = t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   size_t present = t->has_raw_data ? t->raw_data.len
                    : t->n_float_data * 4 + t->n_double_data * 8 + t->n_int64_data * 8 + t->n_uint64_data * 8 + t->n_int32_data * 4;
@@ -103,7 +120,7 @@ rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *d
         }
         break;
       }
-      default: { /* int32_data holds int8/16/32, uint8/16, bool and float16/bfloat16 bit patterns */
+      default: { /* int32_data holds int8/16/32, uint8/16, bool, float16/bfloat16/float8 bit patterns, packed 4/2-bit bytes */
         size_t es = rlx_dtype_size(dt);
         have = t->n_int32_data * es;
         for (size_t i = 0; have == need && i < t->n_int32_data; i++) {
@@ -119,6 +136,7 @@ rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *d
       st = RLX_ERR(DATA_LOSS, "tensor '%s': %lld elements of %s expected, the typed data field has %zu bytes", nm, (long long)cnt,
                    rlx_dtype_name(dt), have);
   }
+  if (!st && per > 1) unpack(dst, dst, cnt, per);
   if (st) {
     rlx_tensor_free(x);
     return st;

@@ -40,11 +40,11 @@ static bool compare(const rlx_tensor *got, const rlx_tensor *want, char *why, si
     snprintf(why, cap, "got %s, expected %s", rlx_type_str(a, s1, sizeof s1), rlx_type_str(b, s2, sizeof s2));
     return false;
   }
-  bool exact = !rlx_dtype_is_float(a->dtype) && a->dtype != RLX_DTYPE_C64;
+  bool exact = !rlx_dtype_is_float(a->dtype) && a->dtype != RLX_DTYPE_C64; /* low-precision types: their exact values (NaN codes alike) */
   int64_t n = rlx_tensor_numel(got);
   for (int64_t i = 0; i < n; i++) {
     double x = rlx_tensor_get_f64(got, i), y = rlx_tensor_get_f64(want, i);
-    bool ok = exact ? x == y : (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= 1e-7 + 1e-3 * fabs(y);
+    bool ok = (isnan(x) && isnan(y)) || (exact ? x == y : x == y || fabs(x - y) <= 1e-7 + 1e-3 * fabs(y));
     if (!ok) {
       snprintf(why, cap, "element %lld: got %.9g, expected %.9g", (long long)i, x, y);
       return false;

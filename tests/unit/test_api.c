@@ -90,6 +90,30 @@ static rlx_graph *state_graph(void) {
   return g;
 }
 
+/* Low-precision codes against values from the format definitions (OCP 8-bit FP spec, FNUZ, OCP MX
+ * E2M1, two's complement int4/int2; the same as ml_dtypes). */
+static void test_lowp_codes(void **state) {
+  (void)state;
+  static const struct { rlx_dtype dt; uint8_t code; float v; } codes[] = {
+      {RLX_DTYPE_F8E4M3FN, 0x7E, 448.0f},    {RLX_DTYPE_F8E4M3FN, 0x01, 0x1p-9f},   {RLX_DTYPE_F8E4M3FN, 0x38, 1.0f},
+      {RLX_DTYPE_F8E4M3FN, 0xC4, -3.0f},     {RLX_DTYPE_F8E4M3FNUZ, 0x7F, 240.0f},  {RLX_DTYPE_F8E4M3FNUZ, 0x01, 0x1p-10f},
+      {RLX_DTYPE_F8E5M2, 0x7B, 57344.0f},    {RLX_DTYPE_F8E5M2, 0x01, 0x1p-16f},    {RLX_DTYPE_F8E5M2, 0x7C, INFINITY},
+      {RLX_DTYPE_F8E5M2, 0xFC, -INFINITY},   {RLX_DTYPE_F8E5M2FNUZ, 0x7F, 57344.0f}, {RLX_DTYPE_F8E5M2FNUZ, 0x01, 0x1p-17f},
+      {RLX_DTYPE_F4E2M1, 0x7, 6.0f},         {RLX_DTYPE_F4E2M1, 0x1, 0.5f},         {RLX_DTYPE_F4E2M1, 0xB, -1.5f},
+      {RLX_DTYPE_I4, 0xF, -1.0f},            {RLX_DTYPE_I4, 0x8, -8.0f},            {RLX_DTYPE_I4, 0xF7, 7.0f},
+      {RLX_DTYPE_U4, 0xF, 15.0f},            {RLX_DTYPE_I2, 0x2, -2.0f},            {RLX_DTYPE_U2, 0x3, 3.0f},
+  };
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+    if (rlx_lowp_to_f32(codes[i].dt, codes[i].code) != codes[i].v)
+      fail_msg("%s 0x%02x -> %g, expected %g", rlx_dtype_name(codes[i].dt), codes[i].code, rlx_lowp_to_f32(codes[i].dt, codes[i].code), codes[i].v);
+  assert_true(isnan(rlx_lowp_to_f32(RLX_DTYPE_F8E4M3FN, 0x7F)) && isnan(rlx_lowp_to_f32(RLX_DTYPE_F8E4M3FN, 0xFF)));
+  assert_true(isnan(rlx_lowp_to_f32(RLX_DTYPE_F8E4M3FNUZ, 0x80)) && isnan(rlx_lowp_to_f32(RLX_DTYPE_F8E5M2FNUZ, 0x80)));
+  assert_true(isnan(rlx_lowp_to_f32(RLX_DTYPE_F8E5M2, 0x7D)) && signbit(rlx_lowp_to_f32(RLX_DTYPE_F8E4M3FN, 0x80)));
+  assert_true(rlx_dtype_is_lowp(RLX_DTYPE_I4) && !rlx_dtype_is_lowp(RLX_DTYPE_U8) && !rlx_dtype_is_float(RLX_DTYPE_F8E5M2));
+  assert_int_equal(rlx_dtype_size(RLX_DTYPE_F4E2M1), 1);
+  assert_true(rlx_lowp_to_f32(RLX_DTYPE_F32, 1) == 0.0f);
+}
+
 static void test_outputs_by_name_and_readback(void **state) {
   (void)state;
   rlx_graph *g = state_graph();
@@ -161,6 +185,7 @@ static void test_extent_symbolic_first_dim(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_half_conversions),
+      cmocka_unit_test(test_lowp_codes),
       cmocka_unit_test(test_outputs_by_name_and_readback),
       cmocka_unit_test(test_extent_symbolic_first_dim),
   };

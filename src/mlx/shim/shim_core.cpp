@@ -56,6 +56,9 @@ void rlx_mx::fail_current() noexcept {
 static const mx::Dtype dtype_map[] = {
     mx::float32, mx::float16, mx::bfloat16, mx::float64, mx::int8,  mx::int16,  mx::int32,
     mx::int64,   mx::uint8,   mx::uint16,   mx::uint32,  mx::uint64, mx::bool_, mx::complex64,
+    // the low-precision storage types (rlx_dtype_is_lowp) are bytes on the device
+    mx::uint8,   mx::uint8,   mx::uint8,    mx::uint8,   mx::uint8,  mx::uint8, mx::uint8,
+    mx::uint8,   mx::uint8,
 };
 static_assert(sizeof(dtype_map) / sizeof(dtype_map[0]) == RLX_DTYPE_COUNT, "dtype map covers rlx_dtype");
 
