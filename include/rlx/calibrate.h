@@ -47,7 +47,7 @@ extern "C" {
   X(reduce_gbps, "GB/s", "sum over the last axis of [1024,1024], 4 M N bytes")                           \
   X(run_overhead_ns, "ns", "rlx_executable_run of Neg on float32[2] from the host, read back")             \
   X(dispatch_overhead_ns, "ns", "per node: (64 chained Adds on float32[256] - 1 Add) / 63")              \
-  X(transfer_gbps, "GB/s", "Neg of 1M float32 from the host and read back, less on the device, 8 MB")    \
+  X(transfer_gbps, "GB/s", "Neg of 1M float32 from the host, read back: 8 MB per run")                  \
   X(transcendental_gbps, "GB/s", "Sigmoid of 1M float32, 8 bytes per element")                           \
   X(strided_copy_gbps, "GB/s", "Neg(Transpose(x)), x [1024,1024] float32, 8 MB")                         \
   X(softmax_gbps, "GB/s", "Softmax over the last axis of [1024,1024] float32, 8 MB")                     \
@@ -70,7 +70,7 @@ typedef struct rlx_calibration {
  * Borrowed for the call. */
 typedef struct rlx_calibrate_options {
   bool force;            /* measure even when the cache holds a usable calibration (then rewrite it) */
-  bool quick;            /* 3 timed repetitions instead of 20 (also when RLX_CALIBRATE_QUICK=1): tests */
+  bool quick;            /* 3 samples of >= 1 ms instead of 15 of >= 10 ms (also RLX_CALIBRATE_QUICK=1): tests */
   bool no_cache;         /* neither read nor write the cache */
   const char *cache_dir; /* NULL: $XDG_CACHE_HOME/rlx, else $HOME/.cache/rlx */
   /* Called before each figure is measured (index 0..count-1, its JSON key) and once more with

@@ -1,9 +1,10 @@
 /* measure.c: measuring the calibration figures (rlx/calibrate.h) on one device.
  *
  * The reference's figures are timed on MLX arrays through the shim; rlx's own figures through
- * rlx executables in lazy mode (inputs kept on the device as handles, outputs not read back), so
- * that they follow rlx's lowering. Each figure: warm-ups, then the median of the timed
- * repetitions (median: robust to the other processes of a shared machine). */
+ * rlx executables in lazy mode (inputs kept on the device as handles, outputs not read back,
+ * unless the figure is about transfers), so that they follow rlx's lowering. Each figure: warm-ups,
+ * then the median of the timed samples, each the mean time of the work repeated for at least 10 ms
+ * (median: robust to the other processes of a shared machine). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,10 @@
 
 typedef struct measurer {
   rlx_device device;
-  int reps;
+  int reps;           /* timed samples */
+  uint64_t window_ns; /* a sample repeats the work until it has lasted this long: on a shared
+                         machine a sample then sees its share of the CPU as a long model run does,
+                         not a lucky uninterrupted time slice */
   double *samples; /* reps entries */
 } measurer;
 
@@ -99,10 +103,14 @@ static rlx_status *time_mx(measurer *m, mx_body body, int iters, size_t n_ops, c
     kept[i] = rlx_mx_keep(c, a);
   }
   for (int r = 0; r < CAL_WARMUPS + m->reps && !rlx_mx_failed(c); r++) {
-    uint64_t t0 = rlx_now_ns();
-    body(c, kept, iters);
-    if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)(rlx_now_ns() - t0) * 1e-9;
-    rlx_mx_clear(c);
+    uint64_t t0 = rlx_now_ns(), dt;
+    int n = 0;
+    do {
+      body(c, kept, iters);
+      rlx_mx_clear(c);
+      n++;
+    } while ((dt = rlx_now_ns() - t0) < m->window_ns && !rlx_mx_failed(c));
+    if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)dt * 1e-9 / n;
   }
   rlx_status *st = rlx_mx_take_error(c);
   for (size_t i = 0; i < n_ops; i++) rlx_mx_release(kept[i]);
@@ -192,11 +200,15 @@ static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder bui
   if (!st && !host_io) st = rlx_executable_set_output_readback(ex, 0, false);
   const char *name = "x";
   for (int r = 0; !st && r < CAL_WARMUPS + m->reps; r++) {
-    rlx_tensor *out = NULL;
-    uint64_t t0 = rlx_now_ns();
-    st = rlx_executable_run(ex, host_io, &name, (rlx_tensor *const *)&x, 1, &out);
-    if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)(rlx_now_ns() - t0) * 1e-9;
-    rlx_tensor_free(out);
+    uint64_t t0 = rlx_now_ns(), dt;
+    int n = 0;
+    do {
+      rlx_tensor *out = NULL;
+      st = rlx_executable_run(ex, host_io, &name, (rlx_tensor *const *)&x, 1, &out);
+      rlx_tensor_free(out);
+      n++;
+    } while ((dt = rlx_now_ns() - t0) < m->window_ns && !st);
+    if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)dt * 1e-9 / n;
   }
   rlx_tensor_free(x);
   rlx_executable_free(ex);
@@ -234,10 +246,9 @@ static rlx_status *measure_rlx_figure(measurer *m, int i, rlx_calibration *cal) 
       cal->dispatch_overhead_ns = fmax((t - t0) / (many - one) * 1e9, 1.0);
       return NULL;
     }
-    case 2: /* a floor of 1 us, as above */
+    case 2: /* the whole run per byte transferred: the Neg itself is a small part of it */
       RLX_TRY(time_graph(m, &mega, build_unary, &neg, true, &t));
-      RLX_TRY(time_graph(m, &mega, build_unary, &neg, false, &t0));
-      cal->transfer_gbps = bytes / fmax(t - t0, 1e-6) * 1e-9;
+      cal->transfer_gbps = bytes / t * 1e-9;
       return NULL;
     case 3:
       RLX_TRY(time_graph(m, &mega, build_unary, &sigmoid, false, &t));
@@ -326,7 +337,7 @@ rlx_status *rlx_calibration_measure(rlx_device device, const rlx_calibrate_optio
     return RLX_ERR(UNAVAILABLE, "no GPU: this MLX build (%s) has no usable GPU backend or no GPU is present", rlx_mlx_version());
   const char *env = getenv("RLX_CALIBRATE_QUICK");
   bool quick = (opts && opts->quick) || (env && *env && strcmp(env, "0"));
-  measurer m = {.device = device, .reps = quick ? 3 : 20};
+  measurer m = {.device = device, .reps = quick ? 3 : 15, .window_ns = quick ? 1000000 : 10000000};
   if (!(m.samples = calloc((size_t)m.reps, sizeof *m.samples))) return RLX_OOM();
   rlx_calibration cal = {0};
   rlx_calib_device_name(device, cal.device_name, sizeof cal.device_name);
