@@ -150,7 +150,7 @@ rlx_status *cli_session_open(cli_args *a, cli_session *s) {
     s->g = rlx_onnx_model_graph(s->model);
     cli_progress(a, "imported in %.2f s: %zu nodes, %zu params", s->import_s, rlx_graph_num_nodes(s->g),
                  rlx_onnx_model_num_params(s->model));
-    if (a->auto_device) st = rlx_cli_pick_device(s->g, &a->device);
+    if (a->auto_device) st = rlx_cli_pick_device(s->g, a->precision, &a->device);
     if (!st) st = rlx_executable_create(s->g, a->device, a->mode, &s->ex);
   }
   if (!st) st = rlx_executable_set_precision(s->ex, a->precision);

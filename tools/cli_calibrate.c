@@ -24,8 +24,8 @@ static void progress(void *ud, rlx_device device, const char *figure, int index,
 }
 
 static void print_table(const rlx_calibration *cal, rlx_device device, bool measured) {
-  printf("%s (%s): %s, MLX %s, rlx %s\n", rlx_device_name(device), cal->device_name, measured ? "measured now" : "cached",
-         cal->mlx_version, cal->rlx_version);
+  printf("%s (%s, %s): %s, MLX %s, rlx %s\n", rlx_device_name(device), cal->device_name, cal->precision,
+         measured ? "measured now" : "cached", cal->mlx_version, cal->rlx_version);
 #define RLX_X(field, unit, what)                                                                       \
   {                                                                                                     \
     double v = cal->field;                                                                              \
@@ -42,7 +42,8 @@ static void print_table(const rlx_calibration *cal, rlx_device device, bool meas
 static bool add_json(cJSON *arr, const rlx_calibration *cal) {
   cJSON *o = cJSON_CreateObject();
   bool ok = o && cJSON_AddItemToArray(arr, o) && cJSON_AddStringToObject(o, "device_name", cal->device_name) &&
-            cJSON_AddStringToObject(o, "mlx_version", cal->mlx_version) && cJSON_AddStringToObject(o, "rlx_version", cal->rlx_version);
+            cJSON_AddStringToObject(o, "mlx_version", cal->mlx_version) && cJSON_AddStringToObject(o, "rlx_version", cal->rlx_version) &&
+            cJSON_AddStringToObject(o, "precision", cal->precision);
 #define RLX_X(field, unit, what) ok = ok && cJSON_AddNumberToObject(o, #field, cal->field);
   RLX_CALIBRATION_FIGURES(RLX_X)
 #undef RLX_X
@@ -58,7 +59,11 @@ int rlx_cli_calibrate(int argc, char **argv) {
     else if (!strcmp(argv[i], "--json")) json = true;
     else if (!strcmp(argv[i], "--quick")) opts.quick = true;
     else if (!strcmp(argv[i], "--device") && i + 1 < argc) which = argv[++i];
-    else return cal_fail(rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "calibrate: unknown option '%s' (usage: rlx calibrate [--device cpu|gpu|all] [--force] [--json] [--quick])", argv[i]));
+    else if (!strcmp(argv[i], "--precision") && i + 1 < argc) {
+      rlx_status *st = rlx_precision_from_name(argv[++i], &opts.precision);
+      if (st) return cal_fail(st);
+    }
+    else return cal_fail(rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "calibrate: unknown option '%s' (usage: rlx calibrate [--device cpu|gpu|all] [--precision fp32|tf32] [--force] [--json] [--quick])", argv[i]));
   }
   rlx_device devs[2];
   int n = 0;
@@ -97,8 +102,8 @@ static void print_estimate(const rlx_cost_estimate *e) {
   }
 }
 
-rlx_status *rlx_cli_print_cost(const rlx_graph *g) {
-  rlx_calibrate_options opts = {.progress = progress};
+rlx_status *rlx_cli_print_cost(const rlx_graph *g, rlx_precision precision) {
+  rlx_calibrate_options opts = {.progress = progress, .precision = precision};
   rlx_device dev;
   rlx_cost_estimate est[2];
   rlx_status *st = rlx_cost_pick_device(g, &opts, &dev, &est[0], &est[1]);
@@ -110,8 +115,8 @@ rlx_status *rlx_cli_print_cost(const rlx_graph *g) {
   return NULL;
 }
 
-rlx_status *rlx_cli_pick_device(const rlx_graph *g, rlx_device *out) {
-  rlx_calibrate_options opts = {.progress = progress};
+rlx_status *rlx_cli_pick_device(const rlx_graph *g, rlx_precision precision, rlx_device *out) {
+  rlx_calibrate_options opts = {.progress = progress, .precision = precision};
   rlx_cost_estimate cpu, gpu;
   rlx_status *st = rlx_cost_pick_device(g, &opts, out, &cpu, &gpu);
   if (st) return st;

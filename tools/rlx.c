@@ -6,7 +6,7 @@
  *   rlx bench MODEL.onnx [--input NAME=FILE.npy]... [--warmup N] [--runs N] [--json] [--mode ...]
  *           [--device ...] [--precision ...] [--dim ...]... [--shape ...]... [--optimize ...] [--quiet]
  *   rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,...]... [--optimize ...]
- *   rlx calibrate [--device cpu|gpu|all] [--force] [--json]  (tools/cli_calibrate.c)
+ *   rlx calibrate [--device cpu|gpu|all] [--precision fp32|tf32] [--force] [--json]  (tools/cli_calibrate.c)
  *   rlx launch ...  (tools/launch.c)
  *   rlx version
  * Without --mode, RLX_MLX_MODE picks the mode (lazy when unset). Progress lines go to stderr.
@@ -27,7 +27,7 @@ static int usage(void) {
           "       rlx bench MODEL.onnx [--input NAME=FILE.npy]... [--warmup N] [--runs N] [--json] [--mode M] [--device D]\n"
           "               [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--optimize ...] [--quiet]\n"
           "       rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--optimize ...]\n"
-          "       rlx calibrate [--device cpu|gpu|all] [--force] [--json]\n"
+          "       rlx calibrate [--device cpu|gpu|all] [--precision fp32|tf32] [--force] [--json]\n"
           "       rlx launch ...\n"
           "       rlx version\n");
   return 2;

@@ -85,7 +85,7 @@ int rlx_cli_info(cli_args *a) {
       printf("  %s: %s\n", rlx_graph_output_name(g, i), rlx_type_str(rlx_graph_value_type(g, rlx_graph_output_value(g, i)), t, sizeof t));
     }
     if (a->graph) rlx_graph_print(g, stdout);
-    if (a->cost) st = rlx_cli_print_cost(g);
+    if (a->cost) st = rlx_cli_print_cost(g, a->precision);
   } else if (!a->graph && !a->cost && !a->dims_given) { /* describing is all that was asked */
     printf("outputs as imported: rlx cannot import this model: %s: %s\n", rlx_status_code_name(rlx_status_code_of(st)),
            rlx_status_message(st));

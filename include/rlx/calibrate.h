@@ -61,6 +61,7 @@ typedef struct rlx_calibration {
   char device_name[128]; /* "cpu: <CPU model>" (the CPU) or the GPU's name (rlx_device_describe) */
   char mlx_version[32];  /* rlx_mlx_version() when measured */
   char rlx_version[32];  /* RLX_VERSION when measured */
+  char precision[8];     /* "fp32" or "tf32": the GPU float32 precision measured at ("fp32" on the CPU) */
 #define RLX_X(field, unit, what) double field;
   RLX_CALIBRATION_FIGURES(RLX_X)
 #undef RLX_X
@@ -73,6 +74,10 @@ typedef struct rlx_calibrate_options {
   bool quick;            /* 3 samples of >= 1 ms instead of 15 of >= 10 ms (also RLX_CALIBRATE_QUICK=1): tests */
   bool no_cache;         /* neither read nor write the cache */
   const char *cache_dir; /* NULL: $XDG_CACHE_HOME/rlx, else $HOME/.cache/rlx */
+  /* GPU float32 precision to measure at, and to run the graphs a prediction is for at
+   * (RLX_PRECISION_DEFAULT resolves as executables do, see rlx/executable.h). Measuring on the GPU
+   * fixes the process's GPU precision to it, as a GPU run does. Ignored on the CPU. */
+  rlx_precision precision;
   /* Called before each figure is measured (index 0..count-1, its JSON key) and once more with
    * index == count and figure NULL when the device is done. NULL: silent. */
   void (*progress)(void *ud, rlx_device device, const char *figure, int index, int count);
@@ -84,8 +89,9 @@ typedef struct rlx_calibrate_options {
 } rlx_calibrate_options;
 
 /* Measures every figure on `device` (the cache is not involved). opts may be NULL. Takes about
- * 2 s on a CPU (under 1 s quick). Errors: UNAVAILABLE (GPU requested without one), INTERNAL (an
- * MLX failure), RESOURCE_EXHAUSTED. *out untouched on failure. */
+ * 3 s on an idle CPU (under 1 s quick). Errors: UNAVAILABLE (GPU requested without one),
+ * FAILED_PRECONDITION (GPU: this process already runs GPU work at the other precision), INTERNAL
+ * (an MLX failure), RESOURCE_EXHAUSTED. *out untouched on failure. */
 rlx_status *rlx_calibration_measure(rlx_device device, const rlx_calibrate_options *opts, rlx_calibration *out);
 
 /* Writes the cache file path of `device` into buf (cap bytes, NUL-terminated): cache_dir (NULL for
@@ -97,7 +103,8 @@ rlx_status *rlx_calibration_cache_path(rlx_device device, const char *cache_dir,
 /* Reads a calibration file written by rlx_calibration_save and checks it against `device`, this
  * MLX and this rlx. Errors: NOT_FOUND (no file), DATA_LOSS (unreadable, not JSON, truncated, a
  * figure missing or not a finite positive number: the key is named), FAILED_PRECONDITION (another
- * device, MLX or rlx version: both values given). *out untouched on failure. */
+ * device, MLX or rlx version: both values given; the precision is rlx_calibration_get's to check).
+ * *out untouched on failure. */
 rlx_status *rlx_calibration_load(const char *path, rlx_device device, rlx_calibration *out);
 
 /* Writes `cal` as pretty JSON to `path`: to a unique temporary file beside it, then renamed over
@@ -107,7 +114,7 @@ rlx_status *rlx_calibration_load(const char *path, rlx_device device, rlx_calibr
 rlx_status *rlx_calibration_save(const rlx_calibration *cal, const char *path);
 
 /* The calibration of `device`: from the cache when it holds a usable one (and opts->force is
- * off), else measured and saved. An unusable cache file (see rlx_calibration_load; a missing one
+ * off; on the GPU one of the requested precision), else measured and saved. An unusable cache file (see rlx_calibration_load; a missing one
  * excepted) and a failed save are reported through opts->warn, never as errors. *out_measured
  * (may be NULL) tells whether it was measured now. opts may be NULL. Errors: those of
  * rlx_calibration_measure. Out-parameters untouched on failure. */

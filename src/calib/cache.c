@@ -55,6 +55,7 @@ static rlx_status *parse_calibration(const cJSON *root, const char *path, rlx_de
   RLX_TRY(json_string(root, path, "device_name", cal->device_name, sizeof cal->device_name));
   RLX_TRY(json_string(root, path, "mlx_version", cal->mlx_version, sizeof cal->mlx_version));
   RLX_TRY(json_string(root, path, "rlx_version", cal->rlx_version, sizeof cal->rlx_version));
+  RLX_TRY(json_string(root, path, "precision", cal->precision, sizeof cal->precision));
 #define RLX_X(field, unit, what)                                                                                        \
   {                                                                                                                     \
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, #field);                                                    \
@@ -105,7 +106,8 @@ static char *to_json(const rlx_calibration *cal) {
   cJSON *root = cJSON_CreateObject();
   bool ok = root && cJSON_AddStringToObject(root, "device_name", cal->device_name) &&
             cJSON_AddStringToObject(root, "mlx_version", cal->mlx_version) &&
-            cJSON_AddStringToObject(root, "rlx_version", cal->rlx_version);
+            cJSON_AddStringToObject(root, "rlx_version", cal->rlx_version) &&
+            cJSON_AddStringToObject(root, "precision", cal->precision);
 #define RLX_X(field, unit, what) ok = ok && cJSON_AddNumberToObject(root, #field, cal->field);
   RLX_CALIBRATION_FIGURES(RLX_X)
 #undef RLX_X
@@ -175,6 +177,8 @@ rlx_status *rlx_calibration_get(rlx_device device, const rlx_calibrate_options *
   if (cached && !(opts && opts->force)) {
     rlx_calibration cal;
     rlx_status *st = rlx_calibration_load(path, device, &cal);
+    const char *want = rlx_calib_precision_name(device, opts);
+    if (!st && strcmp(cal.precision, want)) st = check_same(path, "precision", cal.precision, want);
     if (!st) {
       *out = cal;
       if (out_measured) *out_measured = false;

@@ -6,5 +6,7 @@
 
 /* The device name a calibration records (see rlx_calibration.device_name). */
 void rlx_calib_device_name(rlx_device device, char *buf, size_t cap);
+/* The precision a calibration of `device` with these options is for: "fp32" or "tf32". */
+const char *rlx_calib_precision_name(rlx_device device, const rlx_calibrate_options *opts);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "base/util.h"
 #include "calib/calib.h"
+#include "mlx/exec.h"
 #include "mlx/shim/shim.h"
 #include "rlx/rlx.h"
 
@@ -19,6 +20,7 @@
 
 typedef struct measurer {
   rlx_device device;
+  rlx_precision precision; /* resolved (fp32 or tf32) */
   int reps;           /* timed samples */
   uint64_t window_ns; /* a sample repeats the work until it has lasted this long: on a shared
                          machine a sample then sees its share of the CPU as a long model run does,
@@ -34,6 +36,18 @@ static int cmp_double(const void *a, const void *b) {
 static double median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static rlx_precision resolved_precision(rlx_device device, const rlx_calibrate_options *opts) {
+  rlx_precision p = opts ? opts->precision : RLX_PRECISION_DEFAULT;
+  if (device == RLX_DEVICE_CPU) return RLX_PRECISION_FP32;
+  return p == RLX_PRECISION_TF32 || (p == RLX_PRECISION_DEFAULT && rlx_exec_default_precision() == RLX_PRECISION_TF32)
+             ? RLX_PRECISION_TF32
+             : RLX_PRECISION_FP32;
+}
+
+const char *rlx_calib_precision_name(rlx_device device, const rlx_calibrate_options *opts) {
+  return rlx_precision_name(resolved_precision(device, opts));
 }
 
 void rlx_calib_device_name(rlx_device device, char *buf, size_t cap) {
@@ -194,6 +208,7 @@ static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder bui
   if (!st) st = build(g, vx, ud, &y);
   if (!st) st = rlx_graph_set_outputs(g, 1, &y);
   if (!st) st = rlx_executable_create(g, m->device, RLX_MODE_LAZY, &ex);
+  if (!st) st = rlx_executable_set_precision(ex, m->precision);
   if (!st) st = zero_params(ex, g);
   if (!st) st = rlx_tensor_create(tx->dtype, tx->rank, tx->dims, NULL, 0, &x);
   if (!st && !host_io) st = rlx_executable_bind_device_handle(ex, "x", x);
@@ -337,12 +352,16 @@ rlx_status *rlx_calibration_measure(rlx_device device, const rlx_calibrate_optio
     return RLX_ERR(UNAVAILABLE, "no GPU: this MLX build (%s) has no usable GPU backend or no GPU is present", rlx_mlx_version());
   const char *env = getenv("RLX_CALIBRATE_QUICK");
   bool quick = (opts && opts->quick) || (env && *env && strcmp(env, "0"));
-  measurer m = {.device = device, .reps = quick ? 3 : 15, .window_ns = quick ? 1000000 : 10000000};
+  rlx_precision precision = resolved_precision(device, opts);
+  /* MLX reads the GPU precision at its first float32 matmul: fix it first, as a GPU run does */
+  if (device == RLX_DEVICE_GPU) RLX_TRY(rlx_exec_claim_gpu_precision(precision));
+  measurer m = {.device = device, .precision = precision, .reps = quick ? 3 : 15, .window_ns = quick ? 1000000 : 10000000};
   if (!(m.samples = calloc((size_t)m.reps, sizeof *m.samples))) return RLX_OOM();
   rlx_calibration cal = {0};
   rlx_calib_device_name(device, cal.device_name, sizeof cal.device_name);
   snprintf(cal.mlx_version, sizeof cal.mlx_version, "%s", rlx_mlx_version());
   snprintf(cal.rlx_version, sizeof cal.rlx_version, "%s", RLX_VERSION);
+  snprintf(cal.precision, sizeof cal.precision, "%s", rlx_precision_name(precision));
   const int count = (int)RLX_ARRAY_LEN(figure_keys);
   rlx_status *st = NULL;
   for (int i = 0; !st && i < count; i++) {

@@ -167,9 +167,25 @@ static void test_corrupt_cache(void **state) {
     check_bad_json(root, RLX_STATUS_FAILED_PRECONDITION, mismatch[i][2]);
     cJSON_Delete(root);
   }
+  /* a CPU calibration claiming another precision loads, but get() measures again */
+  root = cJSON_Parse(good);
+  cJSON_ReplaceItemInObject(root, "precision", cJSON_CreateString("tf32"));
+  char *t = cJSON_Print(root);
+  write_text(path, t, strlen(t));
+  cJSON_free(t);
+  cJSON_Delete(root);
+  rlx_calibration c;
+  OK(rlx_calibration_load(path, RLX_DEVICE_CPU, &c));
+  rlx_calibrate_options po = quick_opts();
+  bool remeasured = false;
+  n_warnings = 0;
+  OK(rlx_calibration_get(RLX_DEVICE_CPU, &po, &c, &remeasured));
+  assert_true(remeasured);
+  assert_int_equal(n_warnings, 1);
+  assert_non_null(strstr(last_warning, "precision 'tf32', not 'fp32'"));
+  assert_string_equal(c.precision, "fp32");
   free(good);
   /* force measures even with a good cache */
-  rlx_calibration c;
   rlx_calibrate_options o = quick_opts();
   o.force = true;
   bool was_measured = false;
