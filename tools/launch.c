@@ -1,6 +1,6 @@
 /* launch.c: `rlx launch`, starting the processes of a distributed run (rlx/dist.h).
  *
- *   rlx launch -n N [--backend ring|mpi] [--hostfile FILE] [--grace SECONDS] -- PROGRAM ARGS...
+ *   rlx launch -n N [--backend ring|mpi|nccl] [--hostfile FILE] [--grace SECONDS] -- PROGRAM ARGS...
  *
  * ring (default): without --hostfile, picks N free TCP ports on 127.0.0.1, writes MLX's JSON
  * hostfile ([["127.0.0.1:P0"], ["127.0.0.1:P1"], ...]) to a temporary file and starts N copies
@@ -9,7 +9,11 @@
  * the ranks whose first address belongs to this machine, so the same command run on every host
  * starts the whole group; a local port already in use is an error. mpi: runs Open MPI's
  * `mpirun -np N` (as root with --allow-run-as-root; --oversubscribe so N may exceed the cores;
- * --hostfile passed on in Open MPI's own format) with --tag-output.
+ * --hostfile passed on in Open MPI's own format) with --tag-output. nccl (one host, CUDA GPUs):
+ * starts N copies with NCCL_HOST_IP=127.0.0.1, NCCL_PORT (a free port for rank 0's bootstrap),
+ * MLX_RANK, MLX_WORLD_SIZE, CUDA_VISIBLE_DEVICES=rank (each rank sees only its GPU, as MLX's own
+ * launcher does; kept when already set) and NCCL_NVLS_ENABLE=0 (NVLink multicast off: a program
+ * that uses it can put a shared host's GPUs out of service).
  *
  * Every line a rank writes (stdout and stderr) is printed prefixed with "[RANK] ". When a rank
  * fails (non-zero exit or a signal), the others get --grace seconds (default 30) to finish or
@@ -51,7 +55,7 @@ typedef struct rank_proc {
 } rank_proc;
 
 static int usage(void) {
-  fprintf(stderr, "usage: rlx launch -n N [--backend ring|mpi] [--hostfile FILE] [--grace SECONDS] -- PROGRAM ARGS...\n");
+  fprintf(stderr, "usage: rlx launch -n N [--backend ring|mpi|nccl] [--hostfile FILE] [--grace SECONDS] -- PROGRAM ARGS...\n");
   return 2;
 }
 
@@ -83,10 +87,9 @@ static int try_bind(const char *host, const char *port) {
   return e;
 }
 
-/* Picks n free ports on 127.0.0.1 (all bound at once so they differ) and writes the hostfile. */
-static int write_local_hostfile(int n, char *path, size_t cap) {
+/* Picks n free ports on 127.0.0.1 (all bound at once so they differ). */
+static int free_ports(int n, int *ports) {
   int socks[MAX_RANKS];
-  int ports[MAX_RANKS];
   for (int i = 0; i < n; i++) {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof a;
@@ -96,6 +99,14 @@ static int write_local_hostfile(int n, char *path, size_t cap) {
     ports[i] = ntohs(a.sin_port);
   }
   for (int i = 0; i < n; i++) close(socks[i]);
+  return 0;
+}
+
+/* Writes a ring hostfile of n free ports on 127.0.0.1 to a new temporary file. */
+static int write_local_hostfile(int n, char *path, size_t cap) {
+  int ports[MAX_RANKS];
+  int rc = free_ports(n, ports);
+  if (rc) return rc;
   const char *tmp = getenv("TMPDIR");
   snprintf(path, cap, "%s/rlx-launch-XXXXXX.json", tmp && *tmp ? tmp : "/tmp");
   int fd = mkstemps(path, 5);
@@ -168,7 +179,8 @@ static void drain(rank_proc *p) {
   fflush(stdout);
 }
 
-static pid_t spawn(int rank, int world, const char *hostfile, char **cmd, int *out_fd) {
+/* Starts rank `rank` of `world`; ring: hostfile is the ring's; nccl: nccl_port is rank 0's. */
+static pid_t spawn(int rank, int world, const char *hostfile, int nccl_port, char **cmd, int *out_fd) {
   int fds[2];
   if (pipe(fds)) return -1;
   pid_t pid = fork();
@@ -176,7 +188,16 @@ static pid_t spawn(int rank, int world, const char *hostfile, char **cmd, int *o
     char r[16], w[16];
     snprintf(r, sizeof r, "%d", rank);
     snprintf(w, sizeof w, "%d", world);
-    setenv("MLX_HOSTFILE", hostfile, 1);
+    if (nccl_port) {
+      char port[16];
+      snprintf(port, sizeof port, "%d", nccl_port);
+      setenv("NCCL_HOST_IP", "127.0.0.1", 1);
+      setenv("NCCL_PORT", port, 1);
+      setenv("NCCL_NVLS_ENABLE", "0", 1);
+      if (!getenv("CUDA_VISIBLE_DEVICES")) setenv("CUDA_VISIBLE_DEVICES", r, 1); /* as mlx.launch: one GPU per rank */
+    } else {
+      setenv("MLX_HOSTFILE", hostfile, 1);
+    }
     setenv("MLX_RANK", r, 1);
     setenv("MLX_WORLD_SIZE", w, 1);
     dup2(fds[1], 1);
@@ -276,7 +297,7 @@ int rlx_cli_launch(int argc, char **argv) {
       if (*end || x < 1 || x > MAX_RANKS) return err("-n %s: expected 1 to %d processes", v, MAX_RANKS);
       n = (int)x;
     } else if (!strcmp(a, "--backend")) {
-      if (strcmp(v, "ring") && strcmp(v, "mpi")) return err("unknown backend '%s' (expected ring or mpi)", v);
+      if (strcmp(v, "ring") && strcmp(v, "mpi") && strcmp(v, "nccl")) return err("unknown backend '%s' (expected ring, mpi or nccl)", v);
       backend = v;
     } else if (!strcmp(a, "--hostfile")) {
       hostfile = v;
@@ -296,9 +317,16 @@ int rlx_cli_launch(int argc, char **argv) {
     return launch_mpi(n, hostfile, cmd, ncmd);
   }
   bool local[MAX_RANKS];
-  char path[512];
-  int world = n;
-  if (hostfile) {
+  char path[512] = "";
+  int world = n, nccl_port = 0;
+  bool nccl = !strcmp(backend, "nccl");
+  if (nccl) {
+    if (hostfile) return err("--backend nccl starts the ranks of one host; --hostfile is for ring and mpi");
+    if (n < 1) return usage();
+    int rc = free_ports(1, &nccl_port);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) local[i] = true;
+  } else if (hostfile) {
     int rc = read_hostfile(hostfile, &world, local);
     if (rc) return rc;
     if (n && n != world) return err("-n %d does not match the %d ranks of the hostfile", n, world);
@@ -316,7 +344,7 @@ int rlx_cli_launch(int argc, char **argv) {
     if (!local[r]) continue;
     rank_proc *q = &p[started];
     q->rank = r;
-    q->pid = spawn(r, world, path, cmd, &q->fd);
+    q->pid = spawn(r, world, path, nccl_port, cmd, &q->fd);
     if (q->pid < 0) {
       fprintf(stderr, "rlx launch: cannot start rank %d: %s\n", r, strerror(errno));
       rc = 2;
@@ -330,7 +358,7 @@ int rlx_cli_launch(int argc, char **argv) {
     int s = supervise(p, started, grace);
     rc = rc ? rc : s;
   }
-  if (!hostfile) unlink(path);
+  if (!hostfile && !nccl) unlink(path);
   free(p);
   return rc;
 }

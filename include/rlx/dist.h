@@ -13,7 +13,8 @@
  * - nccl: NVIDIA NCCL on CUDA GPUs (the mlx-cuda wheels). MLX reads NCCL_HOST_IP, NCCL_PORT (rank
  *   0's bootstrap address), MLX_RANK and MLX_WORLD_SIZE; rank r uses GPU r % device count.
  *   Collectives: all_sum/max/min, all_gather, sum_scatter of int8/uint8/int32/uint32/int64/
- *   uint64/float16/bfloat16/float32/float64; split. No point to point.
+ *   uint64/float16/bfloat16/float32 (NCCL has float64, MLX's CUDA backend does not); split. No
+ *   point to point.
  * What a backend cannot do fails with UNIMPLEMENTED naming the backend and the op, before MLX is
  * called. MLX's NCCL backend ends the process (exit(1)) when a CUDA or NCCL call fails (e.g. a
  * peer that dies during a collective, a device out of memory); rlx cannot turn those into

@@ -451,7 +451,7 @@ static const char *const coll_names[] = {"all_sum", "all_max", "all_min", "all_g
 static bool nccl_dtype(rlx_dtype d) {
   switch (d) {
     case RLX_DTYPE_I8: case RLX_DTYPE_U8: case RLX_DTYPE_I32: case RLX_DTYPE_U32: case RLX_DTYPE_I64: case RLX_DTYPE_U64:
-    case RLX_DTYPE_F16: case RLX_DTYPE_BF16: case RLX_DTYPE_F32: case RLX_DTYPE_F64: return true;
+    case RLX_DTYPE_F16: case RLX_DTYPE_BF16: case RLX_DTYPE_F32: return true; /* NCCL has float64, MLX's CUDA backend not */
     default: return false;
   }
 }

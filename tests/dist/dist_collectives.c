@@ -2,7 +2,8 @@
  * rank against closed-form results: rank r contributes values that are simple functions of r
  * and the element index, so the sum, max, min and gathered tensors over `size` ranks are known.
  *
- *   dist_collectives [--strict]        (under rlx launch / mpirun, or alone: the singleton group)
+ *   dist_collectives [--strict] [--gpu]  (under rlx launch / mpirun, or alone: the singleton group;
+ *                                         --gpu: the graph ops run in GPU executables)
  *
  * Exit status 0 when every check passed on this rank, 1 otherwise (each failure is printed). */
 #include <math.h>
@@ -77,8 +78,9 @@ static void host_collectives(rlx_dist_group *g) {
     rlx_dtype dt = k ? RLX_DTYPE_F64 : RLX_DTYPE_I32;
     x = make(dt, 2, d23, f_mix, rank);
     rlx_tensor *mx = NULL, *mn = NULL;
-    expect(rlx_dist_all_max(g, x, &mx), 0, "all_max");
-    expect(rlx_dist_all_min(g, x, &mn), 0, "all_min");
+    rlx_status_code want = k && be == RLX_DIST_NCCL ? RLX_STATUS_UNIMPLEMENTED : RLX_STATUS_OK; /* no float64 on GPUs */
+    expect(rlx_dist_all_max(g, x, &mx), want, "all_max");
+    expect(rlx_dist_all_min(g, x, &mn), want, "all_min");
     for (int i = 0; mx && mn && i < 6; i++) {
       double hi = -1e9, lo = 1e9;
       for (int r = 0; r < size; r++) hi = fmax(hi, f_mix(r, i)), lo = fmin(lo, f_mix(r, i));
@@ -127,7 +129,7 @@ static void host_collectives(rlx_dist_group *g) {
   int64_t d3[] = {3};
   expect(rlx_tensor_wrap(RLX_DTYPE_BOOL, 1, d3, bits, 3, &x), 0, "wrap bools");
   y = NULL;
-  expect(rlx_dist_all_max(g, x, &y), be == RLX_DIST_MPI ? RLX_STATUS_UNIMPLEMENTED : RLX_STATUS_OK, "all_max bool");
+  expect(rlx_dist_all_max(g, x, &y), be == RLX_DIST_MPI || be == RLX_DIST_NCCL ? RLX_STATUS_UNIMPLEMENTED : RLX_STATUS_OK, "all_max bool");
   if (y) CHECK(rlx_tensor_get_f64(y, 0) == 1 && rlx_tensor_get_f64(y, 1) == 1 && rlx_tensor_get_f64(y, 2) == 0, "bool max");
   rlx_tensor_free(x), rlx_tensor_free(y), y = NULL;
 
@@ -146,6 +148,13 @@ static void point_to_point(rlx_dist_group *g) {
     return;
   }
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  if (be == RLX_DIST_NCCL) { /* MLX's NCCL backend has no point to point */
+    expect(rlx_dist_send_bytes(g, right, "x", 1), RLX_STATUS_UNIMPLEMENTED, "nccl send");
+    rlx_dist_group *sub = NULL;
+    expect(rlx_dist_split(g, rank % 2, -1, &sub), 0, "nccl split");
+    rlx_dist_group_free(sub);
+    return;
+  }
   /* a tensor whose shape the receiver does not know: int16 [2, sender + 1] */
   d[1] = rank + 1;
   x = make(RLX_DTYPE_I16, 2, d, f_gather, rank);
@@ -184,6 +193,8 @@ static void point_to_point(rlx_dist_group *g) {
 
 /* Graph ops in every mode: y0 = AllReduce(sum, x), y1 = AllReduce(max, x), y2 = AllGather(x,
  * axis 1), y3 = collective.all_reduce(x), with x[2,3] = f_mix(rank, i). */
+static rlx_device device = RLX_DEVICE_CPU;
+
 static void graph_ops(rlx_dist_group *g) {
   int rank = rlx_dist_group_rank(g), size = rlx_dist_group_size(g);
   rlx_graph *gr;
@@ -209,7 +220,7 @@ static void graph_ops(rlx_dist_group *g) {
   rlx_mode modes[] = {RLX_MODE_LAZY, RLX_MODE_EAGER, RLX_MODE_COMPILED};
   for (int m = 0; m < 3; m++) {
     rlx_executable *ex = NULL;
-    expect(rlx_executable_create(gr, RLX_DEVICE_CPU, modes[m], &ex), 0, "executable");
+    expect(rlx_executable_create(gr, device, modes[m], &ex), 0, "executable");
     if (!ex) continue;
     expect(rlx_executable_set_group(ex, g), 0, "set_group");
     for (int rep = 0; rep < 2; rep++) { /* compiled: trace, then replay */
@@ -239,7 +250,7 @@ static void graph_ops(rlx_dist_group *g) {
   expect(rlx_graph_add1(g2, RLX_OP_ALL_REDUCE, "wrong", 1, &x2, 2, wrong, &y2), 0, "AllReduce for another size");
   expect(rlx_graph_set_outputs(g2, 1, &y2), 0, "outputs 2");
   rlx_executable *ex2;
-  if (!rlx_executable_create(g2, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex2)) {
+  if (!rlx_executable_create(g2, device, RLX_MODE_LAZY, &ex2)) {
     rlx_tensor *o = NULL;
     const char *names[] = {"x"};
     rlx_status *st = rlx_executable_run(ex2, 1, names, (rlx_tensor *const *)&in, 1, &o);
@@ -262,7 +273,7 @@ static void graph_ops(rlx_dist_group *g) {
   for (size_t k = 0; g3o && k < g3o->n_nodes; k++) kept |= g3o->nodes[k].op == RLX_OP_ALL_REDUCE;
   CHECK(kept, "the optimizer removed the AllReduce of a constant");
   rlx_executable *ex3 = NULL;
-  if (g3o) expect(rlx_executable_create(g3o, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex3), 0, "executable");
+  if (g3o) expect(rlx_executable_create(g3o, device, RLX_MODE_LAZY, &ex3), 0, "executable");
   if (ex3) {
     rlx_tensor *o = NULL;
     expect(rlx_executable_set_group(ex3, g), 0, "set_group");
@@ -279,7 +290,11 @@ static void graph_ops(rlx_dist_group *g) {
 }
 
 int main(int argc, char **argv) {
-  bool strict = argc > 1 && !strcmp(argv[1], "--strict");
+  bool strict = false;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--strict")) strict = true;
+    if (!strcmp(argv[i], "--gpu")) device = RLX_DEVICE_GPU;
+  }
   rlx_dist_group *g = NULL;
   rlx_status *st = rlx_dist_init(RLX_DIST_ANY, strict, &g);
   if (st) {

@@ -36,7 +36,7 @@ def main():
     expect("failing ranks reported", rc, out, None, "rank 1 exited with status 1")
     expect("status of the first failing rank", rc, out, rc if rc in (1, 2) else -1, "rank 2 exited with status 2")
     rc, out = run([rlx, "launch", "-n", "2", "--backend", "tcp", "--", sh])
-    expect("unknown backend", rc, out, 2, "unknown backend 'tcp'")
+    expect("unknown backend", rc, out, 2, "unknown backend 'tcp' (expected ring, mpi or nccl)")
     hf = os.path.join(tmp, "hosts.json")
     with open(hf, "w") as f:
         json.dump([["127.0.0.1:0"], ["127.0.0.1:0"]], f)
