@@ -5,6 +5,7 @@
  *           [--repeat N] [--optimize none|basic|all|PASS,...] [--quiet]
  *   rlx bench MODEL.onnx [--input NAME=FILE.npy]... [--warmup N] [--runs N] [--json] [--mode ...]
  *           [--device ...] [--precision ...] [--dim ...]... [--shape ...]... [--optimize ...] [--quiet]
+ *   rlx info MODEL.gguf   (metadata and tensors of a GGUF file)
  *   rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,...]... [--optimize ...]
  *   rlx calibrate [--device cpu|gpu|all] [--precision fp32|tf32] [--force] [--json]  (tools/cli_calibrate.c)
  *   rlx launch ...  (tools/launch.c)
@@ -26,6 +27,7 @@ static int usage(void) {
           "               [--repeat N] [--optimize none|basic|all|PASS,...] [--quiet]\n"
           "       rlx bench MODEL.onnx [--input NAME=FILE.npy]... [--warmup N] [--runs N] [--json] [--mode M] [--device D]\n"
           "               [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--optimize ...] [--quiet]\n"
+          "       rlx info MODEL.gguf\n"
           "       rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--optimize ...]\n"
           "       rlx calibrate [--device cpu|gpu|all] [--precision fp32|tf32] [--force] [--json]\n"
           "       rlx launch ...\n"

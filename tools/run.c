@@ -71,7 +71,16 @@ int rlx_cli_run(cli_args *a) {
   return st ? cli_fail(st) : 0;
 }
 
+static bool is_gguf(const char *path) {
+  size_t n = strlen(path);
+  return n >= 5 && !strcmp(path + n - 5, ".gguf");
+}
+
 int rlx_cli_info(cli_args *a) {
+  if (is_gguf(a->model)) { /* metadata and tensors of a GGUF file */
+    rlx_status *st = rlx_gguf_describe(a->model, stdout);
+    return st ? cli_fail(st) : 0;
+  }
   rlx_status *st = rlx_onnx_describe(a->model, stdout);
   if (st) return cli_fail(st);
   /* the output types rlx infers, at the sizes --dim/--shape fix */

@@ -24,6 +24,7 @@
 #include "rlx/dist.h"
 #include "rlx/calibrate.h"
 #include "rlx/executable.h"
+#include "rlx/gguf.h"
 #include "rlx/graph.h"
 #include "rlx/npy.h"
 #include "rlx/onnx.h"
