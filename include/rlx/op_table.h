@@ -470,17 +470,21 @@
    * 2^(bits-1) - 1, bits 8, 4 or 2 (Jacob et al. 2018, quantization-aware training). scale_mode     \
    * per_batch (one input): s = max(max|x| / qmax, 1e-12) over the whole tensor, or per channel along \
    * axis with per_channel = 1; fixed: s is the scale input (one value, or one per channel along    \
-   * axis). x float (half types computed in float32); y has x's type. ste is validated here and     \
-   * used by FakeQuantizeBackward. Errors: bits, ste, scale_mode, input count, scale shape           \
-   * (INVALID_ARGUMENT), axis (OUT_OF_RANGE); scale_mode ema (a running scale across calls) is       \
-   * UNIMPLEMENTED, naming the op. */ \
-  X(FAKE_QUANTIZE, "FakeQuantize", quant, 1, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch") \
+   * axis); ema (the running scale of Jacob et al. 2018 §3.1, PyTorch's MovingAverage observers): the \
+   * scale input is the running scale r (same shapes as fixed; r <= 0 means none yet) and           \
+   * s = decay r + (1 - decay) s_batch where r > 0, else s_batch (s_batch the per_batch scale); the   \
+   * op then has a second output, s (r's type), to feed back as r on the next call (a device handle \
+   * keeps it on the device). x float (half types computed in float32); y has x's type. ste is      \
+   * validated here and used by FakeQuantizeBackward. Errors: bits, ste, scale_mode, input count,    \
+   * scale shape, decay outside [0, 1] (INVALID_ARGUMENT), axis (OUT_OF_RANGE). */ \
+  X(FAKE_QUANTIZE, "FakeQuantize", quant, 1, 2, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch decay:f=0.9") \
   /* FakeQuantizeBackward(x, dy, [scale]) -> dx (dy's shape and dtype): the straight-through         \
    * estimator ste of FakeQuantize (Bengio et al. 2013): identity dy; clipped_identity dy where       \
    * |x| <= qmax s, else 0 (s as FakeQuantize with the same bits/per_channel/axis/scale_mode; a        \
    * per_batch s puts every x inside, so it equals identity); tanh dy (1 - tanh^2 x); hard_tanh dy    \
-   * where |x| <= 1. Errors as FakeQuantize, plus dy's shape. */ \
-  X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 3, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch") \
+   * where |x| <= 1. scale_mode ema: the scale input is the scale the forward op used (its second   \
+   * output), as with fixed. Errors as FakeQuantize, plus dy's shape. */ \
+  X(FAKE_QUANTIZE_BACKWARD, "FakeQuantizeBackward", quant, 2, 3, "bits:i=8 per_channel:i=0 axis:i=0 ste:s=identity scale_mode:s=per_batch decay:f=0.9") \
   \
   /* ---- control flow and sequence/state (owned sub-graphs) ---- */ \
   /* Sub-graph attributes (g) are graphs owned by the node. Binding: the sub-graph's Input nodes, \

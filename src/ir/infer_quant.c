@@ -1,4 +1,5 @@
-/* infer_quant.c: inference for FakeQuantize and FakeQuantizeBackward (see rlx/op_table.h). */
+/* infer_quant.c: inference for FakeQuantize (its ema mode adds the running-scale output) and
+ * FakeQuantizeBackward (see rlx/op_table.h). */
 #include "ir/infer_util.h"
 
 static rlx_status *check_ste(const char *ste) {
@@ -23,15 +24,15 @@ static rlx_status *check_scale(const rlx_infer_ctx *c, int si, bool per_channel,
 rlx_status *rlx_infer_quant(rlx_infer_ctx *c) {
   const rlx_type *x = IN(0);
   const char *mode = AS("scale_mode");
-  bool fixed = !strcmp(mode, "fixed"), per_channel = AI("per_channel") != 0;
+  bool ema = !strcmp(mode, "ema"), fixed = !strcmp(mode, "fixed") || ema, per_channel = AI("per_channel") != 0;
   int si = OP == RLX_OP_FAKE_QUANTIZE ? 1 : 2; /* where a fixed scale comes in */
   RLX_TRY(infer_need_float(c, 0));
   int64_t bits = AI("bits");
   if (bits != 8 && bits != 4 && bits != 2) FAIL(INVALID_ARGUMENT, "bits must be 8, 4 or 2, got %lld", (long long)bits);
   RLX_TRY(check_ste(AS("ste")));
-  if (!strcmp(mode, "ema"))
-    FAIL(UNIMPLEMENTED, "%s scale_mode 'ema' (a running scale across calls) is not supported by rlx", rlx_op_name(OP));
   if (!fixed && strcmp(mode, "per_batch")) FAIL(INVALID_ARGUMENT, "scale_mode '%s' (expected per_batch, fixed or ema)", mode);
+  double decay = AF("decay");
+  if (ema && !(decay >= 0 && decay <= 1)) FAIL(INVALID_ARGUMENT, "decay %g is outside [0, 1]", decay);
   if (fixed != (NIN == si + 1))
     FAIL(INVALID_ARGUMENT, "scale_mode %s takes %d inputs, got %d", mode, fixed ? si + 1 : si, NIN);
   int64_t axis = 0;
@@ -41,6 +42,8 @@ rlx_status *rlx_infer_quant(rlx_infer_ctx *c) {
     axis = a;
   }
   if (fixed) RLX_TRY(check_scale(c, si, per_channel, axis));
+  if (ema && OP == RLX_OP_FAKE_QUANTIZE && per_channel && (IN(si)->rank != 1 || !rlx_dim_compatible(IN(si)->dims[0], x->dims[axis])))
+    FAIL(INVALID_ARGUMENT, "input %d (running scale) %s must hold one value per channel along axis", si, TSTR(IN(si)));
   if (OP == RLX_OP_FAKE_QUANTIZE_BACKWARD) {
     RLX_TRY(infer_same_dtype(c, 0, 1));
     bool same = IN(1)->rank == x->rank;
@@ -48,5 +51,9 @@ rlx_status *rlx_infer_quant(rlx_infer_ctx *c) {
     if (!same) FAIL(INVALID_ARGUMENT, "dy %s must have the shape of x %s", TSTR(IN(1)), TSTR(x));
   }
   *OUT(0) = *x;
+  if (ema && OP == RLX_OP_FAKE_QUANTIZE) { /* the updated running scale */
+    *OUT(1) = *IN(si);
+    c->n_out = 2;
+  }
   return NULL;
 }

@@ -43,11 +43,26 @@ static rlx_mx_arr *scale_of(rlx_lower *L, const rlx_node *n, const quant *q, rlx
   return rlx_mx_reshape(c, rlx_mx_astype(c, fixed, q->dt), q->rank, d);
 }
 
+/* ema: s = decay r + (1 - decay) s_batch where the running scale r > 0, else s_batch. */
+static rlx_mx_arr *ema_scale(rlx_lower *L, const rlx_node *n, const quant *q, rlx_mx_arr *x, rlx_mx_arr *r) {
+  rlx_mx *c = L->mx;
+  double d = rlx_node_f(n, "decay");
+  rlx_mx_arr *sb = scale_of(L, n, q, x, NULL), *rs = scale_of(L, n, q, x, r);
+  rlx_mx_arr *mix = B(ADD, B(MULTIPLY, rs, rlx_mx_scalar(c, d, q->dt)), B(MULTIPLY, sb, rlx_mx_scalar(c, 1 - d, q->dt)));
+  return rlx_mx_where(c, B(GREATER, rs, rlx_mx_scalar(c, 0, q->dt)), mix, sb);
+}
+
 static void fake_quantize(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   quant q = quant_of(L, n);
-  rlx_mx_arr *x = rlx_mx_astype(c, in[0], q.dt);
-  rlx_mx_arr *s = scale_of(L, n, &q, x, n->n_in == 2 ? in[1] : NULL);
+  rlx_mx_arr *x = rlx_mx_astype(c, in[0], q.dt), *s;
+  if (!strcmp(rlx_node_s(n, "scale_mode"), "ema")) {
+    s = ema_scale(L, n, &q, x, in[1]);
+    const rlx_type *tr = rlx_in_type(L, n, 1);
+    out[1] = rlx_mx_astype(c, rlx_l_reshape(L, s, tr), tr->dtype);
+  } else {
+    s = scale_of(L, n, &q, x, n->n_in == 2 ? in[1] : NULL);
+  }
   rlx_mx_arr *v = rlx_mx_unary(c, RLX_MXU_ROUND, B(DIVIDE, x, s));
   v = rlx_mx_clip(c, v, rlx_mx_scalar(c, -q.qmax, q.dt), rlx_mx_scalar(c, q.qmax, q.dt));
   out[0] = rlx_mx_astype(c, B(MULTIPLY, v, s), rlx_in_type(L, n, 0)->dtype);

@@ -2,11 +2,13 @@
 per channel along an axis, floored at 1e-12) and fixed scales, 8/4/2 bits, round half to even,
 saturation at +-qmax; the four straight-through estimators, each closed form checked against
 central finite differences of its surrogate function (identity, the clip to +-qmax s, tanh,
-hardtanh). Errors: scale_mode ema (UNIMPLEMENTED, naming the op), bad bits/ste/axis/scale."""
+hardtanh). scale_mode ema: the running scale decay r + (1 - decay) s_batch (s_batch where r <= 0),
+per tensor and per channel, fed back through a chain of calls. Errors: bad bits/ste/axis/scale/
+decay."""
 import numpy as np
 
 from nn_ref import fd_elementwise
-from opcase import IS, Case, I, S, error_case as err, node, simple
+from opcase import IS, Case, F, I, S, error_case as err, node, simple
 
 rng = np.random.default_rng(17)
 
@@ -74,8 +76,43 @@ def fqb_case(name, x, dy, ste, bits=8, axis=None, scale=None):
     return simple(name, "FakeQuantizeBackward", ins, ste_ref(ste, x, dy, bound).astype(x.dtype), **attrs)
 
 
+def ema_ref(x, r, bits, axis, decay):
+    """The running scale: decay r + (1 - decay) s_batch where r > 0, else s_batch."""
+    sb = per_batch_scale(x, bits, axis)
+    rb = broadcast_scale(r, x, axis)
+    return np.where(rb > 0, decay * rb + (1 - decay) * sb, sb)
+
+
+def ema_case(name, xs, r, bits=8, axis=None, decay=0.9):
+    """A chain of FakeQuantize calls over xs, each fed the previous call's running scale."""
+    nodes, ins, outs = [], {}, {}
+    prev = "r"
+    ins["r"] = r
+    attrs = {"bits": I(bits), "scale_mode": S("ema"), "decay": F(decay)}
+    if axis is not None:
+        attrs |= {"per_channel": I(1), "axis": I(axis)}
+    cur = np.asarray(r, np.float64)
+    for i, x in enumerate(xs):
+        ins[f"x{i}"] = x
+        nodes.append(node("FakeQuantize", [f"x{i}", prev], [f"y{i}", f"s{i}"], **attrs))
+        s = ema_ref(x, cur, bits, axis, decay)
+        outs[f"y{i}"] = fake_quant_ref(x, bits, s).astype(x.dtype)
+        cur = s.reshape(np.shape(r))
+        outs[f"s{i}"] = cur.astype(np.asarray(r).dtype)
+        prev = f"s{i}"
+    return Case(name, nodes, ins, outs, atol=1e-6, rtol=1e-5)
+
+
 def cases():
     x = uni((3, 4, 5))
+    yield ema_case("FakeQuantize_ema_first_call", [x], np.float32(0))
+    yield ema_case("FakeQuantize_ema_running", [x, uni((3, 4, 5), -4, 4), uni((3, 4, 5), -0.5, 0.5)], np.float32(0.02), decay=0.8)
+    yield ema_case("FakeQuantize_ema_channel", [x, uni((3, 4, 5), -3, 3)], np.array([0.1, 0, 0.2, 0.05], np.float32), bits=4, axis=1)
+    yield ema_case("FakeQuantize_ema_decay0_1d_state", [x, uni((3, 4, 5))], np.array([0.3], np.float32), decay=0.0)
+    # ema backward: the scale input is the one the forward used (its second output)
+    yield Case("FakeQuantizeBackward_clipped_ema",
+               [node("FakeQuantizeBackward", ["x", "dy", "s"], ["dx"], bits=I(4), ste=S("clipped_identity"), scale_mode=S("ema"))],
+               {"x": x, "dy": x * 2, "s": np.float32(0.2)}, {"dx": np.where(np.abs(x) <= 0.2 * 7, x * 2, 0).astype(np.float32)})
     for bits in [8, 4, 2]:
         yield fq_case(f"FakeQuantize_tensor_{bits}bit", x, bits)
         for axis in [0, 1, -1]:
@@ -105,8 +142,10 @@ def cases():
     yield fqb_case("FakeQuantizeBackward_clipped_channel", x, dy, "clipped_identity", bits=8, axis=0)
     # errors
     x2 = uni((2, 3))
-    yield err("FakeQuantize_ema", "FakeQuantize", {"x": x2}, "UNIMPLEMENTED", scale_mode=S("ema"))
-    yield err("FakeQuantizeBackward_ema", "FakeQuantizeBackward", {"x": x2, "dy": x2}, "UNIMPLEMENTED", scale_mode=S("ema"))
+    yield err("FakeQuantize_ema_no_state", "FakeQuantize", {"x": x2}, scale_mode=S("ema"))
+    yield err("FakeQuantize_ema_decay", "FakeQuantize", {"x": x2, "r": np.float32(0)}, scale_mode=S("ema"), decay=F(1.5))
+    yield err("FakeQuantize_ema_channel_state", "FakeQuantize", {"x": x2, "r": np.float32(0)}, scale_mode=S("ema"),
+              per_channel=I(1), axis=I(1))
     yield err("FakeQuantize_bits3", "FakeQuantize", {"x": x2}, bits=I(3))
     yield err("FakeQuantize_bad_ste", "FakeQuantize", {"x": x2}, ste=S("sigmoid"))
     yield err("FakeQuantize_bad_mode", "FakeQuantize", {"x": x2}, scale_mode=S("minmax"))
