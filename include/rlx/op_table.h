@@ -600,12 +600,23 @@
    * modes only). Every other attribute is passed to the op's functions. Unknown names fail with  \
    * NOT_FOUND naming the op. */ \
   X(CUSTOM, "Custom", custom, 0, 256, "name:s *") \
+  /* Llada2GroupLimitedGate(logits[T,E], [bias[E]]) -> weights[T,top_k] (logits' dtype),          \
+   * indices[T,top_k] int32: the group-limited mixture-of-experts router of LLaDA2 / Ling 2.0 and   \
+   * DeepSeek-V3 (DeepSeek-V3 technical report, 2.1.2). s = sigmoid(logits) (score_func sigmoid) or \
+   * softmax over E (softmax); c = s + bias (bias 0 when absent: the load-balancing bias only picks  \
+   * experts); the E experts form n_group consecutive groups, each scored by the sum of its two     \
+   * largest c (its largest when a group has one expert); the topk_group best groups are kept and   \
+   * the top_k experts by c among theirs are chosen, in decreasing c (ties: the lower index first); \
+   * weights = s of the chosen experts, divided by their sum (+1e-20) when norm_topk_prob, times    \
+   * routed_scaling_factor. Errors (INVALID_ARGUMENT): logits not float [T,E], bias not [E], E not a \
+   * multiple of n_group, topk_group outside [1, n_group], top_k outside [1, topk_group E/n_group],  \
+   * score_func. */ \
+  X(LLADA2_GROUP_LIMITED_GATE, "Llada2GroupLimitedGate", gate, 1, 2, "top_k:i n_group:i=1 topk_group:i=1 score_func:s=sigmoid norm_topk_prob:i=1 routed_scaling_factor:f=1") \
   /* Host-only ops of the reference system (its rlx-cpu code, no MLX lowering there): kept in the \
    * vocabulary so graphs from it name them, but rlx_graph_add fails with UNIMPLEMENTED naming the \
    * op for any inputs and attributes (the schema accepts any, so that error is the one reported). */ \
   X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", unsupported, 0, 256, "*") /* 3-D Gaussian splatting rasterizer (7 inputs there) */ \
-  X(GAUSSIAN_SPLAT_RENDER_BACKWARD, "GaussianSplatRenderBackward", unsupported, 0, 256, "*") /* its gradient (8 inputs there) */ \
-  X(LLADA2_GROUP_LIMITED_GATE, "Llada2GroupLimitedGate", unsupported, 0, 256, "*") /* LLaDA2 MoE group-limited router gate */
+  X(GAUSSIAN_SPLAT_RENDER_BACKWARD, "GaussianSplatRenderBackward", unsupported, 0, 256, "*") /* its gradient (8 inputs there) */
 
 /* clang-format on */
 #endif
