@@ -2,9 +2,11 @@
  * computation written directly against MLX's C++ API (mlx_peer.cpp), in one binary, on MLX's CPU
  * backend: a tiny graph (y = x * 2 + 1 over 16 floats: the cost of a run) and one transformer
  * block (RmsNorm, q/k/v projections, rotary embedding, causal attention, output projection,
- * SwiGLU MLP, residuals), each in lazy and compiled mode.
+ * SwiGLU MLP, residuals), each in lazy and compiled mode; and an embedding lookup (Gather of
+ * token ids from a [vocab, dim] table: rlx checks every id against the vocabulary in the same
+ * evaluation, the hand-written MLX take does not check them, so the ratio bounds the check's cost).
  *
- * usage: bench_executable [--rounds R] [--seq S] [--clock wall|cpu]
+ * usage: bench_executable [--rounds R] [--seq S] [--clock wall|cpu] [--only tiny|block|embed]
  *
  * Each variant does host input -> run -> host output per iteration (rlx: rlx_executable_run,
  * which returns new tensors, and rlx_executable_run_slots, which writes into the arena; peer:
@@ -152,6 +154,22 @@ static rlx_graph *tiny_graph(int64_t n) {
   return g;
 }
 
+/* Embedding lookup: y = Gather(table[V, E] param, Cast(x[n] float, int32)) (mlx_peer's embed). */
+typedef struct embed_setup {
+  int64_t n, vocab, dim;
+  const float *table;
+} embed_setup;
+
+static rlx_graph *embed_graph(const embed_setup *e) {
+  rlx_graph *g;
+  CHECK(rlx_graph_create(&g));
+  rlx_value x = leaf(g, false, "x", 1, (const int64_t[]){e->n}), table = leaf(g, true, "table", 2, (const int64_t[]){e->vocab, e->dim});
+  rlx_value ids = add1(g, RLX_OP_CAST, 1, VS(x), 1, (const rlx_attr[]){RLX_ATTR_I("to", RLX_DTYPE_I32)});
+  rlx_value y = add1(g, RLX_OP_GATHER, 2, VS(table, ids), 0, NULL);
+  CHECK(rlx_graph_set_outputs(g, 1, &y));
+  return g;
+}
+
 /* The block of mlx_peer.cpp in the rlx IR (packed heads, Rope on [1, S, H*D], causal Attention). */
 static rlx_graph *block_graph(const peer_block_dims *d) {
   int64_t S = d->seq, E = d->dim, H = d->heads, D = d->head_dim, F = d->ffn, half = D / 2;
@@ -252,6 +270,17 @@ static mlx_peer *tiny_peer(bool compiled, int which, const void *ud) {
   return peer_tiny_create(compiled, *(const int64_t *)ud);
 }
 
+static void embed_params(rlx_executable *ex, const void *ud) {
+  const embed_setup *e = ud;
+  set_param(ex, "table", 2, (const int64_t[]){e->vocab, e->dim}, e->table);
+}
+
+static mlx_peer *embed_peer(bool compiled, int which, const void *ud) {
+  (void)which;
+  const embed_setup *e = ud;
+  return peer_embed_create(compiled, e->n, e->vocab, e->dim, e->table);
+}
+
 typedef struct block_setup {
   peer_block_dims d;
   peer_block_weights w;
@@ -280,9 +309,11 @@ static mlx_peer *block_peer(bool compiled, int which, const void *ud) {
 int main(int argc, char **argv) {
   int rounds = 7;
   int64_t seq = 16;
+  const char *only = NULL;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--seq")) seq = atoll(argv[i + 1]);
+    else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
     else if (!strcmp(argv[i], "--clock")) bench_clock = strcmp(argv[i + 1], "cpu") ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID;
   }
   printf("rlx %s, MLX %s, CPU backend; median per-run %s time in microseconds; ratio = rlx / direct MLX\n\n", RLX_VERSION,
@@ -293,7 +324,7 @@ int main(int argc, char **argv) {
   int64_t n = 16;
   float *xt = random_floats((size_t)n, 1, 0, &s);
   rlx_graph *tiny = tiny_graph(n);
-  bench_graph("tiny", tiny, n, xt, n, NULL, &n, tiny_peer, false, rounds, 2000);
+  if (!only || !strcmp(only, "tiny")) bench_graph("tiny", tiny, n, xt, n, NULL, &n, tiny_peer, false, rounds, 2000);
   block_setup b = {.d = {.seq = seq, .dim = 256, .heads = 8, .head_dim = 32, .ffn = 768, .eps = 1e-5f, .theta = 10000}};
   int64_t E = b.d.dim, HD = b.d.heads * b.d.head_dim, F = b.d.ffn;
   float se = 1 / sqrtf((float)E);
@@ -305,7 +336,16 @@ int main(int argc, char **argv) {
   b.w = (peer_block_weights){ws[0], ws[2], ws[3], ws[4], ws[5], ws[1], ws[6], ws[7], ws[8]};
   float *xb = random_floats((size_t)(seq * E), 1, 0, &s);
   rlx_graph *block = block_graph(&b.d);
-  bench_graph("block", block, seq * E, xb, seq * E, block_params, &b, block_peer, true, rounds, 200);
+  if (!only || !strcmp(only, "block")) bench_graph("block", block, seq * E, xb, seq * E, block_params, &b, block_peer, true, rounds, 200);
+  embed_setup es = {.n = seq, .vocab = 32000, .dim = 256};
+  float *table = random_floats((size_t)(es.vocab * es.dim), 1, 0, &s), *ids = malloc(sizeof(float) * (size_t)es.n);
+  for (int64_t i = 0; i < es.n; i++) ids[i] = (float)((i * 7919) % es.vocab);
+  es.table = table;
+  rlx_graph *embed = embed_graph(&es);
+  if (!only || !strcmp(only, "embed")) bench_graph("embed", embed, es.n, ids, es.n * es.dim, embed_params, &es, embed_peer, false, rounds, 2000);
+  rlx_graph_free(embed);
+  free(table);
+  free(ids);
   rlx_graph_free(tiny);
   rlx_graph_free(block);
   for (int i = 0; i < 9; i++) free(ws[i]);

@@ -36,6 +36,16 @@ extern "C" mlx_peer *peer_tiny_create(bool compiled, int64_t n) {
   return p;
 }
 
+extern "C" mlx_peer *peer_embed_create(bool compiled, int64_t n, int64_t vocab, int64_t dim, const float *table) {
+  auto *p = new mlx_peer;
+  p->in_shape = {(int)n};
+  p->weights.push_back(upload(table, {(int)vocab, (int)dim}));
+  mx::eval(p->weights);
+  Fn f = [](const std::vector<mx::array> &in) { return std::vector<mx::array>{mx::take(in[1], mx::astype(in[0], mx::int32), 0)}; };
+  p->fn = compiled ? mx::compile(f) : f;
+  return p;
+}
+
 // NeoX rotation of t [1, S, H*D] from cos/sin tables [S, D/2], op for op as rlx lowers Rope on
 // packed heads: split the heads out, rotate the halves, put them back.
 static mx::array rope_composed(const mx::array &t, const mx::array &cs, const mx::array &sn, int S, int H, int D) {

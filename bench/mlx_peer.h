@@ -29,6 +29,9 @@ mlx_peer *peer_tiny_create(bool compiled, int64_t n);
  * MLX user writes); otherwise the rotation composed from slices and elementwise ops on the packed
  * [1, S, H*D] layout, op for op as rlx lowers Rope (the rest of the block is the same either way). */
 mlx_peer *peer_block_create(bool compiled, bool fast_rope, const peer_block_dims *d, const peer_block_weights *w);
+/* Embedding lookup: y[n, dim] = table[x as int32] over x [n] (integer-valued floats in [0, vocab),
+ * cast inside as rlx's graph does); table [vocab, dim] is copied. */
+mlx_peer *peer_embed_create(bool compiled, int64_t n, int64_t vocab, int64_t dim, const float *table);
 /* One run: x is copied in, the output evaluated and copied to y. false on an MLX error. */
 bool peer_run(mlx_peer *p, const float *x, float *y);
 void peer_free(mlx_peer *p);

@@ -18,7 +18,9 @@
  * RLX_MODE_DEFAULT takes the mode from the environment variable RLX_MLX_MODE
  * (eager | lazy | compiled, case-insensitive) and is lazy when it is unset.
  *
- * The graph is borrowed: it must outlive the executable and must not change while it exists.
+ * The executable holds a reference on its graph: the caller may free the graph at any time after
+ * creating the executable (it is released with the last executable using it), and the graph
+ * cannot change while an executable uses it (builder calls fail with FAILED_PRECONDITION).
  *
  * Typed data: params, inputs, handles and outputs are rlx_tensor / raw bytes in the graph's
  * declared dtypes (float16, bfloat16 and integer data are never widened to float32) and outputs
@@ -33,7 +35,10 @@
  *
  * Errors: every fallible function returns a status (rlx/status.h); a failing run writes no
  * outputs, applies no handle feed, and leaves the executable usable (an error raised while a
- * compiled function traces is returned like any other and the next run traces again).
+ * compiled function traces is returned like any other and the next run traces again). An index
+ * out of range in a gather or scatter (rlx/op_table.h) fails the run with OUT_OF_RANGE naming the
+ * node, the input, the index and the axis size, in every mode: indices are clamped before MLX sees
+ * them and checked in the same evaluation as the outputs.
  *
  * Thread-safety: every function may be called from any thread, on distinct executables
  * concurrently. Each executable holds a mutex that serializes the calls made on it (runs,
@@ -73,7 +78,8 @@ typedef enum rlx_device {
 
 /* "lazy", "eager", "compiled" ("default" for RLX_MODE_DEFAULT). */
 const char *rlx_mode_name(rlx_mode mode);
-/* Parses a mode name (case-insensitive). INVALID_ARGUMENT naming the text when unknown. */
+/* Parses a mode name (case-insensitive). INVALID_ARGUMENT naming the text when unknown, or for a
+ * NULL out. */
 RLX_MUST_USE rlx_status *rlx_mode_from_name(const char *name, rlx_mode *out);
 /* "cpu" or "gpu". */
 const char *rlx_device_name(rlx_device device);
@@ -96,7 +102,7 @@ typedef struct rlx_executable rlx_executable;
 
 /* ---- lifetime and mode ---- */
 
-/* Creates an executable for graph `g` (borrowed) on `device` in `mode`. Errors:
+/* Creates an executable for graph `g` (referenced, see above) on `device` in `mode`. Errors:
  * INVALID_ARGUMENT (NULL graph, a graph without outputs, a param declared with two types in the
  * graph and a sub-graph, RLX_MLX_MODE set to an unknown mode), UNAVAILABLE (device GPU without a
  * GPU: "no GPU: ..."), RESOURCE_EXHAUSTED. No MLX work happens here; params are set next.
@@ -107,7 +113,7 @@ RLX_MUST_USE rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device de
  * compiled function (its traces leave every thread's MLX compile cache). NULL accepted. */
 void rlx_executable_free(rlx_executable *ex);
 
-/* The graph (borrowed from the creator; never changes). */
+/* The graph (alive and unchanged while the executable exists). */
 const rlx_graph *rlx_executable_graph(const rlx_executable *ex);
 
 /* The resolved mode (never RLX_MODE_DEFAULT). */
@@ -224,15 +230,26 @@ RLX_MUST_USE rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, 
  * replaces the pending results (the first run still completes); runs and handle reads may follow a
  * commit at once (they wait on what they use). Errors as rlx_executable_run, for the work done
  * before scheduling; on failure nothing is pending from this call and earlier pending results
- * are kept. */
+ * are kept.
+ * Error contract: each error of a committed run is reported exactly once. The commit reports what
+ * fails before scheduling (inputs, binding, lowering; in eager mode, which evaluates node by node,
+ * also an index out of range). What is found while evaluating (an index out of range in lazy and
+ * compiled mode) is reported by the next rlx_executable_sync, prefixed "committed run: "; when
+ * several commits precede the sync, it reports the first failing one (after 64 commits without a
+ * sync, the next commit reads the earlier runs' checks and reports such an error itself). Handles
+ * fed by a commit already hold its outputs when such an error surfaces (their values are then
+ * unspecified; memory is never touched out of bounds): bind them again to recover. */
 RLX_MUST_USE rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                   rlx_tensor *const *values);
 
 /* Waits for the pending committed run. With outputs non-NULL it also reads the committed results
  * into outputs[0..n_outputs) as rlx_executable_run does (n_outputs must equal the output count).
  * With nothing pending, a sync with outputs NULL is a no-op returning NULL, and one asking for
- * outputs fails with FAILED_PRECONDITION. Errors raised while evaluating come back here. The
- * pending results are released after the sync, whether it succeeded or not. */
+ * outputs fails with FAILED_PRECONDITION. Errors raised while evaluating come back here (see the
+ * error contract at rlx_executable_commit): OUT_OF_RANGE "committed run: node ..." for an index
+ * out of range. A sync that fails its argument check (INVALID_ARGUMENT: outputs given with the
+ * wrong n_outputs) does nothing: the run stays pending. Otherwise the pending results are
+ * released after the sync, whether it succeeded or not. */
 RLX_MUST_USE rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor **outputs);
 
 /* true while a committed run has not been synced. */

@@ -18,7 +18,9 @@
  *
  * Ownership: the graph owns its nodes, names, constant bytes and attribute copies. A sub-graph
  * passed in an RLX_ATTR_GRAPH attribute is moved into the node on success (the caller must not
- * use or free it afterwards) and stays with the caller on failure.
+ * use or free it afterwards) and stays with the caller on failure. An executable created on a
+ * graph keeps it alive (rlx_graph_free may come first) and frozen: while one exists, every builder
+ * call on the graph fails with FAILED_PRECONDITION.
  * Thread-safety: building needs exclusive use; a finished graph may be read concurrently.
  */
 #ifndef RLX_GRAPH_H
@@ -42,12 +44,14 @@ typedef enum rlx_op {
 
 /* Op name as in rlx/op_table.h ("MatMul"; a static string); "invalid" outside the enum. */
 const char *rlx_op_name(rlx_op op);
-/* Looks an op up by name (case-sensitive). NOT_FOUND naming `name` when unknown (NULL included);
- * *out untouched on failure. */
+/* Looks an op up by name (case-sensitive). NOT_FOUND naming `name` when unknown (NULL included),
+ * INVALID_ARGUMENT for a NULL out; *out untouched on failure. */
 RLX_MUST_USE rlx_status *rlx_op_from_name(const char *name, rlx_op *out);
 
 typedef struct rlx_graph rlx_graph;
 typedef uint32_t rlx_value;
+/* The value returned by the index getters below for an index out of range. */
+#define RLX_NO_VALUE ((rlx_value)UINT32_MAX)
 
 /* ---- attributes ---- */
 typedef enum rlx_attr_kind {
@@ -121,7 +125,9 @@ static inline rlx_attr rlx_attr_g_(const char *nm, rlx_graph *g) { rlx_attr a = 
 /* Creates an empty graph. Errors: INVALID_ARGUMENT (NULL out), RESOURCE_EXHAUSTED. Free with
  * rlx_graph_free. */
 RLX_MUST_USE rlx_status *rlx_graph_create(rlx_graph **out);
-/* Releases the graph, its sub-graphs and everything it owns. NULL accepted. */
+/* Releases the caller's graph: the graph, its sub-graphs and everything it owns are freed once no
+ * executable uses it any more (an executable keeps its graph alive, so freeing the graph before
+ * the executable is safe). NULL accepted. Thread-safe against executables being freed. */
 void rlx_graph_free(rlx_graph *g);
 
 /* Adds a named runtime input of type `type` (copied; dims may be symbolic) and writes its value to
@@ -175,9 +181,10 @@ RLX_MUST_USE rlx_status *rlx_graph_set_outputs(rlx_graph *g, size_t n, const rlx
 RLX_MUST_USE rlx_status *rlx_graph_set_output_name(rlx_graph *g, size_t i, const char *name);
 
 /* ---- inspection ----
- * g must not be NULL. Borrowed results (types, names) live until the graph is freed or the next
- * builder call that changes what they describe (adding nodes may move value types; set_outputs
- * replaces output names). Index arguments must be below the matching count (not checked). */
+ * Borrowed results (types, names) live until the graph is freed or the next builder call that
+ * changes what they describe (adding nodes may move value types; set_outputs replaces output
+ * names). Every getter checks its arguments: a NULL graph gives 0 / NULL / RLX_NO_VALUE, and so
+ * does an index at or above the matching count (names: NULL; values: RLX_NO_VALUE). */
 size_t rlx_graph_num_values(const rlx_graph *g);
 size_t rlx_graph_num_nodes(const rlx_graph *g);
 /* The type of a value; NULL for an unknown id. */

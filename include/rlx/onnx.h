@@ -72,9 +72,14 @@ RLX_MUST_USE rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, c
 RLX_MUST_USE rlx_status *rlx_onnx_options_set_optimize(rlx_onnx_options *o, const char *spec);
 
 /* Imports the model at `path` (external data files are read relative to its folder) into a new
- * model object (free with rlx_onnx_model_free; NULL accepted). opts may be NULL. Errors:
+ * model object (free with rlx_onnx_model_free; NULL accepted). opts may be NULL. The options are
+ * checked against the model's declared inputs before anything else is read: NOT_FOUND for an
+ * option naming an input the model lacks (listing the model's inputs); INVALID_ARGUMENT for a
+ * fixed shape or value that contradicts the declaration, naming the input and what differs (the
+ * rank; a dim the model fixes, with both sizes; a dim_param whose size rlx_onnx_options_set_dim
+ * sets otherwise; a value's dtype). Errors:
  * INVALID_ARGUMENT (NULL path or out; an inconsistent model: undefined names, shapes or types
- * that do not fit an op, a fixed shape of the wrong rank; naming the node), OUT_OF_RANGE (an
+ * that do not fit an op; naming the node), OUT_OF_RANGE (an
  * axis or index attribute outside its range), NOT_FOUND (the file or an external data file),
  * DATA_LOSS (not a parsable ModelProto, truncated or malformed tensor data), UNIMPLEMENTED (op,
  * attribute value, data type, symbolic dim or run-time value rlx cannot import: names op type,
@@ -91,7 +96,7 @@ void rlx_onnx_model_free(rlx_onnx_model *m);
  * which is read-only once built and may be read from several threads) ---- */
 /* The imported graph (owned by the model). Its outputs carry the ONNX output names. */
 const rlx_graph *rlx_onnx_model_graph(const rlx_onnx_model *m);
-/* The initializers that became params: count, and name/value of param i (i < count). */
+/* The initializers that became params: count, and name/value of param i (NULL for i >= count). */
 size_t rlx_onnx_model_num_params(const rlx_onnx_model *m);
 const char *rlx_onnx_model_param_name(const rlx_onnx_model *m, size_t i);
 const rlx_tensor *rlx_onnx_model_param_value(const rlx_onnx_model *m, size_t i);

@@ -289,7 +289,11 @@
    * Errors: a repeats length other than the rank or a negative entry (INVALID_ARGUMENT), an output \
    * dim overflowing int64 (RESOURCE_EXHAUSTED). */ \
   X(TILE,      "Tile",      shape, 1, 1, "repeats:is") \
-  /* Gather(data[r >= 1], idx[int]): ONNX Gather-13 (numpy.take) along axis; out = data.shape[:axis] \
+  /* The gather/scatter ops below (and GatherBackward): an index outside [-n, n) of              \
+   * its axis of size n ([0, n) for unsigned dtypes) is an error (ONNX): constant indices fail the \
+   * build with OUT_OF_RANGE, run-time ones fail the run with OUT_OF_RANGE naming the node, the    \
+   * input, an offending index and n (memory outside the data is never touched).                  \
+   * Gather(data[r >= 1], idx[int]): ONNX Gather-13 (numpy.take) along axis; out = data.shape[:axis] \
    * + idx.shape + data.shape[axis+1:]; negative indices count from the end of the axis. */ \
   X(GATHER,          "Gather",         gather, 2, 2, "axis:i=0") \
   /* GatherElements(data, idx[int], same rank): ONNX GatherElements-13 (numpy.take_along_axis):   \

@@ -62,7 +62,7 @@ size_t rlx_dtype_size(rlx_dtype dt);
 /* numpy-style name ("float32", ...; a static string); "invalid" for values outside the enum. */
 const char *rlx_dtype_name(rlx_dtype dt);
 /* Parses a numpy-style name (exact, case-sensitive). NOT_FOUND (naming `name`; NULL is not found)
- * when unknown; *out untouched on failure. */
+ * when unknown, INVALID_ARGUMENT for a NULL out; *out untouched on failure. */
 RLX_MUST_USE rlx_status *rlx_dtype_from_name(const char *name, rlx_dtype *out);
 /* Predicates; false for values outside the enum. */
 bool rlx_dtype_is_float(rlx_dtype dt);   /* F32 F16 BF16 F64 (not C64) */
@@ -111,15 +111,15 @@ typedef struct rlx_type {
 
 /* Builds a type from `rank` dims (copied; NULL allowed when rank is 0). Dims may be symbolic
  * (negative, see above). INVALID_ARGUMENT when rank is outside [0, RLX_MAX_RANK], dtype is outside
- * the enum or dims is NULL for rank > 0. *out untouched on failure. */
+ * the enum, dims is NULL for rank > 0 or out is NULL. *out untouched on failure. */
 RLX_MUST_USE rlx_status *rlx_type_make(rlx_dtype dtype, int32_t rank, const int64_t *dims, rlx_type *out);
 
 /* true when every dim is static (>= 0); true for rank 0. t must not be NULL (likewise below). */
 bool rlx_type_is_static(const rlx_type *t);
 
 /* Number of elements of a static type (the product of the dims; 1 for rank 0). Errors:
- * INVALID_ARGUMENT when a dim is symbolic (naming it), RESOURCE_EXHAUSTED when the product
- * overflows int64. *out untouched on failure. */
+ * INVALID_ARGUMENT when a dim is symbolic (naming it) or an argument is NULL, RESOURCE_EXHAUSTED
+ * when the product overflows int64. *out untouched on failure. */
 RLX_MUST_USE rlx_status *rlx_type_numel(const rlx_type *t, int64_t *out);
 
 /* Number of bytes of a static type (numel * rlx_dtype_size). Errors as rlx_type_numel, plus

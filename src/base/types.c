@@ -24,6 +24,7 @@ const char *rlx_dtype_name(rlx_dtype dt) {
 }
 
 rlx_status *rlx_dtype_from_name(const char *name, rlx_dtype *out) {
+  if (!out) return RLX_ERR(INVALID_ARGUMENT, "rlx_dtype_from_name: out is NULL");
   for (int i = 0; name && i < RLX_DTYPE_COUNT; i++)
     if (strcmp(name, dtype_info[i].name) == 0) {
       *out = (rlx_dtype)i;
@@ -92,6 +93,7 @@ bool rlx_dtype_is_signed(rlx_dtype dt) {
 }
 
 rlx_status *rlx_type_make(rlx_dtype dtype, int32_t rank, const int64_t *dims, rlx_type *out) {
+  if (!out) return RLX_ERR(INVALID_ARGUMENT, "rlx_type_make: out is NULL");
   if ((unsigned)dtype >= RLX_DTYPE_COUNT) return RLX_ERR(INVALID_ARGUMENT, "invalid dtype %d", (int)dtype);
   if (rank < 0 || rank > RLX_MAX_RANK)
     return RLX_ERR(INVALID_ARGUMENT, "rank %d outside [0, %d]", (int)rank, RLX_MAX_RANK);
@@ -109,6 +111,7 @@ bool rlx_type_is_static(const rlx_type *t) {
 }
 
 rlx_status *rlx_type_numel(const rlx_type *t, int64_t *out) {
+  if (!t || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_type_numel: NULL argument");
   int64_t n = 1;
   for (int i = 0; i < t->rank; i++) {
     if (t->dims[i] < 0) return RLX_ERR(INVALID_ARGUMENT, "shape has a symbolic dim %d", i);
@@ -119,6 +122,7 @@ rlx_status *rlx_type_numel(const rlx_type *t, int64_t *out) {
 }
 
 rlx_status *rlx_type_nbytes(const rlx_type *t, size_t *out) {
+  if (!t || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_type_nbytes: NULL argument");
   int64_t n;
   RLX_TRY(rlx_type_numel(t, &n));
   size_t b;

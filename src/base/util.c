@@ -41,6 +41,10 @@ bool rlx_mul_i64(int64_t a, int64_t b, int64_t *out) {
   return !__builtin_mul_overflow(a, b, out);
 }
 
+bool rlx_add_i64(int64_t a, int64_t b, int64_t *out) {
+  return !__builtin_add_overflow(a, b, out);
+}
+
 bool rlx_norm_axis(int64_t axis, int64_t rank, int64_t *out) {
   if (axis < -rank || axis >= rank) return false;
   *out = axis < 0 ? axis + rank : axis;

@@ -34,6 +34,7 @@ bool rlx_grow(void **buf, size_t *cap, size_t need, size_t elem);
 /* Overflow-checked arithmetic: false when the result does not fit. */
 bool rlx_mul_size(size_t a, size_t b, size_t *out);
 bool rlx_mul_i64(int64_t a, int64_t b, int64_t *out);
+bool rlx_add_i64(int64_t a, int64_t b, int64_t *out);
 
 /* Normalizes a possibly negative axis against rank; false when outside [-rank, rank). */
 bool rlx_norm_axis(int64_t axis, int64_t rank, int64_t *out);

@@ -23,6 +23,7 @@ rlx_infer_fn rlx_infer_fn_of(rlx_op op) { return infer_fns[op]; }
 const char *rlx_op_name(rlx_op op) { return (unsigned)op < RLX_OP_COUNT ? infos[op].name : "invalid"; }
 
 rlx_status *rlx_op_from_name(const char *name, rlx_op *out) {
+  if (!out) return RLX_ERR(INVALID_ARGUMENT, "rlx_op_from_name: out is NULL");
   for (int i = 0; name && i < RLX_OP_COUNT; i++)
     if (strcmp(infos[i].name, name) == 0) {
       *out = (rlx_op)i;

@@ -1,4 +1,5 @@
 /* graph.c: the IR graph builder: leaves, nodes with inference and verification, outputs. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@ rlx_status *rlx_graph_create(rlx_graph **out) {
   if (!out) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_create: out is NULL");
   rlx_graph *g = calloc(1, sizeof *g);
   if (!g) return RLX_OOM();
+  atomic_init(&g->refs, 1);
   *out = g;
   return NULL;
 }
@@ -19,8 +21,19 @@ static void node_clear(rlx_node *n) {
   free(n->data);
 }
 
-void rlx_graph_free(rlx_graph *g) {
-  if (!g) return;
+void rlx_graph_ref(const rlx_graph *g) { atomic_fetch_add(&((rlx_graph *)g)->refs, 1); }
+
+rlx_status *rlx_graph_check_mutable(const rlx_graph *g, const char *what) {
+  size_t r = atomic_load(&((rlx_graph *)g)->refs);
+  if (r > 1) return RLX_ERR(FAILED_PRECONDITION, "%s: the graph is used by an executable and cannot change", what);
+  return NULL;
+}
+
+void rlx_graph_free(rlx_graph *g) { rlx_graph_unref(g); }
+
+void rlx_graph_unref(const rlx_graph *cg) {
+  rlx_graph *g = (rlx_graph *)cg;
+  if (!g || atomic_fetch_sub(&g->refs, 1) != 1) return;
   for (size_t i = 0; i < g->n_nodes; i++) node_clear(&g->nodes[i]);
   for (size_t i = 0; i < g->n_outputs; i++) free(g->output_names[i]);
   free(g->nodes);
@@ -81,6 +94,7 @@ static rlx_status *add_named_leaf(rlx_graph *g, rlx_op op, const char *name, con
   const char *what = op == RLX_OP_INPUT ? "input" : "param";
   if (!g || !type || !out) return RLX_ERR(INVALID_ARGUMENT, "add %s: NULL argument", what);
   if (!name || !*name) return RLX_ERR(INVALID_ARGUMENT, "add %s: empty name", what);
+  RLX_TRY(rlx_graph_check_mutable(g, what));
   rlx_type t;
   RLX_TRY(rlx_type_make(type->dtype, type->rank, type->dims, &t));
   if (op == RLX_OP_PARAM && !rlx_type_is_static(&t))
@@ -111,6 +125,7 @@ rlx_status *rlx_graph_add_param(rlx_graph *g, const char *name, const rlx_type *
 rlx_status *rlx_graph_add_constant(rlx_graph *g, const rlx_type *type, const void *data, size_t nbytes,
                                    rlx_value *out) {
   if (!g || !type || !out) return RLX_ERR(INVALID_ARGUMENT, "add constant: NULL argument");
+  RLX_TRY(rlx_graph_check_mutable(g, "add constant"));
   rlx_type t;
   RLX_TRY(rlx_type_make(type->dtype, type->rank, type->dims, &t));
   if (!rlx_type_is_static(&t)) return RLX_ERR(INVALID_ARGUMENT, "constant of type %s: constants need static shapes", RLX_TYPE_STR(&t));
@@ -129,10 +144,23 @@ rlx_status *rlx_graph_add_constant(rlx_graph *g, const rlx_type *type, const voi
   return NULL;
 }
 
+/* RESOURCE_EXHAUSTED when an inferred output's static dims make more than INT64_MAX bytes (a
+ * shape arithmetic overflow or an absurd size: no buffer of that type can exist). */
+static rlx_status *sizes_fit(const rlx_type *t, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t bytes = (int64_t)rlx_dtype_size(t[i].dtype);
+    for (int d = 0; d < t[i].rank; d++)
+      if (t[i].dims[d] >= 0 && !rlx_mul_i64(bytes, t[i].dims[d], &bytes))
+        return RLX_ERR(RESOURCE_EXHAUSTED, "output %u: %s holds more than 2^63 bytes", i, RLX_TYPE_STR(&t[i]));
+  }
+  return NULL;
+}
+
 rlx_status *rlx_graph_add(rlx_graph *g, rlx_op op, const char *name, size_t n_inputs,
                           const rlx_value *inputs, size_t n_attrs, const rlx_attr *attrs,
                           size_t out_cap, rlx_value *out, size_t *out_n) {
   if (!g) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_add: graph is NULL");
+  RLX_TRY(rlx_graph_check_mutable(g, rlx_op_name(op)));
   if ((unsigned)op >= RLX_OP_COUNT) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_add: invalid op %d", (int)op);
   const rlx_op_info *info = rlx_op_info_get(op);
   char lbl[160];
@@ -158,6 +186,7 @@ rlx_status *rlx_graph_add(rlx_graph *g, rlx_op op, const char *name, size_t n_in
   rlx_infer_ctx c = {.g = g, .n = &n, .in = in_types, .out = outs, .n_out = 1};
   n.in = (rlx_value *)inputs; /* borrowed during inference */
   st = rlx_infer_fn_of(op)(&c);
+  if (!st) st = sizes_fit(outs, c.n_out);
   n.in = NULL;
   if (!st && c.n_out > out_cap)
     st = RLX_ERR(INVALID_ARGUMENT, "op has %u outputs but out_cap is %zu", c.n_out, out_cap);
@@ -183,6 +212,7 @@ rlx_status *rlx_graph_add1(rlx_graph *g, rlx_op op, const char *name, size_t n_i
 rlx_status *rlx_graph_set_outputs(rlx_graph *g, size_t n, const rlx_value *values) {
   if (!g || (n && !values)) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_set_outputs: NULL argument");
   if (n == 0) return RLX_ERR(INVALID_ARGUMENT, "a graph needs at least one output");
+  RLX_TRY(rlx_graph_check_mutable(g, "rlx_graph_set_outputs"));
   for (size_t i = 0; i < n; i++)
     if (values[i] >= g->n_vals) return RLX_ERR(NOT_FOUND, "output %zu: value %u is not in this graph", i, values[i]);
   rlx_value *o = malloc(n * sizeof *o);
@@ -220,6 +250,7 @@ rlx_status *rlx_graph_set_output_name(rlx_graph *g, size_t i, const char *name) 
   for (size_t j = 0; j < g->n_outputs; j++)
     if (j != i && strcmp(g->output_names[j], name) == 0)
       return RLX_ERR(ALREADY_EXISTS, "output %zu: output %zu is already named '%s'", i, j, name);
+  RLX_TRY(rlx_graph_check_mutable(g, "rlx_graph_set_output_name"));
   char *s = rlx_strdup(name);
   if (!s) return RLX_OOM();
   free(g->output_names[i]);
@@ -239,19 +270,19 @@ rlx_status *rlx_graph_output_index(const rlx_graph *g, const char *name, size_t 
   return RLX_ERR(NOT_FOUND, "no output named '%s' (outputs: %s)", name ? name : "(null)", g->n_outputs ? list : "none");
 }
 
-size_t rlx_graph_num_values(const rlx_graph *g) { return g->n_vals; }
-size_t rlx_graph_num_nodes(const rlx_graph *g) { return g->n_nodes; }
-const rlx_type *rlx_graph_value_type(const rlx_graph *g, rlx_value v) { return v < g->n_vals ? &g->types[v] : NULL; }
-size_t rlx_graph_num_inputs(const rlx_graph *g) { return g->n_inputs; }
-rlx_value rlx_graph_input_value(const rlx_graph *g, size_t i) { return g->nodes[g->inputs[i]].out0; }
-const char *rlx_graph_input_name(const rlx_graph *g, size_t i) { return g->nodes[g->inputs[i]].name; }
-size_t rlx_graph_num_params(const rlx_graph *g) { return g->n_params; }
-rlx_value rlx_graph_param_value(const rlx_graph *g, size_t i) { return g->nodes[g->params[i]].out0; }
-const char *rlx_graph_param_name(const rlx_graph *g, size_t i) { return g->nodes[g->params[i]].name; }
-size_t rlx_graph_num_outputs(const rlx_graph *g) { return g->n_outputs; }
-rlx_value rlx_graph_output_value(const rlx_graph *g, size_t i) { return g->outputs[i]; }
-const char *rlx_graph_output_name(const rlx_graph *g, size_t i) { return g->output_names[i]; }
-rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v) { return v < g->n_vals ? rlx_value_node(g, v)->op : RLX_OP_COUNT; }
+size_t rlx_graph_num_values(const rlx_graph *g) { return g ? g->n_vals : 0; }
+size_t rlx_graph_num_nodes(const rlx_graph *g) { return g ? g->n_nodes : 0; }
+const rlx_type *rlx_graph_value_type(const rlx_graph *g, rlx_value v) { return g && v < g->n_vals ? &g->types[v] : NULL; }
+size_t rlx_graph_num_inputs(const rlx_graph *g) { return g ? g->n_inputs : 0; }
+rlx_value rlx_graph_input_value(const rlx_graph *g, size_t i) { return g && i < g->n_inputs ? g->nodes[g->inputs[i]].out0 : RLX_NO_VALUE; }
+const char *rlx_graph_input_name(const rlx_graph *g, size_t i) { return g && i < g->n_inputs ? g->nodes[g->inputs[i]].name : NULL; }
+size_t rlx_graph_num_params(const rlx_graph *g) { return g ? g->n_params : 0; }
+rlx_value rlx_graph_param_value(const rlx_graph *g, size_t i) { return g && i < g->n_params ? g->nodes[g->params[i]].out0 : RLX_NO_VALUE; }
+const char *rlx_graph_param_name(const rlx_graph *g, size_t i) { return g && i < g->n_params ? g->nodes[g->params[i]].name : NULL; }
+size_t rlx_graph_num_outputs(const rlx_graph *g) { return g ? g->n_outputs : 0; }
+rlx_value rlx_graph_output_value(const rlx_graph *g, size_t i) { return g && i < g->n_outputs ? g->outputs[i] : RLX_NO_VALUE; }
+const char *rlx_graph_output_name(const rlx_graph *g, size_t i) { return g && i < g->n_outputs ? g->output_names[i] : NULL; }
+rlx_op rlx_graph_value_op(const rlx_graph *g, rlx_value v) { return g && v < g->n_vals ? rlx_value_node(g, v)->op : RLX_OP_COUNT; }
 
 rlx_status *rlx_graph_find(const rlx_graph *g, const char *name, rlx_value *out) {
   if (!g || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_graph_find: NULL argument");
@@ -290,6 +321,7 @@ rlx_status *rlx_graph_infer_nodes(const rlx_graph *g, const int64_t *sym, int64_
     for (uint32_t i = 0; i < n->n_in; i++) in_types[i] = types[n->in[i]];
     rlx_infer_ctx c = {.g = g, .n = n, .in = in_types, .out = &types[n->out0], .n_out = 1, .sym = sym, .n_sym = n_sym};
     rlx_status *st = rlx_infer_fn_of(n->op)(&c);
+    if (!st) st = sizes_fit(c.out, c.n_out);
     if (st) return rlx_status_annotate(st, "%s", rlx_node_label(g, n, label, sizeof label));
   }
   return NULL;

@@ -65,27 +65,30 @@ static rlx_status *conv(rlx_infer_ctx *c, bool transpose) {
       y->dims[2 + i] = RLX_DIM_DYNAMIC;
       continue;
     }
-    int64_t o;
+    /* in 128-bit arithmetic: attributes up to INT64_MAX cannot overflow these sums */
+    __int128 o, padded = (__int128)in + p[i] + p[i + nsp];
     if (!transpose) {
-      int64_t span = in + p[i] + p[i + nsp] - d[i] * (k - 1) - 1;
-      if (span < 0) FAIL(INVALID_ARGUMENT, "kernel %lld (dilation %lld) is larger than padded spatial dim %d (%lld)", (long long)k, (long long)d[i], i, (long long)(in + p[i] + p[i + nsp]));
+      __int128 span = padded - (__int128)d[i] * (k - 1) - 1;
+      if (span < 0) FAIL(INVALID_ARGUMENT, "kernel %lld (dilation %lld) is larger than padded spatial dim %d (%lld + %lld + %lld)", (long long)k,
+                         (long long)d[i], i, (long long)in, (long long)p[i], (long long)p[i + nsp]);
       o = span / s[i] + 1;
     } else {
-      o = s[i] * (in - 1) + op[i] + d[i] * (k - 1) + 1 - p[i] - p[i + nsp];
+      o = (__int128)s[i] * (in - 1) + op[i] + (__int128)d[i] * (k - 1) + 1 - p[i] - p[i + nsp];
       if (o < 0) FAIL(INVALID_ARGUMENT, "pads exceed the transposed output on spatial dim %d", i);
     }
-    y->dims[2 + i] = o;
+    if (o > INT64_MAX) FAIL(RESOURCE_EXHAUSTED, "spatial dim %d of the output overflows int64", i);
+    y->dims[2 + i] = (int64_t)o;
   }
   return NULL;
 }
 
 /* Output size of one pooled dim (ONNX MaxPool/AveragePool, ceil_mode included). */
 int64_t rlx_pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, bool ceil_mode) {
-  int64_t span = in + pb + pe - d * (k - 1) - 1;
+  __int128 span = (__int128)in + pb + pe - (__int128)d * (k - 1) - 1; /* 128-bit: no overflow from attributes */
   if (span < 0) return -1;
-  int64_t o = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
-  if (ceil_mode && (o - 1) * s >= in + pb) o--; /* the last window must start inside the input or the begin pad */
-  return o;
+  __int128 o = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
+  if (ceil_mode && (o - 1) * s >= (__int128)in + pb) o--; /* the last window must start inside the input or the begin pad */
+  return o > INT64_MAX ? -1 : (int64_t)o;
 }
 
 static rlx_status *pool(rlx_infer_ctx *c) {

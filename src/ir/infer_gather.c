@@ -18,6 +18,53 @@ static rlx_status *within_data(const rlx_type *x, const rlx_type *idx, int64_t a
   return NULL;
 }
 
+/* Element e of integer data of dtype dt as int64 (uint64 above INT64_MAX reads as negative). */
+static int64_t int_at(const void *data, rlx_dtype dt, int64_t e) {
+  switch (dt) {
+    case RLX_DTYPE_I8: return ((const int8_t *)data)[e];
+    case RLX_DTYPE_I16: return ((const int16_t *)data)[e];
+    case RLX_DTYPE_I32: return ((const int32_t *)data)[e];
+    case RLX_DTYPE_U8: return ((const uint8_t *)data)[e];
+    case RLX_DTYPE_U16: return ((const uint16_t *)data)[e];
+    case RLX_DTYPE_U32: return ((const uint32_t *)data)[e];
+    case RLX_DTYPE_U64: return (int64_t)((const uint64_t *)data)[e];
+    default: return ((const int64_t *)data)[e];
+  }
+}
+
+/* Constant indices (input `input` made by a Constant node) checked at build time: element e
+ * indexes data axis axes[e % ncols] of size dims[e % ncols] (skipped where symbolic) and must lie
+ * in [-size, size) ([0, size) for unsigned dtypes), else OUT_OF_RANGE as at run time. */
+static rlx_status *const_indices(const rlx_infer_ctx *c, int input, int ncols, const int *axes, const int64_t *dims) {
+  const rlx_node *src = rlx_value_node(c->g, c->n->in[input]);
+  const rlx_type *t = IN(input);
+  int64_t numel = 0;
+  if (src->op != RLX_OP_CONSTANT || !src->data || ncols <= 0) return NULL;
+  rlx_status_free(rlx_type_numel(t, &numel)); /* a constant's type is static */
+  bool neg = rlx_dtype_is_signed(t->dtype);
+  for (int64_t e = 0; e < numel; e++) {
+    int k = (int)(e % ncols);
+    int64_t v = int_at(src->data, t->dtype, e), d = dims[k];
+    if (d >= 0 && (v >= d || v < (neg ? -d : 0)))
+      FAIL(OUT_OF_RANGE, "input %d holds index %lld, outside [%lld, %lld) for data axis %d of size %lld", input, (long long)v,
+           (long long)(neg ? -d : 0), (long long)d, axes[k], (long long)d);
+  }
+  return NULL;
+}
+
+/* const_indices for one data axis. */
+static rlx_status *const_indices_axis(const rlx_infer_ctx *c, int input, int64_t axis, int64_t dim) {
+  int a = (int)axis;
+  return const_indices(c, input, 1, &a, &dim);
+}
+
+/* const_indices for index tuples of depth k into data dims [from, from + k). */
+static rlx_status *const_index_tuples(const rlx_infer_ctx *c, int input, const rlx_type *x, int64_t from, int64_t k) {
+  int axes[RLX_MAX_RANK];
+  for (int64_t j = 0; j < k; j++) axes[j] = (int)(from + j);
+  return const_indices(c, input, (int)k, axes, x->dims + from);
+}
+
 rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
   const rlx_type *x = IN(0), *idx = IN(1);
   rlx_type *y = OUT(0);
@@ -32,7 +79,7 @@ rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
       for (int i = 0; i < a; i++) y->dims[y->rank++] = x->dims[i];
       for (int i = 0; i < idx->rank; i++) y->dims[y->rank++] = idx->dims[i];
       for (int i = (int)a + 1; i < x->rank; i++) y->dims[y->rank++] = x->dims[i];
-      return NULL;
+      return const_indices_axis(c, 1, a, x->dims[a]);
     }
     case RLX_OP_GATHER_ELEMENTS: {
       RLX_TRY(infer_need_int(c, 1, "indices"));
@@ -40,7 +87,7 @@ rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
       NORM_AXIS(a, AI("axis"), x->rank, "axis");
       RLX_TRY(within_data(x, idx, a, "indices"));
       for (int i = 0; i < x->rank; i++) y->dims[i] = idx->dims[i];
-      return NULL;
+      return const_indices_axis(c, 1, a, x->dims[a]);
     }
     case RLX_OP_GATHER_ND: {
       RLX_TRY(infer_need_int(c, 1, "indices"));
@@ -56,7 +103,7 @@ rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
       y->rank = 0;
       for (int i = 0; i < idx->rank - 1; i++) y->dims[y->rank++] = idx->dims[i];
       for (int64_t i = b + k; i < x->rank; i++) y->dims[y->rank++] = x->dims[i];
-      return NULL;
+      return const_index_tuples(c, 1, x, b, k);
     }
     case RLX_OP_SCATTER_ADD: {
       /* inputs: updates, idx */
@@ -71,7 +118,7 @@ rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
         if (!rlx_dim_compatible(x->dims[i], want)) FAIL(INVALID_ARGUMENT, "updates %s do not match shape %s with %lld indices on axis %lld",
                                                         TSTR(x), TSTR(y), (long long)idx->dims[0], (long long)a);
       }
-      return NULL;
+      return const_indices_axis(c, 1, a, y->dims[a]);
     }
     case RLX_OP_SCATTER_ELEMENTS: {
       RLX_TRY(infer_need_int(c, 1, "indices"));
@@ -83,7 +130,7 @@ rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
         if (!rlx_dim_compatible(idx->dims[i], u->dims[i])) FAIL(INVALID_ARGUMENT, "indices %s and updates %s differ", TSTR(idx), TSTR(u));
       NORM_AXIS(a, AI("axis"), x->rank, "axis");
       RLX_TRY(within_data(x, idx, a, "indices"));
-      return NULL;
+      return const_indices_axis(c, 1, a, x->dims[a]);
     }
     case RLX_OP_SCATTER_ND: {
       RLX_TRY(infer_need_int(c, 1, "indices"));
@@ -99,7 +146,7 @@ rlx_status *rlx_infer_gather(rlx_infer_ctx *c) {
       for (int i = idx->rank - 1; ok && i < ur; i++) ok = rlx_dim_compatible(u->dims[i], x->dims[k + i - (idx->rank - 1)]);
       if (!ok) FAIL(INVALID_ARGUMENT, "updates %s must be indices.shape[:-1] + data.shape[%lld:] (data %s, indices %s)", TSTR(u),
                     (long long)k, TSTR(x), TSTR(idx));
-      return NULL;
+      return const_index_tuples(c, 1, x, 0, k);
     }
     default:
       FAIL(INTERNAL, "not a gather op");

@@ -19,7 +19,7 @@ rlx_status *rlx_infer_norm_len(const rlx_infer_ctx *c, bool group, int64_t *len)
   if (group) {
     if (x->rank < 2) FAIL(INVALID_ARGUMENT, "input 0 must be [N,C,...], got %s", TSTR(x));
     int64_t g = AI("num_groups");
-    if (g <= 0 || (x->dims[1] >= 0 && x->dims[1] % g))
+    if (g <= 0 || (x->dims[1] >= 0 && (x->dims[1] % g || g > (x->dims[1] ? x->dims[1] : 1))))
       FAIL(INVALID_ARGUMENT, "num_groups %lld must divide the %lld channels", (long long)g, (long long)x->dims[1]);
     *len = x->dims[1];
     return NULL;

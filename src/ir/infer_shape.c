@@ -22,8 +22,10 @@ int64_t rlx_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, i
     end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
   }
   *out_start = start;
-  int64_t len = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
-  return len > 0 ? len : 0;
+  /* ceil((end - start) / step) without overflow: start and end lie in [-1, dim], step anywhere */
+  if (step > 0) return end > start ? (end - start - 1) / step + 1 : 0;
+  if (start <= end) return 0;
+  return step == INT64_MIN ? 1 : (start - end - 1) / -step + 1;
 }
 
 static rlx_status *slice(rlx_infer_ctx *c) {
@@ -122,9 +124,12 @@ rlx_status *rlx_infer_shape(rlx_infer_ctx *c) {
           y->dims[i] = RLX_DIM_DYNAMIC;
           continue;
         }
-        int64_t o = d + p[i] + p[i + x->rank];
+        int64_t o, kept; /* kept: after cropping */
+        if (!rlx_add_i64(d, p[i], &o) || !rlx_add_i64(o, p[i + x->rank], &o))
+          FAIL(RESOURCE_EXHAUSTED, "pads %lld, %lld of axis %d (size %lld) overflow int64", (long long)p[i], (long long)p[i + x->rank], i,
+               (long long)d);
         if (o < 0) FAIL(INVALID_ARGUMENT, "pads crop axis %d of size %lld below 0", i, (long long)d);
-        int64_t kept = d + (p[i] < 0 ? p[i] : 0) + (p[i + x->rank] < 0 ? p[i + x->rank] : 0); /* after cropping */
+        if (!rlx_add_i64(d, p[i] < 0 ? p[i] : 0, &kept) || !rlx_add_i64(kept, p[i + x->rank] < 0 ? p[i + x->rank] : 0, &kept)) kept = -1;
         if (!constant && kept <= 0 && o > 0) FAIL(INVALID_ARGUMENT, "cannot %s-pad axis %d: nothing is left of it to repeat", mode, i);
         y->dims[i] = o;
       }

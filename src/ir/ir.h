@@ -48,7 +48,16 @@ struct rlx_graph {
   char **output_names;
   size_t n_outputs;
   int64_t n_symbols;    /* 1 + largest symbol id used by an input */
+  _Atomic size_t refs;  /* references: the creator's (until rlx_graph_free) and each executable's */
 };
+
+/* Takes a reference on g (an executable's: g stays alive and unchangeable until the matching
+ * rlx_graph_unref). Thread-safe. */
+void rlx_graph_ref(const rlx_graph *g);
+/* Drops a reference; the last one frees the graph. NULL accepted. Thread-safe. */
+void rlx_graph_unref(const rlx_graph *g);
+/* FAILED_PRECONDITION naming `what` when an executable holds g (it must not change), else NULL. */
+rlx_status *rlx_graph_check_mutable(const rlx_graph *g, const char *what);
 
 /* ---- op metadata (generated from rlx/op_table.h) ---- */
 typedef struct rlx_attr_spec {

@@ -17,6 +17,8 @@
 
 #define RLX_EXEC_MAX_SYMBOLS 64
 #define RLX_EXEC_MAX_RNG 1024 /* Sample nodes per graph (sub-graphs included) */
+/* Unsynced commits whose index checks wait for the sync; a further commit reads them first. */
+#define RLX_EXEC_MAX_PENDING_CHECKS 64
 
 /* A param of the graph or of any of its sub-graphs (sub-graph params resolve by name). */
 typedef struct exec_param {
@@ -72,7 +74,7 @@ struct rlx_executable {
   /* random streams of the Sample nodes (exec_random.c): rng.keys are this run's current keys */
   rlx_rng rng;
   rlx_mx_arr **rng_state;     /* per stream: the key the next run starts from (kept), NULL until first use */
-  rlx_mx_arr **rng_call_outs; /* compiled calls: the graph outputs, then the advanced keys */
+  rlx_mx_arr **rng_call_outs; /* the graph outputs, then the advanced keys, then the index check */
   bool rng_frozen;            /* warmup: runs leave the streams where they are */
 
   /* per-run scratch, sized once */
@@ -80,13 +82,16 @@ struct rlx_executable {
   rlx_mx_arr **vals;  /* per value */
   rlx_mx_arr **cur;   /* per param: what the current lowering reads (value or trace leaf) */
   rlx_mx_arr **leaves;/* inputs, constants, params */
-  rlx_mx_arr **outs;  /* per output, in ctx */
+  rlx_mx_arr **outs;  /* per output, in ctx; outs[n_outputs]: this run's index check vector (lower.h) or NULL */
+  rlx_l_checks checks;/* index check sites, kept across runs and traces */
   signed char *readback; /* per output: 1 on, 0 off, -1 default (off when it feeds a handle) */
   rlx_type *out_types;/* per output: this run's output types */
   rlx_tensor **res;   /* per output: tensors being read back */
 
   /* the committed run */
   rlx_mx_arr **pending; /* per output, kept */
+  rlx_mx_arr **pending_checks; /* kept index check vectors of the runs committed since the last sync */
+  size_t n_pending_checks, cap_pending_checks;
   rlx_type *pending_types;
   bool has_pending;
 
@@ -119,9 +124,10 @@ RLX_MUST_USE rlx_status *rlx_exec_source_named(rlx_executable *ex, size_t n, con
 /* Gives inputs without a source their device or host handle; INVALID_ARGUMENT naming an input
  * that has neither. */
 RLX_MUST_USE rlx_status *rlx_exec_source_handles(rlx_executable *ex);
-/* Binds, lowers (or calls the compiled function) and evaluates the outputs; async schedules them
- * instead (mlx::core::async_eval). On success ex->outs hold the outputs (in the graph's declared
- * dtypes) and ex->rt their types. */
+/* Binds, lowers (or calls the compiled function) and evaluates the outputs and the index checks,
+ * failing with their OUT_OF_RANGE; async schedules them instead (mlx::core::async_eval) and leaves
+ * reading the checks to the sync. On success ex->outs hold the outputs (in the graph's declared
+ * dtypes) and the check, and ex->rt their types. */
 RLX_MUST_USE rlx_status *rlx_exec_execute(rlx_executable *ex, bool async);
 /* Moves fed outputs (ex->outs) into their inputs' device handles; checks every feed first. */
 RLX_MUST_USE rlx_status *rlx_exec_apply_feeds(rlx_executable *ex);

@@ -151,27 +151,32 @@ static void bind_leaf_vals(rlx_executable *ex, rlx_mx_arr *const *leaves) {
   for (size_t r = 0; r < ex->rng.n; r++) ex->rng.keys[r] = leaves[ni + nc + ex->n_params + r];
 }
 
-/* Lowers the graph: out receives the outputs, then the advanced random keys. */
-static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out, bool eager) {
+/* Lowers the graph: out receives the outputs, then the advanced random keys, then the index check
+ * vector (lower.h; NULL when the lowering made no check, unless `always`: the compiled function's
+ * outputs are fixed). */
+static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out, bool eager, bool always) {
+  rlx_l_checks_begin(&ex->checks);
   rlx_lower L = {.mx = c, .g = ex->g, .types = ex->rt, .vals = ex->vals, .eager = eager, .param = param_lookup, .param_ud = ex,
                  .group = rlx_exec_group(ex),
-                 .rng = &ex->rng};
+                 .rng = &ex->rng,
+                 .checks = &ex->checks};
   RLX_TRY(rlx_lower_graph(&L));
   size_t no = ex->g->n_outputs;
   for (size_t i = 0; i < no; i++) out[i] = ex->vals[ex->g->outputs[i]];
   for (size_t r = 0; r < ex->rng.n; r++) out[no + r] = ex->rng.keys[r];
-  return NULL;
+  out[no + ex->rng.n] = rlx_l_checks_end(&ex->checks, c, always);
+  return rlx_mx_take_error(c);
 }
 
 static rlx_status *trace(void *ud, rlx_mx *c, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out) {
   rlx_executable *ex = ud;
-  size_t want = ex->g->n_inputs + ex->n_consts + ex->n_params + ex->rng.n, want_out = ex->g->n_outputs + ex->rng.n;
+  size_t want = ex->g->n_inputs + ex->n_consts + ex->n_params + ex->rng.n, want_out = ex->g->n_outputs + ex->rng.n + 1;
   if (n_in != want || n_out != want_out)
     return RLX_ERR(INTERNAL, "compiled function called with %zu leaves and %zu outputs, expected %zu and %zu", n_in, n_out, want,
                    want_out);
   ex->n_traces++;
   bind_leaf_vals(ex, in);
-  return lower_outputs(ex, c, out, false);
+  return lower_outputs(ex, c, out, false, true);
 }
 
 /* Builds the leaves of this run in ex->leaves (inputs cut to the active extent). */
@@ -226,27 +231,32 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   make_leaves(ex, c);
   RLX_TRY(rlx_mx_take_error(c));
   size_t no = g->n_outputs, nr = ex->rng.n, nl = g->n_inputs + ex->n_consts + ex->n_params + nr;
-  rlx_mx_arr **all = ex->rng_call_outs; /* the outputs, then the advanced random keys */
+  rlx_mx_arr **all = ex->rng_call_outs; /* the outputs, then the advanced random keys, then the check */
   if (ex->mode == RLX_MODE_COMPILED) {
     if (!ex->compiled) RLX_TRY(rlx_mx_compile(trace, ex, ex->shapeless, &ex->compiled));
-    if (!rlx_mx_call(c, ex->compiled, ex->leaves, nl, all, no + nr)) return rlx_mx_take_error(c);
+    if (!rlx_mx_call(c, ex->compiled, ex->leaves, nl, all, no + nr + 1)) return rlx_mx_take_error(c);
+    if (!ex->checks.n_sites) all[no + nr] = NULL; /* no trace made a check: nothing to read */
   } else {
     bind_leaf_vals(ex, ex->leaves);
-    RLX_TRY(lower_outputs(ex, c, all, ex->mode == RLX_MODE_EAGER));
+    RLX_TRY(lower_outputs(ex, c, all, ex->mode == RLX_MODE_EAGER, false));
   }
   memcpy(ex->outs, all, no * sizeof *all);
   RLX_TRY(conform_outputs(ex, c));
   memcpy(all, ex->outs, no * sizeof *all);
-  /* Only the outputs (and keys) stay referenced from here: MLX frees intermediates while it
+  /* Only the outputs (keys, check) stay referenced from here: MLX frees intermediates while it
    * evaluates. The run's value and leaf handles are dead after this (both are rebuilt by the next
    * run). */
-  rlx_mx_retain_only(c, all, no + nr);
+  size_t nall = no + nr + (all[no + nr] != NULL);
+  rlx_mx_retain_only(c, all, nall);
   memcpy(ex->outs, all, no * sizeof *all);
+  ex->outs[no] = nall > no + nr ? all[no + nr] : NULL;
   memcpy(ex->rng.keys, all + no, nr * sizeof *all);
-  if (async) rlx_mx_async_eval(c, all, no + nr);
-  else rlx_mx_eval(c, all, no + nr);
+  if (async) rlx_mx_async_eval(c, all, nall);
+  else rlx_mx_eval(c, all, nall);
   RLX_TRY(rlx_mx_take_error(c));
-  return nr && !ex->rng_frozen ? rlx_exec_rng_commit(ex, c) : NULL;
+  if (nr && !ex->rng_frozen) RLX_TRY(rlx_exec_rng_commit(ex, c));
+  /* a commit leaves reading the check to the sync */
+  return async ? NULL : rlx_l_checks_read(&ex->checks, c, ex->outs[no]);
 }
 
 rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {

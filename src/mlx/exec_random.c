@@ -32,7 +32,7 @@ rlx_status *rlx_exec_rng_init(rlx_executable *ex) {
   size_t n = ex->rng.n + 1;
   ex->rng_state = calloc(n, sizeof *ex->rng_state);
   ex->rng.keys = calloc(n, sizeof *ex->rng.keys);
-  ex->rng_call_outs = calloc(ex->g->n_outputs + n, sizeof *ex->rng_call_outs);
+  ex->rng_call_outs = calloc(ex->g->n_outputs + n + 1, sizeof *ex->rng_call_outs);
   return ex->rng_state && ex->rng.keys && ex->rng_call_outs ? NULL : RLX_OOM();
 }
 

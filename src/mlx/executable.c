@@ -19,6 +19,7 @@ const char *rlx_mode_name(rlx_mode m) {
 
 rlx_status *rlx_mode_from_name(const char *s, rlx_mode *out) {
   static const rlx_mode modes[] = {RLX_MODE_LAZY, RLX_MODE_EAGER, RLX_MODE_COMPILED, RLX_MODE_DEFAULT};
+  if (!out) return RLX_ERR(INVALID_ARGUMENT, "rlx_mode_from_name: out is NULL");
   for (size_t i = 0; s && i < RLX_ARRAY_LEN(modes); i++)
     if (strcasecmp(s, rlx_mode_name(modes[i])) == 0) return *out = modes[i], NULL;
   return RLX_ERR(INVALID_ARGUMENT, "unknown mode '%s' (expected eager, lazy or compiled)", s ? s : "(null)");
@@ -27,6 +28,7 @@ rlx_status *rlx_mode_from_name(const char *s, rlx_mode *out) {
 const char *rlx_device_name(rlx_device d) { return d == RLX_DEVICE_GPU ? "gpu" : "cpu"; }
 
 rlx_status *rlx_device_from_name(const char *s, rlx_device *out) {
+  if (!out) return RLX_ERR(INVALID_ARGUMENT, "rlx_device_from_name: out is NULL");
   if (s && strcasecmp(s, "cpu") == 0) return *out = RLX_DEVICE_CPU, NULL;
   if (s && strcasecmp(s, "gpu") == 0) return *out = RLX_DEVICE_GPU, NULL;
   return RLX_ERR(INVALID_ARGUMENT, "unknown device '%s' (expected cpu or gpu)", s ? s : "(null)");
@@ -123,7 +125,7 @@ static rlx_status *init(rlx_executable *ex) {
   ex->vals = calloc(nv, sizeof *ex->vals);
   ex->cur = calloc(np + 1, sizeof *ex->cur);
   ex->leaves = calloc(ni + nc + np + ex->rng.n + 1, sizeof *ex->leaves);
-  ex->outs = calloc(no, sizeof *ex->outs);
+  ex->outs = calloc(no + 1, sizeof *ex->outs);
   ex->readback = calloc(no, sizeof *ex->readback);
   ex->pending = calloc(no, sizeof *ex->pending);
   ex->pending_types = calloc(no, sizeof *ex->pending_types);
@@ -163,6 +165,7 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
                    rlx_mx_version());
   rlx_executable *ex = calloc(1, sizeof *ex);
   if (!ex) return RLX_OOM();
+  rlx_graph_ref(g);
   ex->g = g;
   ex->device = device;
   ex->mode = m;
@@ -186,13 +189,30 @@ static void release_pending(rlx_executable *ex) {
   ex->has_pending = false;
 }
 
+static void release_pending_checks(rlx_executable *ex) {
+  for (size_t i = 0; i < ex->n_pending_checks; i++) rlx_mx_release(ex->pending_checks[i]);
+  ex->n_pending_checks = 0;
+}
+
+/* Evaluates the pending check vectors (and outputs, when `outputs`); the first failed check of the
+ * committed runs. */
+static rlx_status *finish_pending(rlx_executable *ex, bool outputs) {
+  rlx_mx_reset(ex->ctx);
+  if (outputs && ex->has_pending) rlx_mx_eval(ex->ctx, ex->pending, ex->g->n_outputs);
+  rlx_mx_eval(ex->ctx, ex->pending_checks, ex->n_pending_checks);
+  rlx_status *st = rlx_mx_take_error(ex->ctx);
+  for (size_t i = 0; !st && i < ex->n_pending_checks; i++)
+    st = rlx_status_annotate(rlx_l_checks_read(&ex->checks, ex->ctx, ex->pending_checks[i]), "committed run");
+  release_pending_checks(ex);
+  return st;
+}
+
 void rlx_executable_free(rlx_executable *ex) {
   if (!ex) return;
-  if (ex->has_pending && ex->ctx) { /* let the committed run finish before its inputs go */
-    rlx_mx_reset(ex->ctx);
-    rlx_mx_eval(ex->ctx, ex->pending, ex->g->n_outputs);
-  }
+  if (ex->ctx && ex->pending) rlx_status_free(finish_pending(ex, true)); /* let committed runs finish before their inputs go */
   if (ex->pending) release_pending(ex);
+  free(ex->pending_checks);
+  rlx_l_checks_free(&ex->checks);
   rlx_mx_fn_free(ex->compiled);
   for (size_t i = 0; i < ex->n_params; i++) rlx_mx_release(ex->params[i].val);
   for (size_t i = 0; ex->in && i < ex->g->n_inputs; i++) {
@@ -223,6 +243,7 @@ void rlx_executable_free(rlx_executable *ex) {
   free(ex->arena);
   free(ex->ext_reason);
   pthread_mutex_destroy(&ex->mu);
+  rlx_graph_unref(ex->g);
   free(ex);
 }
 
@@ -388,9 +409,16 @@ rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const cha
                                   rlx_tensor *const *values) {
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_commit: NULL executable");
   lock(ex);
-  rlx_status *st = execute_named(ex, n_inputs, names, values, true);
+  /* when many commits go unsynced, the checks of the earlier ones (long evaluated) are read here */
+  rlx_status *st = ex->n_pending_checks >= RLX_EXEC_MAX_PENDING_CHECKS ? finish_pending(ex, false) : NULL;
+  if (!st) st = execute_named(ex, n_inputs, names, values, true);
   if (!st) st = rlx_exec_apply_feeds(ex);
+  /* the run's check vector waits for the sync with those of earlier commits */
+  rlx_mx_arr *chk = ex->outs[ex->g->n_outputs];
+  if (!st && chk && !rlx_grow((void **)&ex->pending_checks, &ex->cap_pending_checks, ex->n_pending_checks + 1, sizeof *ex->pending_checks))
+    st = RLX_OOM();
   if (!st) {
+    if (chk) ex->pending_checks[ex->n_pending_checks++] = rlx_mx_keep(ex->ctx, chk);
     release_pending(ex);
     for (size_t i = 0; i < ex->g->n_outputs; i++) ex->pending[i] = rlx_mx_keep(ex->ctx, ex->outs[i]);
     output_types(ex, ex->pending_types);
@@ -411,9 +439,7 @@ rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor
   if (!ex->has_pending) {
     if (outputs) st = RLX_ERR(FAILED_PRECONDITION, "no committed run to read (rlx_executable_commit)");
   } else {
-    rlx_mx_reset(ex->ctx);
-    rlx_mx_eval(ex->ctx, ex->pending, ex->g->n_outputs);
-    st = rlx_mx_take_error(ex->ctx);
+    st = finish_pending(ex, true);
     if (!st && outputs) st = alloc_outputs(ex, ex->pending_types);
     if (!st && outputs) st = fill_outputs(ex, ex->pending, outputs);
     discard_outputs(ex);

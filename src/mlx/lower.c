@@ -126,7 +126,8 @@ rlx_status *rlx_sub_run(rlx_lower *L, const rlx_sub *s, rlx_mx_arr *const *captu
   for (size_t i = 0; i < sub->n_inputs; i++) vals[sub->nodes[sub->inputs[i]].out0] = captures[i];
   rlx_lower S = {.mx = L->mx, .g = sub, .types = s->types, .vals = vals, .eager = L->eager, .param = L->param, .param_ud = L->param_ud,
                  .group = L->group,
-                 .rng = L->rng};
+                 .rng = L->rng,
+                 .checks = L->checks, .guard = L->guard};
   rlx_status *st = rlx_lower_graph(&S);
   for (size_t i = 0; !st && i < sub->n_outputs; i++) outs[i] = vals[sub->outputs[i]];
   free(vals);
@@ -137,3 +138,4 @@ void rlx_sub_free(rlx_sub *s) {
   free(s->types);
   free(s->leaves);
 }
+

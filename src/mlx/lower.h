@@ -15,6 +15,53 @@ typedef struct rlx_rng {
   rlx_mx_arr **keys;
   size_t n;
 } rlx_rng;
+/* Run-time index checks (lower_check.c). An index op hands MLX only in-range indices (rlx_l_index
+ * wraps them into the axis) and records, in the same evaluation, the smallest and largest index
+ * given: two int64 scalars (three under a guard, whose value says whether the check counts). A
+ * lowering's scalars are concatenated into one int64 vector led by the id of its record, the
+ * list of what each check is (site, axis size, guarded); records are kept per executable,
+ * identical ones shared, so a compiled trace replayed later still finds its own. A site names where
+ * a check is (the node, its input and data axis). */
+typedef struct rlx_l_site {
+  const rlx_graph *g;
+  const rlx_node *n;
+  uint32_t input; /* the node's input holding the indices */
+  int axis;       /* the data axis they index */
+  bool negative;  /* negative indices count from the end (valid range [-size, size)) */
+} rlx_l_site;
+
+typedef struct rlx_l_check {
+  size_t site;
+  int64_t size;   /* the axis size */
+  bool guarded;   /* a guard scalar precedes min and max */
+} rlx_l_check;
+
+typedef struct rlx_l_record {
+  rlx_l_check *checks;
+  size_t n;
+} rlx_l_record;
+
+typedef struct rlx_l_checks {
+  rlx_l_site *sites;
+  size_t n_sites, cap_sites;
+  rlx_l_record *records;
+  size_t n_records, cap_records;
+  /* the lowering in progress: its checks and their scalars (arena arrays of its context) */
+  rlx_l_record cur;
+  size_t cap_cur;
+  rlx_mx_arr **vals;
+  size_t n_vals, cap_vals;
+} rlx_l_checks;
+
+/* Starts collecting the checks of a lowering. */
+void rlx_l_checks_begin(rlx_l_checks *k);
+/* Ends it: the int64 check vector {record id, scalars...} in context c; NULL when the lowering made
+ * no check, unless `always` (then {record id} alone). */
+rlx_mx_arr *rlx_l_checks_end(rlx_l_checks *k, rlx_mx *c, bool always);
+/* Reads back an evaluated check vector: the OUT_OF_RANGE status of the first check that failed
+ * (naming the node, input, index and axis size), or NULL. */
+rlx_status *rlx_l_checks_read(const rlx_l_checks *k, rlx_mx *c, rlx_mx_arr *vector);
+void rlx_l_checks_free(rlx_l_checks *k);
 
 /* Resolves a sub-graph Param by name (the executable's params). */
 typedef rlx_mx_arr *(*rlx_param_lookup_fn)(void *ud, const char *name);
@@ -29,6 +76,11 @@ struct rlx_lower {
   void *param_ud;
   rlx_dist_group *group;      /* process group of the collective ops (NULL: none) */
   rlx_rng *rng;               /* NULL: Sample draws with key(seed), or MLX's global keys for seed 0 */
+  /* Where index checks go (NULL: each check is evaluated at once and fails the lowering, as in
+   * eager mode), and the bool scalar under which this lowering's results count (NULL: always;
+   * set inside If branches and While bodies, whose untaken paths are computed too). */
+  rlx_l_checks *checks;
+  rlx_mx_arr *guard;
 };
 
 /* Lowers every non-leaf node of L->g in order (leaf values must be set in L->vals). In eager
@@ -76,6 +128,12 @@ static inline int64_t rlx_l_axis(const rlx_node *n, int64_t rank) {
   int64_t a = rlx_node_i(n, "axis");
   return a < 0 ? a + rank : a;
 }
+/* Index input `input` of node n (array idx of integer dtype dt) as int64 indices into data axis
+ * `axis` of size dim: negatives count from the end when dt is signed, and every index is taken
+ * modulo dim, so that MLX never reads or writes out of bounds; records the check (see
+ * rlx_l_checks) of the indices as given. NULL when dim is 0: any index there fails its check, and
+ * the caller makes its result without indexing. */
+rlx_mx_arr *rlx_l_index(rlx_lower *L, const rlx_node *n, uint32_t input, rlx_mx_arr *idx, rlx_dtype dt, int64_t dim, int axis);
 /* Records a lowering error on the context. */
 void rlx_lower_fail(rlx_lower *L, rlx_status_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

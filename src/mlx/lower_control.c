@@ -24,21 +24,32 @@ static void in_types(const rlx_lower *L, const rlx_node *n, uint32_t from, uint3
   for (uint32_t i = 0; i < cnt; i++) t[i] = *rlx_in_type(L, n, from + i);
 }
 
+/* The one element of a bool array as a scalar. */
+static rlx_mx_arr *scalar_of(rlx_lower *L, rlx_mx_arr *a) { return rlx_mx_reshape(L->mx, a, 0, NULL); }
+
 /* If: both branches run on the captures; output i = where(cond, then_i, else_i). */
 static void lower_if(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_type t[256];
   in_types(L, n, 1, n->n_in - 1, t);
   rlx_sub st = {0}, se = {0};
   rlx_mx_arr *a[RLX_MAX_NODE_OUTPUTS], *b[RLX_MAX_NODE_OUTPUTS];
-  if (prepare(L, n, "then_branch", t, n->n_in - 1, &st) && prepare(L, n, "else_branch", t, n->n_in - 1, &se) &&
-      run(L, &st, "then_branch", in + 1, a) && run(L, &se, "else_branch", in + 1, b))
+  /* the index checks of each branch count only where cond takes it (for some element) */
+  rlx_mx_arr *outer = L->guard, *cb = rlx_mx_astype(L->mx, in[0], RLX_DTYPE_BOOL);
+  rlx_mx_arr *cond = rlx_mx_reduce(L->mx, cb, 7, 0, NULL, false);
+  rlx_mx_arr *not_cond = rlx_mx_reduce(L->mx, rlx_mx_unary(L->mx, RLX_MXU_LOGICAL_NOT, cb), 7, 0, NULL, false);
+  if (outer) cond = rlx_mx_binary(L->mx, RLX_MXB_LOGICAL_AND, cond, outer), not_cond = rlx_mx_binary(L->mx, RLX_MXB_LOGICAL_AND, not_cond, outer);
+  bool done = prepare(L, n, "then_branch", t, n->n_in - 1, &st) && prepare(L, n, "else_branch", t, n->n_in - 1, &se);
+  L->guard = cond;
+  done = done && run(L, &st, "then_branch", in + 1, a);
+  L->guard = not_cond;
+  done = done && run(L, &se, "else_branch", in + 1, b);
+  L->guard = outer;
+  if (done)
     for (uint32_t i = 0; i < n->n_out; i++) out[i] = rlx_mx_where(L->mx, in[0], a[i], b[i]);
   rlx_sub_free(&st);
   rlx_sub_free(&se);
 }
 
-/* The one element of a bool array as a scalar. */
-static rlx_mx_arr *scalar_of(rlx_lower *L, rlx_mx_arr *a) { return rlx_mx_reshape(L->mx, a, 0, NULL); }
 
 /* While, unrolled max_iterations times. active = cond held at every step so far; the carried
  * values change only while active (where(active, body, carried)), so they freeze once cond is
@@ -58,7 +69,11 @@ static void lower_while(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, 
       active = active ? rlx_mx_binary(L->mx, RLX_MXB_LOGICAL_AND, active, c) : c;
       bool go = true;
       if (L->eager && !rlx_mx_to_host(L->mx, active, &go, 1)) break;
-      if (!go || !run(L, &sb, "body", out, next)) break;
+      rlx_mx_arr *outer = L->guard; /* the body's index checks count only while active */
+      L->guard = outer ? rlx_mx_binary(L->mx, RLX_MXB_LOGICAL_AND, active, outer) : active;
+      bool ran = go && run(L, &sb, "body", out, next);
+      L->guard = outer;
+      if (!ran) break;
       for (uint32_t i = 0; i < nc; i++) out[i] = L->eager ? next[i] : rlx_mx_where(L->mx, active, next[i], out[i]);
     }
   }

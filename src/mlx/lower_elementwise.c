@@ -81,14 +81,60 @@ void rlx_lower_unary(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx
   out[0] = rlx_l_unary(L, n->op, in[0], rlx_in_type(L, n, 0)->dtype);
 }
 
-/* Integer division truncating toward zero (C and ONNX semantics); MLX's floor_divide floors. */
-static rlx_mx_arr *int_div_trunc(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt) {
+/* Integer division and remainder are defined for every divisor, as numpy defines them: a / 0 and
+ * a % 0 are 0, a / -1 is -a wrapped (INT_MIN / -1 = INT_MIN) and a % -1 is 0. MLX only sees
+ * divisors other than 0 and -1: its CPU kernels trap (SIGFPE) on x / 0 and INT_MIN / -1. */
+typedef struct int_divisor {
+  rlx_mx_arr *b;              /* the divisor with 0 and -1 replaced by 1 */
+  rlx_mx_arr *is0, *is_m1;    /* where the divisor was 0 / -1 (is_m1 NULL for unsigned dtypes) */
+} int_divisor;
+
+static int_divisor safe_divisor(rlx_lower *L, rlx_mx_arr *b, rlx_dtype dt) {
   rlx_mx *c = L->mx;
-  rlx_mx_arr *q = B(FLOOR_DIVIDE, a, b);
-  if (!rlx_dtype_is_signed(dt)) return q;
-  rlx_mx_arr *r = B(REMAINDER, a, b);
-  rlx_mx_arr *fix = rlx_mx_binary(c, RLX_MXB_LOGICAL_AND, B(NOT_EQUAL, r, S(0)), B(NOT_EQUAL, B(LESS, a, S(0)), B(LESS, b, S(0))));
-  return B(ADD, q, rlx_mx_astype(c, fix, dt));
+  int_divisor d = {.is0 = B(EQUAL, b, S(0))};
+  rlx_mx_arr *bad = d.is0;
+  if (rlx_dtype_is_signed(dt)) d.is_m1 = B(EQUAL, b, S(-1)), bad = B(LOGICAL_OR, bad, d.is_m1);
+  d.b = rlx_mx_where(c, bad, S(1), b);
+  return d;
+}
+
+/* r (computed with d's safe divisor) with the results for divisors 0 and -1 put back. */
+static rlx_mx_arr *int_defined(rlx_lower *L, const int_divisor *d, rlx_mx_arr *r, rlx_mx_arr *by_minus1, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  if (d->is_m1) r = rlx_mx_where(c, d->is_m1, by_minus1, r);
+  return rlx_mx_where(c, d->is0, S(0), r);
+}
+
+/* -a with two's complement wrap-around (computed in the unsigned dtype of a's width). */
+static rlx_mx_arr *wrapping_negate(rlx_lower *L, rlx_mx_arr *a, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  rlx_dtype u = dt == RLX_DTYPE_I8 ? RLX_DTYPE_U8 : dt == RLX_DTYPE_I16 ? RLX_DTYPE_U16 : dt == RLX_DTYPE_I32 ? RLX_DTYPE_U32 : RLX_DTYPE_U64;
+  return rlx_mx_view(c, B(SUBTRACT, rlx_mx_scalar(c, 0, u), rlx_mx_view(c, a, u)), dt);
+}
+
+/* Integer division truncating toward zero (C and ONNX semantics); MLX's floor_divide floors. */
+static rlx_mx_arr *int_div_trunc(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b0, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  int_divisor d = safe_divisor(L, b0, dt);
+  rlx_mx_arr *b = d.b, *q = B(FLOOR_DIVIDE, a, b);
+  if (rlx_dtype_is_signed(dt)) {
+    rlx_mx_arr *r = B(REMAINDER, a, b);
+    rlx_mx_arr *fix = rlx_mx_binary(c, RLX_MXB_LOGICAL_AND, B(NOT_EQUAL, r, S(0)), B(NOT_EQUAL, B(LESS, a, S(0)), B(LESS, b, S(0))));
+    q = B(ADD, q, rlx_mx_astype(c, fix, dt));
+  }
+  return int_defined(L, &d, q, d.is_m1 ? wrapping_negate(L, a, dt) : NULL, dt);
+}
+
+/* Integer remainder with the divisor's sign (Python %), or the dividend's (C fmod). */
+static rlx_mx_arr *int_mod(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b0, rlx_dtype dt, bool fmod) {
+  rlx_mx *c = L->mx;
+  int_divisor d = safe_divisor(L, b0, dt);
+  rlx_mx_arr *r = B(REMAINDER, a, d.b);
+  if (fmod && rlx_dtype_is_signed(dt)) {
+    rlx_mx_arr *wrong = rlx_mx_binary(c, RLX_MXB_LOGICAL_AND, B(NOT_EQUAL, r, S(0)), B(NOT_EQUAL, B(LESS, r, S(0)), B(LESS, a, S(0))));
+    r = rlx_mx_where(c, wrong, B(SUBTRACT, r, d.b), r);
+  }
+  return int_defined(L, &d, r, S(0), dt);
 }
 
 rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt) {
@@ -101,7 +147,7 @@ rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, 
     case RLX_OP_MAX: return B(MAXIMUM, a, b);
     case RLX_OP_MIN: return B(MINIMUM, a, b);
     case RLX_OP_POW: return B(POWER, a, b);
-    case RLX_OP_MOD: return B(REMAINDER, a, b);
+    case RLX_OP_MOD: return rlx_dtype_is_int(dt) ? int_mod(L, a, b, dt, false) : B(REMAINDER, a, b);
     case RLX_OP_AND: return B(LOGICAL_AND, a, b);
     case RLX_OP_OR: return B(LOGICAL_OR, a, b);
     case RLX_OP_XOR: return B(NOT_EQUAL, a, b);
@@ -125,6 +171,10 @@ void rlx_lower_binary(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
   rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
   rlx_mx_arr *a = in[0], *b = in[1];
   if (n->op == RLX_OP_MOD && rlx_node_i(n, "fmod")) {
+    if (rlx_dtype_is_int(dt)) {
+      out[0] = int_mod(L, a, b, dt, true);
+      return;
+    }
     /* C fmod: the result takes the dividend's sign. r = a % b (divisor's sign), corrected. */
     rlx_mx_arr *r = B(REMAINDER, a, b);
     if (rlx_dtype_is_signed(dt)) {

@@ -9,14 +9,12 @@ static rlx_mx_arr *gather_backward(rlx_lower *L, const rlx_node *n, rlx_mx_arr *
   for (int i = 0; i < a; i++) pre *= to->dims[i];
   for (int i = (int)a + 1; i < to->rank; i++) post *= to->dims[i];
   for (int i = 0; i < ti->rank; i++) k *= ti->dims[i];
-  int64_t d = to->dims[a];
-  rlx_mx_arr *i = rlx_mx_astype(c, rlx_mx_reshape(c, idx, 3, (int64_t[]){1, k, 1}), RLX_DTYPE_I64);
-  if (rlx_dtype_is_signed(ti->dtype)) /* negative indices count from the end */
-    i = rlx_mx_where(c, rlx_mx_binary(c, RLX_MXB_LESS, i, rlx_mx_scalar(c, 0, RLX_DTYPE_I64)),
-                     rlx_mx_binary(c, RLX_MXB_ADD, i, rlx_mx_scalar(c, (double)d, RLX_DTYPE_I64)), i);
-  int64_t upd[3] = {pre, k, post}, base[3] = {pre, d, post};
-  i = rlx_mx_broadcast_to(c, i, 3, upd);
+  int64_t d = to->dims[a], upd[3] = {pre, k, post}, base[3] = {pre, d, post};
   rlx_mx_arr *zero = rlx_mx_full(c, 3, base, 0, to->dtype);
+  rlx_mx_arr *i = rlx_l_index(L, n, 1, idx, ti->dtype, d, (int)a);
+  if (!i || pre * k * post == 0) return rlx_l_reshape(L, zero, to);
+  i = rlx_mx_reshape(c, i, 3, (int64_t[]){1, k, 1});
+  i = rlx_mx_broadcast_to(c, i, 3, upd);
   return rlx_l_reshape(L, rlx_mx_put_along_axis(c, zero, i, rlx_mx_reshape(c, dy, 3, upd), 1, 1), to);
 }
 

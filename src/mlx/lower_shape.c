@@ -18,6 +18,7 @@ static void lower_slice(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_a
     int64_t a;
     rlx_norm_axis(na ? ax[i] : (int64_t)i, t->rank, &a);
     int64_t step = nst ? sp[i] : 1, s0, len = rlx_slice_range(t->dims[a], st[i], en[i], step, &s0);
+    if (len <= 1) step = step > 0 ? 1 : -1; /* one element (or none): any step of the sign reads the same */
     if (step > 0) {
       lo[a] = s0, hi[a] = s0 + (len - 1) * step + 1, stride[a] = step;
       if (len == 0) hi[a] = lo[a] = 0;

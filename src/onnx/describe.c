@@ -41,7 +41,8 @@ static void count_ops(const Onnx__GraphProto *g, op_count *counts, size_t *n, si
   for (size_t i = 0; i < g->n_node; i++) {
     const Onnx__NodeProto *nd = g->node[i];
     char key[160];
-    snprintf(key, sizeof key, "%s%s%s", nd->domain && *nd->domain ? nd->domain : "", nd->domain && *nd->domain ? "." : "", nd->op_type);
+    snprintf(key, sizeof key, "%s%s%s", nd->domain && *nd->domain ? nd->domain : "", nd->domain && *nd->domain ? "." : "",
+             nd->op_type ? nd->op_type : "(no op_type)");
     size_t j = 0;
     while (j < *n && strcmp(counts[j].key, key)) j++;
     if (j == *n && *n < cap) snprintf(counts[(*n)++].key, sizeof counts[0].key, "%s", key);
@@ -58,6 +59,11 @@ static rlx_status *load_model_proto(const char *path, Onnx__ModelProto **out) {
   unsigned char *buf;
   size_t len;
   RLX_TRY(rlx_read_file(path, &buf, &len));
+  rlx_status *st = rlx_onnx_check_wire(buf, len, path);
+  if (st) {
+    free(buf);
+    return st;
+  }
   Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
   free(buf);
   if (!mp || !mp->graph) {

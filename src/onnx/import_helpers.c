@@ -151,7 +151,7 @@ rlx_status *imp_attr_ints_copy(const Onnx__NodeProto *n, const char *name, int64
 
 const char *imp_node_label(const Onnx__NodeProto *n) {
   if (n->name && *n->name) return n->name;
-  return n->n_output && n->output[0] ? n->output[0] : n->op_type;
+  return n->n_output && n->output[0] ? n->output[0] : n->op_type ? n->op_type : "";
 }
 
 rlx_status *imp_addn(rlx_imp *I, const Onnx__NodeProto *n, rlx_op op, size_t nin, const rlx_value *in, size_t na,

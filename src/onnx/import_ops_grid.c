@@ -175,6 +175,8 @@ rlx_status *rlx_onnx_map_grid_sample(rlx_imp *I, const Onnx__NodeProto *n) {
   gs G = {.I = I, .n = n, .ft = rlx_dtype_is_float(tx.dtype) ? tx.dtype : tg.dtype, .pad = pad, .align = imp_attr_i(n, "align_corners", 0) != 0,
           .N = tx.dims[0]};
   int64_t C = tx.dims[1], P = 1, Q = 1;
+  for (int i = 0; i < r; i++)
+    if (tx.dims[2 + i] == 0) IMP_FAIL(INVALID_ARGUMENT, "X %s has an empty spatial dim %d: there is nothing to sample", RLX_TYPE_STR(&tx), i);
   for (int i = 0; i < r; i++) P *= tx.dims[2 + i], Q *= tg.dims[1 + i];
   G.Q = Q;
   rlx_value x, grid;

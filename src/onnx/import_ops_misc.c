@@ -354,7 +354,13 @@ rlx_status *rlx_onnx_map_tfidf_vectorizer(rlx_imp *I, const Onnx__NodeProto *n) 
   bool tf = !strcmp(mode, "TF"), idf = !strcmp(mode, "IDF");
   if (!tf && !idf && strcmp(mode, "TFIDF")) IMP_FAIL(INVALID_ARGUMENT, "mode '%s'", mode);
   int64_t out_size = 0;
-  for (size_t i = 0; i < nidx; i++) out_size = oidx[i] + 1 > out_size ? oidx[i] + 1 : out_size;
+  for (size_t i = 0; i < nidx; i++) {
+    /* every index makes a row of one-hot matrices of out_size floats per gram */
+    if (oidx[i] < 0 || oidx[i] >= RLX_ONNX_MAX_FOLD_BYTES / 4 / (int64_t)nidx)
+      IMP_FAIL(OUT_OF_RANGE, "ngram_indexes[%zu] = %lld is outside [0, %lld)", i, (long long)oidx[i],
+               (long long)(RLX_ONNX_MAX_FOLD_BYTES / 4 / (int64_t)nidx));
+    out_size = oidx[i] + 1 > out_size ? oidx[i] + 1 : out_size;
+  }
   if (!npool || !nidx || mn < 1 || mx < mn || skip < 0 || (nw && nw != (size_t)out_size))
     IMP_FAIL(INVALID_ARGUMENT, "pool_int64s, ngram_counts, ngram_indexes, weights or gram lengths are inconsistent");
   int64_t B = tx.rank == 2 ? tx.dims[0] : 1, L = tx.dims[tx.rank - 1];

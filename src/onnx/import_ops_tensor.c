@@ -82,9 +82,12 @@ static rlx_status *map_range(rlx_imp *I, const Onnx__NodeProto *n) {
   double start = rlx_tensor_get_f64(s, 0), limit = rlx_tensor_get_f64(l, 0), delta = rlx_tensor_get_f64(d, 0);
   if (delta == 0) IMP_FAIL(INVALID_ARGUMENT, "Range delta is 0");
   double cnt = ceil((limit - start) / delta);
-  int64_t len = cnt > 0 ? (int64_t)cnt : 0;
   rlx_dtype dt = rlx_tensor_dtype(s), cast_to = dt;
   if (dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16) dt = RLX_DTYPE_F64; /* computed in float64, cast in the graph */
+  if (cnt != cnt || cnt * (double)rlx_dtype_size(dt) > (double)RLX_ONNX_MAX_FOLD_BYTES)
+    IMP_FAIL(RESOURCE_EXHAUSTED, "Range(%g, %g, %g) has %g elements, more than a value computed while importing may take (%lld bytes)",
+             start, limit, delta, cnt, (long long)RLX_ONNX_MAX_FOLD_BYTES);
+  int64_t len = cnt > 0 ? (int64_t)cnt : 0;
   rlx_tensor *out;
   RLX_TRY(rlx_tensor_create(dt, 1, &len, NULL, 0, &out));
   unsigned char *p = rlx_tensor_data(out);
@@ -97,7 +100,11 @@ static rlx_status *map_range(rlx_imp *I, const Onnx__NodeProto *n) {
       case RLX_DTYPE_F64: u.d = v; break;
       case RLX_DTYPE_I16: u.i16 = (int16_t)v; break;
       case RLX_DTYPE_I32: u.i32 = (int32_t)v; break;
-      case RLX_DTYPE_I64: u.i64 = (int64_t)start + i * (int64_t)delta; break;
+      case RLX_DTYPE_I64: { /* start + i * delta lies in [start, limit): the wrapping unsigned sum is exact */
+        uint64_t s0 = (uint64_t)((const int64_t *)rlx_tensor_cdata(s))[0], d0 = (uint64_t)((const int64_t *)rlx_tensor_cdata(d))[0];
+        u.i64 = (int64_t)(s0 + (uint64_t)i * d0);
+        break;
+      }
       default:
         rlx_tensor_free(out);
         IMP_FAIL(UNIMPLEMENTED, "Range of %s", rlx_dtype_name(dt));

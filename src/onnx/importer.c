@@ -114,8 +114,8 @@ void rlx_onnx_model_free(rlx_onnx_model *m) {
 
 const rlx_graph *rlx_onnx_model_graph(const rlx_onnx_model *m) { return m->g; }
 size_t rlx_onnx_model_num_params(const rlx_onnx_model *m) { return m->np; }
-const char *rlx_onnx_model_param_name(const rlx_onnx_model *m, size_t i) { return m->pnames[i]; }
-const rlx_tensor *rlx_onnx_model_param_value(const rlx_onnx_model *m, size_t i) { return m->pvals[i]; }
+const char *rlx_onnx_model_param_name(const rlx_onnx_model *m, size_t i) { return m && i < m->np ? m->pnames[i] : NULL; }
+const rlx_tensor *rlx_onnx_model_param_value(const rlx_onnx_model *m, size_t i) { return m && i < m->np ? m->pvals[i] : NULL; }
 int64_t rlx_onnx_model_opset(const rlx_onnx_model *m) { return m->opset; }
 
 /* Appends param `name` with value t (the model takes t on success). */
@@ -301,6 +301,15 @@ static rlx_status *fold(rlx_imp *I, const Onnx__NodeProto *n, const rlx_onnx_op 
     rlx_executable *ex = NULL;
     rlx_tensor *res[64] = {0};
     st = rlx_graph_set_outputs(T.g, nrun, outs);
+    for (size_t i = 0; !st && i < nrun; i++) {
+      const rlx_type *t = rlx_graph_value_type(T.g, outs[i]);
+      size_t nb = 0;
+      rlx_status *big = rlx_type_nbytes(t, &nb);
+      if (big || nb > (size_t)RLX_ONNX_MAX_FOLD_BYTES)
+        st = RLX_ERR(RESOURCE_EXHAUSTED, "output %zu would be %s, more than the %lld bytes a value computed while importing may take",
+                     idx[i], RLX_TYPE_STR(t), (long long)RLX_ONNX_MAX_FOLD_BYTES);
+      rlx_status_free(big);
+    }
     if (!st) st = rlx_executable_create(T.g, RLX_DEVICE_CPU, RLX_MODE_LAZY, &ex);
     if (!st) st = rlx_executable_run(ex, 0, NULL, NULL, nrun, res);
     for (size_t i = 0; i < nrun; i++) {
@@ -449,6 +458,7 @@ int64_t rlx_onnx_default_opset(const Onnx__ModelProto *mp) {
 }
 
 static rlx_status *map_node(rlx_imp *I, const Onnx__NodeProto *n) {
+  if (!n->op_type || !*n->op_type) return RLX_ERR(INVALID_ARGUMENT, "ONNX node '%s' has no op_type", n->name ? n->name : "");
   const rlx_onnx_op *op = rlx_onnx_find_op(n->domain, n->op_type, I->opset);
   rlx_status *st;
   if (!op) {
@@ -544,7 +554,66 @@ rlx_status *imp_body(rlx_imp *I, const Onnx__GraphProto *gp) {
   return NULL;
 }
 
+/* The model's inputs, "a, b, c" (truncated), for messages. */
+static void input_list(const Onnx__GraphProto *gp, char *buf, size_t cap) {
+  size_t o = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < gp->n_input && o + 1 < cap; i++) {
+    int w = snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", gp->input[i]->name ? gp->input[i]->name : "");
+    o += w > 0 ? (size_t)w : 0;
+  }
+  if (!gp->n_input) snprintf(buf, cap, "none");
+}
+
+/* Checks one fixed input against its declaration: dtype (of a given value), rank, the dims the
+ * model fixes, and the sizes rlx_onnx_options_set_dim gives its dim_params. (Two inputs may give
+ * one dim_param different sizes: exporters name unrelated dims alike, "?" say.) */
+static rlx_status *check_fix(const rlx_imp *I, const Onnx__ValueInfoProto *vi, const shape_fix *f) {
+  const char *nm = f->name;
+  if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) return NULL; /* reported by the import */
+  const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+  rlx_dtype dt;
+  if (f->value && !rlx_onnx_dtype(tt->elem_type, &dt) && dt != rlx_tensor_dtype(f->value))
+    return RLX_ERR(INVALID_ARGUMENT, "input '%s': the model declares %s, got %s", nm, rlx_dtype_name(dt), rlx_dtype_name(rlx_tensor_dtype(f->value)));
+  if (!tt->shape) return NULL;
+  if (tt->shape->n_dim != (size_t)f->rank)
+    return RLX_ERR(INVALID_ARGUMENT, "input '%s': the model declares rank %zu, got rank %d", nm, tt->shape->n_dim, (int)f->rank);
+  for (size_t i = 0; i < tt->shape->n_dim; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    int64_t got = f->dims[i];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0 && d->dim_value != got)
+      return RLX_ERR(INVALID_ARGUMENT, "input '%s' dim %zu: the model fixes it to %lld, got %lld", nm, i, (long long)d->dim_value, (long long)got);
+    if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM || !d->dim_param || !*d->dim_param) continue;
+    void *set = I->opts ? rlx_strmap_get(&I->opts->dims, d->dim_param) : NULL;
+    if (set && (int64_t)(intptr_t)set - 1 != got)
+      return RLX_ERR(INVALID_ARGUMENT, "input '%s' dim %zu ('%s'): '%s' is set to %lld, got %lld", nm, i, d->dim_param, d->dim_param,
+                     (long long)((intptr_t)set - 1), (long long)got);
+  }
+  return NULL;
+}
+
+/* Checks the options against the model's declared inputs before any import work: every fixed
+ * input exists (NOT_FOUND listing the model's inputs) and fits its declaration. */
+static rlx_status *check_options(const rlx_imp *I, const Onnx__GraphProto *gp) {
+  rlx_status *st = NULL;
+  for (size_t k = 0; !st && I->opts && k < I->opts->n_shapes; k++) {
+    const shape_fix *f = &I->opts->shapes[k];
+    const Onnx__ValueInfoProto *vi = NULL;
+    for (size_t i = 0; !vi && i < gp->n_input; i++)
+      if (gp->input[i]->name && !strcmp(gp->input[i]->name, f->name)) vi = gp->input[i];
+    if (!vi) {
+      char list[512];
+      input_list(gp, list, sizeof list);
+      st = RLX_ERR(NOT_FOUND, "the model has no input named '%s' (inputs: %s)", f->name, list);
+    } else {
+      st = check_fix(I, vi, f);
+    }
+  }
+  return st;
+}
+
 static rlx_status *import_graph(rlx_imp *I, const Onnx__GraphProto *gp) {
+  RLX_TRY(check_options(I, gp));
   RLX_TRY(define_initializers(I, gp, true));
   for (size_t i = 0; i < gp->n_input; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
@@ -591,6 +660,7 @@ static rlx_status *optimize(rlx_graph **g, rlx_onnx_model *m, const char *spec) 
 rlx_status *rlx_onnx_import_bytes(const void *bytes, size_t nbytes, const char *dir, const rlx_onnx_options *opts,
                                   rlx_onnx_model **out) {
   if (!bytes || !out) return RLX_ERR(INVALID_ARGUMENT, "rlx_onnx_import_bytes: NULL argument");
+  RLX_TRY(rlx_onnx_check_wire(bytes, nbytes, "the model"));
   Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, nbytes, bytes);
   if (!mp) return RLX_ERR(DATA_LOSS, "not a serialized ONNX ModelProto");
   rlx_onnx_model *m = calloc(1, sizeof *m);

@@ -50,6 +50,15 @@ const rlx_onnx_op *rlx_onnx_find_op(const char *domain, const char *op_type, int
 /* The default-domain ("" or "ai.onnx") opset a model imports (1 when it lists none). */
 int64_t rlx_onnx_default_opset(const Onnx__ModelProto *mp);
 
+/* Nesting limit of protobuf messages in a file (a model nesting sub-graphs ten deep reaches
+ * about 35) and the pre-scan enforcing it before protobuf-c unpacks (wire.c): INVALID_ARGUMENT past
+ * the limit (`what` names the bytes), else NULL. */
+#define RLX_ONNX_MAX_NESTING 100
+/* The most bytes one value computed while importing (folding, Range) may take: a file's declared
+ * shapes cannot make the importer allocate more before any data exists (RESOURCE_EXHAUSTED). */
+#define RLX_ONNX_MAX_FOLD_BYTES ((int64_t)1 << 30)
+rlx_status *rlx_onnx_check_wire(const void *bytes, size_t n, const char *what);
+
 /* ---- tensors ---- */
 RLX_MUST_USE rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out);
 RLX_MUST_USE rlx_status *rlx_onnx_tensor_from_proto(const Onnx__TensorProto *t, const char *dir, rlx_tensor **out);

@@ -157,6 +157,11 @@ rlx_status *rlx_onnx_tensor_load(const char *path, rlx_tensor **out, char **out_
   unsigned char *buf;
   size_t len;
   RLX_TRY(rlx_read_file(path, &buf, &len));
+  rlx_status *wst = rlx_onnx_check_wire(buf, len, path);
+  if (wst) {
+    free(buf);
+    return wst;
+  }
   Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
   free(buf);
   if (!t) return RLX_ERR(DATA_LOSS, "'%s' is not a serialized ONNX TensorProto", path);

@@ -63,7 +63,8 @@ rlx_mx_arr *rlx_mx_keep(rlx_mx *c, rlx_mx_arr *a);
 void rlx_mx_release(rlx_mx_arr *a); /* NULL accepted */
 /* Copies host bytes (numel * dtype size, little-endian) into a new array of the given type. */
 rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t);
-/* A scalar (rank 0) of `dtype` holding v (bool: v != 0; complex: real part). */
+/* A scalar (rank 0) of `dtype` holding v (bool: v != 0; complex: real part; integers: v
+ * saturated at the dtype's limits, NaN as 0). rlx_mx_full fills the same way. */
 rlx_mx_arr *rlx_mx_scalar(rlx_mx *c, double v, rlx_dtype dtype);
 /* Evaluates `a` and copies its elements (row-major) into dst, which holds exactly `nbytes`.
  * Returns false (error recorded) on failure or size mismatch. */

@@ -1,5 +1,6 @@
 // shim_core.cpp: contexts, host transfer, evaluation and compile.
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -63,6 +64,16 @@ static const mx::Dtype dtype_map[] = {
 static_assert(sizeof(dtype_map) / sizeof(dtype_map[0]) == RLX_DTYPE_COUNT, "dtype map covers rlx_dtype");
 
 mx::Dtype to_mx(rlx_dtype d) { return dtype_map[d]; }
+
+double saturate_for(double v, rlx_dtype d) {
+  if (!rlx_dtype_is_int(d)) return v;
+  if (v != v) return 0;
+  int bits = 8 * (int)rlx_dtype_size(d);
+  bool sign = rlx_dtype_is_signed(d);
+  double lo = sign ? -std::ldexp(1.0, bits - 1) : 0, hi = std::ldexp(1.0, sign ? bits - 1 : bits);
+  /* hi itself is out of range; the largest double below it is in range for every width */
+  return v < lo ? lo : v >= hi ? std::nextafter(hi, 0.0) : v;
+}
 
 bool from_mx(mx::Dtype d, rlx_dtype *out) {
   for (int i = 0; i < RLX_DTYPE_COUNT; i++)
@@ -197,6 +208,7 @@ rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t) {
 }
 
 rlx_mx_arr *rlx_mx_scalar(rlx_mx *c, double v, rlx_dtype dtype) {
+  v = saturate_for(v, dtype);
   SHIM_OP(c, true, ([&] {
             switch (dtype) {
               case RLX_DTYPE_I64: return mx::array((int64_t)v, mx::int64);

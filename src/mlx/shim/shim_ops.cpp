@@ -11,7 +11,10 @@ std::vector<int> to_ints(int n, const int64_t *v) {
 
 mx::Shape to_shape_any(int n, const int64_t *v) {  // allows negative entries (slice bounds)
   mx::Shape s;
-  for (int i = 0; i < n; i++) s.push_back(static_cast<mx::ShapeElem>(v[i]));
+  for (int i = 0; i < n; i++) {
+    if (v[i] < INT32_MIN || v[i] > INT32_MAX) throw std::invalid_argument("slice bound " + std::to_string(v[i]) + " outside MLX's int32 range");
+    s.push_back(static_cast<mx::ShapeElem>(v[i]));
+  }
   return s;
 }
 
@@ -190,6 +193,7 @@ rlx_mx_arr *rlx_mx_arange(rlx_mx *c, double start, double stop, double step, rlx
 }
 
 rlx_mx_arr *rlx_mx_full(rlx_mx *c, int rank, const int64_t *dims, double v, rlx_dtype dtype) {
+  v = saturate_for(v, dtype);
   SHIM_OP(c, true, ([&] {
             mx::Dtype dt = to_mx(dtype);
             mx::array val = dtype == RLX_DTYPE_BOOL ? mx::array(v != 0) : mx::array(v, dt == mx::complex64 ? mx::float32 : dt);

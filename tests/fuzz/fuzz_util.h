@@ -1,0 +1,44 @@
+/* fuzz_util.h: running a graph once on small zero inputs, for the fuzz targets. */
+#ifndef RLX_FUZZ_UTIL_H
+#define RLX_FUZZ_UTIL_H
+
+#include <stdlib.h>
+
+#include "rlx/rlx.h"
+
+/* Inputs larger than this many elements (after symbolic dims become 1) are not run. */
+#define FUZZ_MAX_INPUT_ELEMS ((int64_t)1 << 16)
+
+/* Runs g once in `mode` on zero-filled inputs (symbolic dims bound to 1), with params from
+ * set_params (may be NULL); every status is dropped: the target only looks for crashes. */
+static inline void fuzz_run(const rlx_graph *g, rlx_mode mode, rlx_status *(*set_params)(void *, rlx_executable *), void *ud) {
+  rlx_executable *ex = NULL;
+  size_t ni = rlx_graph_num_inputs(g), no = rlx_graph_num_outputs(g);
+  const char **names = calloc(ni + 1, sizeof *names);
+  rlx_tensor **vals = calloc(ni + 1, sizeof *vals), **outs = calloc(no + 1, sizeof *outs);
+  rlx_status *st = names && vals && outs ? rlx_executable_create(g, RLX_DEVICE_CPU, mode, &ex) : NULL;
+  if (!st && ex && set_params) st = set_params(ud, ex);
+  for (size_t i = 0; !st && ex && i < ni; i++) {
+    rlx_type t = *rlx_graph_value_type(g, rlx_graph_input_value(g, i));
+    int64_t n = 1;
+    for (int d = 0; d < t.rank; d++) {
+      if (t.dims[d] < 0) t.dims[d] = 1;
+      n = t.dims[d] > FUZZ_MAX_INPUT_ELEMS ? FUZZ_MAX_INPUT_ELEMS + 1 : n * t.dims[d];
+      if (n > FUZZ_MAX_INPUT_ELEMS) break;
+    }
+    if (n > FUZZ_MAX_INPUT_ELEMS) break;
+    names[i] = rlx_graph_input_name(g, i);
+    st = rlx_tensor_create(t.dtype, t.rank, t.dims, NULL, 0, &vals[i]);
+    if (!st && i + 1 == ni) st = rlx_executable_run(ex, ni, names, vals, no, outs);
+  }
+  if (!st && ex && ni == 0) st = rlx_executable_run(ex, 0, NULL, NULL, no, outs);
+  rlx_status_free(st);
+  for (size_t i = 0; outs && i < no; i++) rlx_tensor_free(outs[i]);
+  for (size_t i = 0; vals && i < ni; i++) rlx_tensor_free(vals[i]);
+  rlx_executable_free(ex);
+  free(names);
+  free(vals);
+  free(outs);
+}
+
+#endif
