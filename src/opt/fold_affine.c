@@ -5,7 +5,10 @@
  * Sub (y - c): b' = b - c.  With y = MatMul(x, W[K,N]) (or FusedMatMulBiasAct without
  * activation), c one value per column (broadcasting along the last axis) or a scalar: Mul / Div
  * scale W's columns and the bias (Add is the epilogue pass's). Chains (BatchNormalization is
- * written x a + b by the importer) fold one op at a time, float32 and float64 only. */
+ * written x a + b by the importer) fold one op at a time, float32 and float64 only.
+ * Input side: Conv(a x + b, W, bias) with scalar a, b (Add/Sub/Mul/Div chains by scalar constants,
+ * the affine a x + b read only by the Conv) and no padding is Conv(x, a W, bias + b sum(W[o]))
+ * (every window reads a x + b only; padded windows would read zeros instead of b). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,7 +77,48 @@ static bool find_target(rlx_opt_rule_ctx *r, rlx_value y, target *t) {
   return true;
 }
 
+/* Conv(a u + b, W, bias) without padding -> Conv(u, a W, bias + b sum(W[o])). */
+static rlx_status *input_side(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
+  size_t np;
+  const int64_t *pads = rlx_node_is(n, "pads", &np);
+  for (size_t i = 0; i < np; i++)
+    if (pads[i]) return NULL;
+  if (r->uses[n->in[0]] != 1) return NULL;
+  rlx_graph *d = r->rw->dst;
+  const rlx_opt_ctx *cx = r->cx;
+  rlx_value u, w = rlx_opt_mapped(r, n->in[1]), b = n->n_in == 3 ? rlx_opt_mapped(r, n->in[2]) : RLX_RW_NONE, out, in[3];
+  double a, c, *W = NULL, *B = NULL;
+  int64_t nw, nb, C = d->types[w].dims[0];
+  rlx_type tw = d->types[w], tb = {.dtype = tw.dtype, .rank = 1, .dims = {C}};
+  if ((tw.dtype != RLX_DTYPE_F32 && tw.dtype != RLX_DTYPE_F64) || !rlx_opt_affine(d, cx, rlx_opt_mapped(r, n->in[0]), &u, &a, &c)) return NULL;
+  if (!rlx_opt_const_f64(d, w, cx, &W, &nw)) return NULL;
+  if (b != RLX_RW_NONE ? !rlx_opt_const_f64(d, b, cx, &B, &nb) || nb != C : !(B = calloc((size_t)(C ? C : 1), sizeof *B))) {
+    free(W);
+    return NULL;
+  }
+  int64_t inner = C ? nw / C : 0;
+  for (int64_t o = 0; o < C; o++) {
+    double sum = 0;
+    for (int64_t i = 0; i < inner; i++) sum += W[o * inner + i], W[o * inner + i] *= a;
+    B[o] += c * sum;
+  }
+  rlx_status *st = rlx_opt_const_from_f64(d, &tw, W, &in[1]);
+  if (!st) st = rlx_opt_const_from_f64(d, &tb, B, &in[2]);
+  free(W);
+  free(B);
+  RLX_TRY(st);
+  in[0] = u;
+  rlx_attr at[16];
+  if (n->n_attrs > 16) return RLX_ERR(INTERNAL, "fold_affine: %u attributes", n->n_attrs);
+  RLX_TRY(rlx_rw_attrs(n, at));
+  RLX_TRY(rlx_graph_add1(d, RLX_OP_CONV, n->name, 3, in, n->n_attrs, at, &out));
+  rlx_opt_replace(r, n, 0, out);
+  *fired = true;
+  return NULL;
+}
+
 static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
+  if (n->op == RLX_OP_CONV) return input_side(r, n, fired);
   if (n->op != RLX_OP_MUL && n->op != RLX_OP_DIV && n->op != RLX_OP_ADD && n->op != RLX_OP_SUB) return NULL;
   const rlx_graph *s = r->rw->src;
   for (int side = 0; side < 2; side++) {

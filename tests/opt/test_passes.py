@@ -87,6 +87,18 @@ mm = {"W": f32(8, 4), "c": f32(4, lo=0.5, hi=2)}
 case("fold_affine", "matmul_div_per_column", model([
     helper.make_node("MatMul", ["x", "W"], ["c0"]), helper.make_node("Div", ["c0", "c"], ["y"])], {"x": xm}, ["y"], mm),
     {"x": xm}, {"MatMul": 1, "Div": 1}, {"MatMul": 1, "Div": 0})
+# input side: HardSwish then x 1.7 - 0.3 into a pointwise conv (no padding); not into a padded one
+xs = {"x": x}
+case("fold_affine", "affine_into_unpadded_conv", model([
+    helper.make_node("Relu", ["x"], ["h"]), helper.make_node("Mul", ["h", "k"], ["hk"]), helper.make_node("Sub", ["hk", "d"], ["a"]),
+    helper.make_node("Conv", ["a", "W", "b"], ["y"], strides=[2, 1])], xs, ["y"],
+    {"W": f32(5, 3, 1, 1), "b": f32(5), "k": np.array(1.7, np.float32), "d": np.array(0.3, np.float32)}), xs,
+    {"Conv": 1, "Mul": 1, "Sub": 1}, {"Conv": 1, "Mul": 0, "Sub": 0})
+case("fold_affine", "affine_kept_before_padded_conv", model([
+    helper.make_node("Relu", ["x"], ["h"]), helper.make_node("Mul", ["h", "k"], ["hk"]), helper.make_node("Add", ["hk", "d"], ["a"]),
+    helper.make_node("Conv", ["a", "W"], ["y"], group=3, pads=[1, 1, 1, 1])], xs, ["y"],
+    {"W": f32(3, 1, 3, 3), "k": np.array(1.7, np.float32), "d": np.array(0.3, np.float32)}), xs,
+    {"Conv": 1, "Mul": 1, "Add": 1}, {"Conv": 1, "Mul": 1, "Add": 1})
 # a Mul that broadcasts the conv output to a larger shape is not folded
 case("fold_affine", "conv_mul_broadcasting_kept", model([
     helper.make_node("Conv", ["x", "W"], ["c"], group=3, pads=[1, 1, 1, 1]), helper.make_node("Mul", ["c", "k2"], ["y"])],
