@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The main job from a fresh clone: set-up, build, then a pretrained OCR model through rlx on MLX's
 # CPU backend, checked against ONNX Runtime. Extra arguments go to examples/ocr_demo.py.
+# RLX_BACKEND=cuda: the same on an NVIDIA GPU (MLX's mlx-cuda-13 package, --device gpu);
+# RLX_WHEELS=DIR: offline, from a directory of wheels (scripts/venv.sh says what it must hold).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 scripts/bootstrap.sh
 scripts/build.sh release
-exec .venv/bin/python examples/ocr_demo.py build/rlx "$@"
+device=cpu
+[ "${RLX_BACKEND:-cpu}" = cuda ] && device=gpu
+exec .venv/bin/python examples/ocr_demo.py build/rlx --device "$device" "$@"

@@ -106,6 +106,11 @@ typedef struct rlx_executable rlx_executable;
  * INVALID_ARGUMENT (NULL graph, a graph without outputs, a param declared with two types in the
  * graph and a sub-graph, RLX_MLX_MODE set to an unknown mode), UNAVAILABLE (device GPU without a
  * GPU: "no GPU: ..."), RESOURCE_EXHAUSTED. No MLX work happens here; params are set next.
+ * On the GPU, compiled mode has MLX compile fused kernels with NVRTC, which needs the CUDA runtime
+ * headers: when neither CUDA_HOME nor CUDA_PATH is set, the first GPU executable of the process
+ * sets CUDA_HOME (setenv) to /usr/local/cuda or to the pip package nvidia/cu13 beside MLX's,
+ * whichever has include/cuda_runtime.h (the cccl/cute/cutlass headers come with mlx-cuda-13).
+ * Programs that read the environment from other threads meanwhile should set CUDA_HOME themselves.
  * *out untouched on failure. Release with rlx_executable_free. */
 RLX_MUST_USE rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mode mode, rlx_executable **out);
 

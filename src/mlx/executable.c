@@ -163,6 +163,7 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   if (device == RLX_DEVICE_GPU && !rlx_mx_gpu_available())
     return RLX_ERR(UNAVAILABLE, "no GPU: MLX %s in this process has no usable GPU backend or device (install mlx-cuda-13 on a CUDA machine)",
                    rlx_mx_version());
+  if (device == RLX_DEVICE_GPU) rlx_mx_cuda_home(); /* for compiled mode's NVRTC, see rlx_executable_create */
   rlx_executable *ex = calloc(1, sizeof *ex);
   if (!ex) return RLX_OOM();
   rlx_graph_ref(g);

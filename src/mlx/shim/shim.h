@@ -38,6 +38,10 @@ typedef enum rlx_mx_device { RLX_MX_CPU = 0, RLX_MX_GPU = 1 } rlx_mx_device;
 const char *rlx_mx_version(void);
 /* true when MLX was built with a GPU backend and a GPU is present. Never throws. */
 bool rlx_mx_gpu_available(void);
+/* Once per process, when neither CUDA_HOME nor CUDA_PATH is set: sets CUDA_HOME to the first of
+ * /usr/local/cuda and <site-packages>/nvidia/cu13 (next to MLX's package) that holds
+ * include/cuda_runtime.h, for the NVRTC compiles of MLX's CUDA backend. Never throws. */
+void rlx_mx_cuda_home(void);
 /* MLX's peak allocation in bytes (0 when MLX throws). Never throws. */
 size_t rlx_mx_peak_memory(void);
 /* A description of the device ("cpu", or the GPU's name). */

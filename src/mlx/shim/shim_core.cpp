@@ -1,8 +1,11 @@
 // shim_core.cpp: contexts, host transfer, evaluation and compile.
+#include <dlfcn.h>
+
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -103,6 +106,27 @@ bool rlx_mx_gpu_available(void) {
   } catch (...) {
     return false;
   }
+}
+
+void rlx_mx_cuda_home(void) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (std::getenv("CUDA_HOME") || std::getenv("CUDA_PATH")) return;
+    std::vector<std::filesystem::path> candidates = {"/usr/local/cuda"};
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&mx::version), &info) && info.dli_fname) {
+      std::error_code ec;
+      auto lib = std::filesystem::canonical(info.dli_fname, ec); // <site-packages>/mlx/lib/libmlx.so
+      if (!ec) candidates.push_back(lib.parent_path().parent_path().parent_path() / "nvidia" / "cu13");
+    }
+    for (const auto &c : candidates) {
+      std::error_code ec;
+      if (std::filesystem::exists(c / "include" / "cuda_runtime.h", ec)) {
+        setenv("CUDA_HOME", c.c_str(), 0);
+        return;
+      }
+    }
+  });
 }
 
 size_t rlx_mx_peak_memory(void) {
