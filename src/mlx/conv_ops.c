@@ -180,13 +180,21 @@ static rlx_mx_arr *direct_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, 
 }
 
 /* A 1x1 convolution (stride 1, no pads, group 1) as one matmul on the channels-first data:
- * w[Co,Ci] @ x[N,Ci,P] = y[N,Co,P], contiguous in the output's layout. */
+ * w[Co,Ci] @ x[N,Ci,P] = y[N,Co,P], contiguous in the output's layout. For a batch of 1 the bias
+ * b[Co] (NULL: none) rides in the GEMM (addmm) and *b_done is set. */
 static rlx_mx_arr *pointwise_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
-                                  const rlx_type *ty) {
-  int64_t P = 1;
+                                  rlx_mx_arr *b, const rlx_type *ty, bool *b_done) {
+  rlx_mx *c = L->mx;
+  int64_t P = 1, N = tx->dims[0], ci = tx->dims[1], co = tw->dims[0];
   for (int i = 2; i < tx->rank; i++) P *= tx->dims[i];
-  rlx_mx_arr *w2 = rlx_mx_reshape(L->mx, w, 2, (int64_t[]){tw->dims[0], tw->dims[1]});
-  rlx_mx_arr *y = rlx_mx_matmul(L->mx, w2, rlx_mx_reshape(L->mx, x, 3, (int64_t[]){tx->dims[0], tx->dims[1], P}));
+  rlx_mx_arr *w2 = rlx_mx_reshape(c, w, 2, (int64_t[]){co, ci}), *y;
+  *b_done = N == 1 && b;
+  if (N == 1) {
+    rlx_mx_arr *x2 = rlx_mx_reshape(c, x, 2, (int64_t[]){ci, P});
+    y = b ? rlx_mx_addmm(c, rlx_mx_reshape(c, b, 2, (int64_t[]){co, 1}), w2, x2) : rlx_mx_matmul(c, w2, x2);
+  } else {
+    y = rlx_mx_matmul(c, w2, rlx_mx_reshape(c, x, 3, (int64_t[]){N, ci, P}));
+  }
   return rlx_l_reshape(L, y, ty);
 }
 
@@ -212,7 +220,9 @@ rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_a
   if (!cpu) gemm = nsp < 3 || gm->group == 1;
   rlx_mx_arr *y;
   if (cpu && one && !f64) {
-    y = pointwise_conv(L, x, tx, w, tw, ty);
+    bool b_done;
+    y = pointwise_conv(L, x, tx, w, tw, b, ty, &b_done);
+    if (b_done) b = NULL;
   } else if (gemm) {
     int64_t ones[3] = {1, 1, 1};
     y = rlx_mx_conv_general(c, to_last(L, x, r), to_last(L, w, r), nsp, gm->s, gm->p, gm->p + nsp, gm->d, ones,
