@@ -4,8 +4,9 @@
 // calling thread (MLX's stream thread, inside a kernel's task) counts as one of them, so a
 // kernel never has more threads running than that. Workers sleep on a condition variable
 // between jobs (no spinning: the cores are shared with OpenBLAS's threads and other
-// processes). One job at a time: a second caller (another stream's thread) runs its work
-// inline instead of waiting.
+// processes) and take chunks from a shared counter; the caller takes chunks too and, once none
+// are left, waits only for the workers inside a chunk, never for one not yet scheduled. One job
+// at a time: a second caller (another stream's thread) runs its work inline instead of waiting.
 #include <sched.h>
 
 #include <algorithm>
@@ -61,13 +62,16 @@ class Pool {
       std::lock_guard<std::mutex> lk(m_);
       fn_ = &fn, n_ = n, chunk_ = chunk;
       next_.store(0);
-      pending_ = (int)threads_.size();
+      open_ = true;
       gen_++;
     }
     wake_.notify_all();
     chunks();
+    // Workers that have not joined yet never will: the caller does not wait for a thread the
+    // scheduler has not run (loaded machines), only for those inside a chunk.
     std::unique_lock<std::mutex> lk(m_);
-    done_.wait(lk, [this] { return pending_ == 0; });
+    open_ = false;
+    done_.wait(lk, [this] { return active_ == 0; });
     fn_ = nullptr;
     return true;
   }
@@ -82,25 +86,26 @@ class Pool {
   }
   void work() {
     uint64_t seen = 0;
+    std::unique_lock<std::mutex> lk(m_);
     for (;;) {
-      {
-        std::unique_lock<std::mutex> lk(m_);
-        wake_.wait(lk, [&] { return stop_ || gen_ != seen; });
-        if (stop_) return;
-        seen = gen_;
-      }
+      wake_.wait(lk, [&] { return stop_ || gen_ != seen; });
+      if (stop_) return;
+      seen = gen_;
+      if (!open_) continue;
+      active_++;
+      lk.unlock();
       chunks();
-      std::lock_guard<std::mutex> lk(m_);
-      if (--pending_ == 0) done_.notify_one();
+      lk.lock();
+      if (--active_ == 0) done_.notify_one();
     }
   }
 
   std::vector<std::thread> threads_;
   std::mutex busy_, m_;
   std::condition_variable wake_, done_;
-  bool stop_ = false;
+  bool stop_ = false, open_ = false;
   uint64_t gen_ = 0;
-  int pending_ = 0;
+  int active_ = 0;
   const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
   int64_t n_ = 0, chunk_ = 1;
   std::atomic<int64_t> next_{0};
