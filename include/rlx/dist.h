@@ -113,6 +113,8 @@ RLX_MUST_USE rlx_status *rlx_dist_split(rlx_dist_group *g, int color, int key, r
  * earlier, or the timeout expired, naming the cause). *out untouched on failure. ---- */
 
 /* Elementwise sum / maximum / minimum over the ranks; result of x's type. Integer sums wrap. The
+ * low-precision storage types (rlx_dtype_is_lowp: float8, float4, int4, ...) are UNIMPLEMENTED
+ * (they have no device arithmetic; all_gather and point to point move them as bytes). The
  * ring backend reduces a tensor with fewer elements than ranks only when ranks * element size
  * <= 1024 bytes (MLX's fixed buffer), else UNIMPLEMENTED. */
 RLX_MUST_USE rlx_status *rlx_dist_all_sum(rlx_dist_group *g, const rlx_tensor *x, rlx_tensor **out);

@@ -395,16 +395,12 @@ static void *watcher(void *arg) {
       abort_locked(g, why);
       continue;
     }
-    if (g->deadline > 0) {
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      double t = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + (g->deadline - now_s());
-      ts.tv_sec = (time_t)t;
-      ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-      pthread_cond_timedwait(&g->cv, &g->mu, &ts);
-    } else {
-      pthread_cond_wait(&g->cv, &g->mu);
-    }
+    /* polls every 50 ms, so that arming and disarming (every run) never wake this thread */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 50000000;
+    if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+    pthread_cond_timedwait(&g->cv, &g->mu, &ts);
   }
   pthread_mutex_unlock(&g->mu);
   return NULL;
@@ -423,7 +419,6 @@ void rlx_dist_watch_begin(rlx_dist_group *g) {
   if (!g->has_watcher && g->mx) g->has_watcher = pthread_create(&g->watcher, NULL, watcher, g) == 0;
   g->expired = false;
   g->deadline = now_s() + g->timeout_s;
-  pthread_cond_signal(&g->cv);
   pthread_mutex_unlock(&g->mu);
 }
 
@@ -476,6 +471,9 @@ rlx_status *rlx_dist_check(const rlx_dist_group *g, rlx_mx_coll kind, const rlx_
   int64_t numel = 1;
   for (int i = 0; i < t->rank; i++) numel *= t->dims[i];
   bool reduce = kind <= RLX_MXC_ALL_MIN;
+  if (reduce && rlx_dtype_is_lowp(t->dtype))
+    return RLX_ERR(UNIMPLEMENTED, "%s of %s: a storage type without arithmetic on the device (cast to a float type first)", op,
+                   rlx_dtype_name(t->dtype));
   switch (g->backend) {
     case RLX_DIST_RING:
       if (kind == RLX_MXC_SUM_SCATTER) return RLX_ERR(UNIMPLEMENTED, "the ring backend has no %s (MLX 0.32)", op);

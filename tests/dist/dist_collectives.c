@@ -133,6 +133,15 @@ static void host_collectives(rlx_dist_group *g) {
   if (y) CHECK(rlx_tensor_get_f64(y, 0) == 1 && rlx_tensor_get_f64(y, 1) == 1 && rlx_tensor_get_f64(y, 2) == 0, "bool max");
   rlx_tensor_free(x), rlx_tensor_free(y), y = NULL;
 
+  /* float8 is storage only: no sum (any group of more than one rank) */
+  if (size > 1) {
+    uint8_t f8[2] = {0x38, 0x40};
+    int64_t d2[] = {2};
+    expect(rlx_tensor_wrap(RLX_DTYPE_F8E4M3FN, 1, d2, f8, 2, &x), 0, "wrap float8");
+    expect(rlx_dist_all_sum(g, x, &y), RLX_STATUS_UNIMPLEMENTED, "all_sum float8");
+    rlx_tensor_free(x);
+  }
+
   expect(rlx_dist_barrier(g), 0, "barrier");
 }
 
