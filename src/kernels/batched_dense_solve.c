@@ -22,6 +22,7 @@ static const char *const solve_source =
     "  float *a = sm, *r = sm + N * N;\n"
     "  __shared__ int piv, bad;\n"
     "  const int sys = blockIdx.x, t = threadIdx.x, nt = blockDim.x;\n"
+    "  if (sys >= A_shape[0]) return; /* an empty batch still launches one block */\n"
     "  const float *ag = A + (size_t)sys * N * N;\n"
     "  for (int i = t; i < N * N; i += nt) a[i] = ag[i];\n"
     "  for (int i = t; i < N; i += nt) r[i] = b[(size_t)sys * N + i];\n"
