@@ -174,9 +174,10 @@
    * gguf_q4k (Q4_K, 256, 144), gguf_q5k (Q5_K, 256, 176), gguf_q6k (Q6_K, 256, 210), gguf_q8k      \
    * (Q8_K, 256, 292), gguf_mxfp4 (MXFP4, 32, 17), gguf_nvfp4 (NVFP4, 64, 36). W is what ggml's      \
    * dequantize_row_* (and gguf-py's gguf.quants.dequantize) give, bit for bit in float32 up to    \
-   * fused multiply-adds: the bytes stay packed on the device and are unpacked and dequantized     \
-   * there by MLX ops (one fused kernel in compiled mode), then one matmul; nothing goes through the \
-   * host. block_size is ignored.                                                                   \
+   * fused multiply-adds: the bytes stay packed on the device; gguf_q4_0, q4_1, q8_0 and q4k are   \
+   * repacked there by MLX ops into MLX's affine layout (groups of 32, the same formulas) and run   \
+   * on quantized_matmul; the others are unpacked and dequantized by MLX ops (one fused kernel in   \
+   * compiled mode), then one matmul; nothing goes through the host. block_size is ignored.         \
    * OCP MX schemes (OCP Microscaling Formats v1.0): mxfp4 (x, w uint8[N,K/2], scales uint8[N,K/32]) \
    * and mxfp8 (x, w uint8[N,K], scales uint8[N,K/32]): w holds FP4 E2M1 codes (two per byte, low   \
    * nibble = even element) or FP8 E4M3 codes, scales are E8M0 (2^(e-127), 0xFF NaN), W = code * \

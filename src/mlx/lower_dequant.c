@@ -1,8 +1,8 @@
-/* lower_dequant.c: DequantMatMul and DequantGroupedMatMul on MLX. The int, MX (mxfp4, mxfp8) and
- * NVFP4 schemes map onto MLX's quantized_matmul / gather_qmm; the GGUF block types and FP8 are
- * unpacked and dequantized on the device with MLX bitwise and arithmetic ops (GGUF: the formulas
- * of ggml's dequantize_row_* in ggml-quants.c over the block_* layouts of ggml-common.h), then
- * multiplied with one matmul. Nothing goes through the host. */
+/* lower_dequant.c: DequantMatMul and DequantGroupedMatMul on MLX. The int, MX (mxfp4, mxfp8),
+ * NVFP4 and GGUF Q4_0/Q4_1/Q8_0/Q4_K schemes map onto MLX's quantized_matmul / gather_qmm; the
+ * other GGUF block types and FP8 are unpacked and dequantized on the device with MLX bitwise and
+ * arithmetic ops (GGUF: the formulas of ggml's dequantize_row_* in ggml-quants.c over the block_*
+ * layouts of ggml-common.h), then multiplied with one matmul. Nothing goes through the host. */
 #include <math.h>
 #include <string.h>
 
@@ -318,7 +318,57 @@ static rlx_mx_arr *dequant_weight(rlx_lower *L, const wops *o, rlx_dtype dt) {
 /* true when o maps onto MLX's quantized_matmul / gather_qmm for x of dtype xdt (no float64 there). */
 static bool qmm_able(const wops *o, rlx_dtype xdt) {
   rlx_dq_kind k = o->info->kind;
-  return xdt != RLX_DTYPE_F64 && (k == RLX_DQK_INT || k == RLX_DQK_MX || k == RLX_DQK_NV);
+  bool affine_gguf = o->s == RLX_DQ_Q4_0 || o->s == RLX_DQ_Q4_1 || o->s == RLX_DQ_Q8_0 || o->s == RLX_DQ_Q4_K;
+  return xdt != RLX_DTYPE_F64 && (k == RLX_DQK_INT || k == RLX_DQK_MX || k == RLX_DQK_NV || affine_gguf);
+}
+
+/* GGUF 4-bit codes in chunks of L bytes (element j < L: low nibble of byte j, else the high nibble
+ * of byte j - L: Q4_0, Q4_1, Q4_K) -> MLX's affine order (element i in nibble i % 2 of byte i / 2):
+ * byte b < L/2 = lo(2b) | lo(2b+1) << 4, byte L/2 + b = hi(2b) | hi(2b+1) << 4. a: uint8 [R, nb, C*L]. */
+static rlx_mx_arr *nibbles_affine(const blocks *b, rlx_mx_arr *a, int64_t C, int64_t L) {
+  rlx_mx *c = b->L->mx;
+  rlx_type t = {.dtype = RLX_DTYPE_U8, .rank = 5, .dims = {b->rows, b->nb, C, L / 2, 2}};
+  a = rlx_mx_reshape(c, a, 5, t.dims);
+  rlx_mx_arr *ev = rlx_l_narrow(b->L, a, &t, 4, 0, 1), *od = rlx_l_narrow(b->L, a, &t, 4, 1, 1);
+  rlx_mx_arr *parts[2] = {B(BITWISE_OR, B(BITWISE_AND, ev, u8(c, 15)), B(LEFT_SHIFT, B(BITWISE_AND, od, u8(c, 15)), u8(c, 4))),
+                          B(BITWISE_OR, B(RIGHT_SHIFT, ev, u8(c, 4)), B(BITWISE_AND, od, u8(c, 0xF0)))};
+  return rlx_mx_concatenate(c, parts, 2, 3);
+}
+
+/* Q4_0, Q4_1, Q8_0 and Q4_K in MLX's affine form (groups of 32: w = scale u + bias, exactly the
+ * GGUF formulas d (q - 8), d q + m, d q, (d sc) q - dmin m), repacked in the graph from the packed
+ * bytes: u bytes [R, K*bits/8] and scales/biases [R, K/32] in dt. */
+static void gguf_affine(rlx_lower *L, const wops *o, rlx_dtype dt, rlx_mx_arr **u, rlx_mx_arr **scale, rlx_mx_arr **bias) {
+  rlx_mx *c = L->mx;
+  blocks b = {.L = L, .rows = o->R, .nb = o->K / o->bs, .bb = o->info->block_bytes};
+  b.p = rlx_mx_reshape(c, o->q, 3, (int64_t[]){b.rows, b.nb, b.bb});
+  rlx_mx_arr *d = half_at(&b, 0), *m = NULL;
+  switch (o->s) {
+    case RLX_DQ_Q4_0:
+      *u = nibbles_affine(&b, field(&b, 2, 16), 1, 16);
+      m = B(MULTIPLY, d, f32(c, -8));
+      break;
+    case RLX_DQ_Q4_1:
+      *u = nibbles_affine(&b, field(&b, 4, 16), 1, 16);
+      m = half_at(&b, 2);
+      break;
+    case RLX_DQ_Q8_0: /* int8 q + 128 = its byte with the top bit flipped */
+      *u = B(BITWISE_XOR, field(&b, 2, 32), u8(c, 0x80));
+      m = B(MULTIPLY, d, f32(c, -128));
+      break;
+    default: { /* Q4_K: 8 groups of 32 per block */
+      rlx_mx_arr *sc, *mn;
+      scale_min_k4(&b, 4, &sc, &mn);
+      *u = nibbles_affine(&b, field(&b, 16, 128), 4, 32);
+      m = rlx_mx_unary(c, RLX_MXU_NEGATIVE, B(MULTIPLY, half_at(&b, 2), tof(c, mn)));
+      d = B(MULTIPLY, d, tof(c, sc));
+      break;
+    }
+  }
+  int64_t gdims[2] = {o->R, o->K / 32};
+  *u = rlx_mx_reshape(c, *u, 2, (int64_t[]){o->R, o->K * (o->s == RLX_DQ_Q8_0 ? 8 : 4) / 8});
+  *scale = rlx_mx_astype(c, rlx_mx_reshape(c, rlx_mx_broadcast_to(c, d, 3, (int64_t[]){b.rows, b.nb, o->K / 32 / b.nb}), 2, gdims), dt);
+  *bias = rlx_mx_astype(c, rlx_mx_reshape(c, rlx_mx_broadcast_to(c, m, 3, (int64_t[]){b.rows, b.nb, o->K / 32 / b.nb}), 2, gdims), dt);
 }
 
 /* quantized_matmul operands of o, w [R, K*bits/32] uint32, scales/biases [R, K/group]. mxfp4,
@@ -336,6 +386,13 @@ static qmm qmm_of(rlx_lower *L, const wops *o, rlx_dtype xdt) {
     rlx_mx_arr *u;
     int_affine(L, o, xdt, &u, &q.scales, &q.biases);
     q.w = pack_words(L, u, o->R, o->K, q.bits);
+    q.mode = "affine";
+  } else if (o->info->kind == RLX_DQK_GGUF) {
+    rlx_mx_arr *u;
+    gguf_affine(L, o, xdt, &u, &q.scales, &q.biases);
+    q.w = rlx_mx_view(L->mx, u, RLX_DTYPE_U32);
+    q.group = 32;
+    q.bits = o->s == RLX_DQ_Q8_0 ? 8 : 4;
     q.mode = "affine";
   } else {
     q.w = rlx_mx_view(L->mx, o->q, RLX_DTYPE_U32);
