@@ -188,7 +188,9 @@
    * to NaN). fp8_e4m3 / fp8_e5m2 (OCP 8-bit FP spec: E4M3 without infinities, NaN S.1111.111;     \
    * E5M2 IEEE-like): x, q uint8[N,K] codes, scale float[N,K/bs] (any block_size dividing K): W =   \
    * code * scale, dequantized with MLX ops, then matmul. float64 x: every scheme dequantizes on   \
-   * the device (float32 codes, float64 products) and multiplies in float64 (CPU only).           \
+   * the device (float32 codes, float64 products) and multiplies in float64 (CPU only). On the CPU  \
+   * an x of more than 4 rows takes that dequantize-then-matmul path for every scheme (MLX's CPU    \
+   * quantized_matmul goes row by row; BLAS is faster for prefill).                                \
    * Errors (INVALID_ARGUMENT, naming the input and the expected dtype/shape): unknown scheme,       \
    * wrong input count, q/packed/scales dtype or shape (a GGUF row of the wrong byte count, K not a \
    * multiple of the block), a global_scale of more than one value; block sizes MLX lacks for the   \

@@ -107,6 +107,9 @@ def gguf_cases():
                              scales=[0.0, -0.0, 1e36, -1e-38, 1e-45, 1.0])
         if "e8m0" in kinds:  # 2^(e-127): subnormal (e 0, 1), small, one, large (6 * 2^123 is finite)
             yield exact_case(f"DequantMatMul_{scheme}_edge_scales", scheme, 6, k, scales=[0, 1, 2, 3, 127, 200, 250])
+    # Q4_0/Q4_1/Q8_0/Q4_K run on quantized_matmul for a few rows (on the CPU), dequantized past 4
+    for scheme in ["gguf_q4_0", "gguf_q4_1", "gguf_q8_0", "gguf_q4k"]:
+        yield gguf_case(f"DequantMatMul_{scheme}_prefill_rows", scheme, 6, 512, (2, 5))
     yield gguf_case("DequantMatMul_gguf_q4k_rank1", "gguf_q4k", 7, 256, ())
     yield gguf_case("DequantMatMul_gguf_q6k_rank3", "gguf_q6k", 3, 512, (2, 3))
     yield gguf_case("DequantMatMul_gguf_q8_0_f16", "gguf_q8_0", 4, 64, (3,), xdtype=np.float16, rtol=5e-3)
