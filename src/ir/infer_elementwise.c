@@ -67,7 +67,8 @@ static rlx_status *binary_type(rlx_op op, const rlx_type *a, const rlx_type *b, 
     case RLX_OP_BIT_SHIFT:
       if (!rlx_dtype_is_int(d)) need = "an integer type";
       break;
-    case RLX_OP_EQUAL: case RLX_OP_NOT_EQUAL:
+    case RLX_OP_EQUAL: case RLX_OP_NOT_EQUAL: /* low-precision codes are not values (+-0, NaNs, spare bits) */
+      if (rlx_dtype_is_lowp(d)) need = "of a type compared by value (Cast low-precision types first)";
       break;
     default:
       if (!rlx_dtype_is_float(d) && !rlx_dtype_is_int(d)) need = "a numeric type";

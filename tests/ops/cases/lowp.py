@@ -66,3 +66,7 @@ def cases():
                                            node("Cast", ["b"], ["y"], to=DT("float32"))],
                {"x": x}, {"y": saturate(x, 448).astype(md.float8_e4m3fn).astype(np.float32).astype(md.float8_e5m2).astype(np.float32)},
                atol=0, rtol=0)
+    # arithmetic and comparison need values: Cast first
+    for op in ["Add", "Equal"]:
+        yield Case(f"Cast_lowp_{op}_rejected", [node("Cast", ["x"], ["q"], to=DT("float8_e4m3fn")), node(op, ["q", "q"], ["y"])],
+                   {"x": values(448.0)}, {}, expect_error="INVALID_ARGUMENT", modes=["lazy"])
