@@ -254,9 +254,9 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   if (async) rlx_mx_async_eval(c, all, nall);
   else rlx_mx_eval(c, all, nall);
   RLX_TRY(rlx_mx_take_error(c));
-  if (nr && !ex->rng_frozen) RLX_TRY(rlx_exec_rng_commit(ex, c));
-  /* a commit leaves reading the check to the sync */
-  return async ? NULL : rlx_l_checks_read(&ex->checks, c, ex->outs[no]);
+  /* a commit leaves reading the check to the sync; a run that fails it keeps its random streams */
+  if (!async) RLX_TRY(rlx_l_checks_read(&ex->checks, c, ex->outs[no]));
+  return nr && !ex->rng_frozen ? rlx_exec_rng_commit(ex, c) : NULL;
 }
 
 rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {
