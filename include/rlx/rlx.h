@@ -26,6 +26,7 @@
 #include "rlx/executable.h"
 #include "rlx/gguf.h"
 #include "rlx/graph.h"
+#include "rlx/llm.h"
 #include "rlx/npy.h"
 #include "rlx/onnx.h"
 #include "rlx/optimize.h"

@@ -1,0 +1,102 @@
+/* rlx/llm.h: Llama-family language models from GGUF files, built in the rlx IR.
+ *
+ * rlx_llm_open reads a GGUF file (rlx/gguf.h) whose general.architecture is llama, mistral or
+ * qwen2, takes the configuration from its metadata ("<arch>." + block_count, embedding_length,
+ * feed_forward_length, attention.head_count, attention.head_count_kv (default head_count),
+ * attention.key_length (default embedding_length / head_count), attention.layer_norm_rms_epsilon,
+ * rope.freq_base (default 10000), rope.dimension_count (default the head dim), rope.scaling.type
+ * "linear" with rope.scaling.factor, context_length), builds the decoder graph and an executable,
+ * and uploads the weights as params:
+ *   h = token_embd[tokens]
+ *   per layer N: x = RmsNorm(h) * attn_norm; q, k, v = x Wq (+bq), x Wk (+bk), x Wv (+bv);
+ *     q, k = Rope(q), Rope(k); a = Attention(q, k, v) (grouped-query, scale 1/sqrt(head dim),
+ *     causal over the KV cache); h += a Wo;
+ *     x = RmsNorm(h) * ffn_norm; h += (silu(x Wgate) * (x Wup)) Wdown
+ *   logits = (RmsNorm(h) * output_norm) Woutput (output.weight, or token_embd.weight when the
+ *   file has none: tied embeddings).
+ * Tensors are GGUF's names (token_embd.weight, blk.N.attn_norm.weight, blk.N.attn_q.weight,
+ * blk.N.attn_k/attn_v/attn_output/ffn_norm/ffn_gate/ffn_up/ffn_down.weight, blk.N.attn_q/k/v.bias
+ * when present (qwen2), output_norm.weight, output.weight); a weight of ggml shape [K, N] maps K
+ * inputs to N outputs (W x with W the row-major [N, K] matrix of the file).
+ * RoPE (Su et al. 2021) with angle p / scale * base^(-2i/n_rot) on the first n_rot dims of each
+ * head: llama and mistral files use llama.cpp's normal rope, which rotates adjacent pairs (x[2i],
+ * x[2i+1]) (the converter permutes the Q/K rows of Hugging Face checkpoints into that layout);
+ * qwen2 uses the NeoX form, pairs (x[i], x[i + n_rot/2]).
+ * Weights: F32 and F16 tensors become float32 params (F16 widened on the host at open; float
+ * matrices multiplied through a transposed view); quantized tensors (Q4_0 .. Q8_K, MXFP4) stay
+ * packed: a uint8 param holding the file's rows, multiplied by DequantMatMul with the matching
+ * gguf_* scheme (rlx/op_table.h). A quantized token_embd is gathered packed (its rows' bytes) and
+ * dequantized by DequantMatMul against an identity.
+ * KV cache: per layer, float32 [1, capacity, n_kv_heads * head_dim] device handles fed from the
+ * step's outputs (no host round trip), the fixed-capacity placement of examples/decoder.h.
+ *
+ * Thread-safety: an rlx_llm is used by one thread at a time. */
+#ifndef RLX_LLM_H
+#define RLX_LLM_H
+
+#include "rlx/executable.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rlx_llm_config {
+  char arch[32];        /* general.architecture */
+  int64_t vocab;        /* token_embd's rows */
+  int64_t dim;          /* embedding_length */
+  int64_t n_layers;     /* block_count */
+  int64_t n_heads;      /* attention.head_count */
+  int64_t n_kv_heads;   /* attention.head_count_kv */
+  int64_t head_dim;     /* attention.key_length */
+  int64_t ffn_dim;      /* feed_forward_length */
+  int64_t n_rot;        /* rope.dimension_count */
+  int64_t context;      /* context_length */
+  double rms_eps;       /* attention.layer_norm_rms_epsilon */
+  double rope_base;     /* rope.freq_base */
+  double rope_scale;    /* positions are divided by it (rope.scaling.factor when linear; else 1) */
+  bool rope_neox;       /* NeoX pairs (qwen2); false: adjacent pairs (llama, mistral) */
+} rlx_llm_config;
+
+typedef struct rlx_llm_options {
+  rlx_device device;    /* RLX_DEVICE_CPU (0) by default */
+  rlx_mode mode;        /* RLX_MODE_DEFAULT (0): compiled */
+  int64_t capacity;     /* KV-cache length in tokens; 0: min(context_length, 2048) */
+  /* the Sample op choosing the next token (rlx/op_table.h): temperature 0 or top_k 1 is greedy */
+  double temperature;   /* default (all fields 0): greedy */
+  int64_t top_k;
+  double top_p;         /* 0 taken as 1 */
+  uint64_t seed;        /* 0: fresh draws */
+} rlx_llm_options;
+
+typedef struct rlx_llm rlx_llm;
+
+/* Opens the model at `path` (options NULL: the defaults above). Errors: INVALID_ARGUMENT (NULL
+ * path or out, bad options), NOT_FOUND / DATA_LOSS from rlx_gguf_open, a missing metadata key or
+ * tensor (NOT_FOUND naming it), UNIMPLEMENTED (another architecture, a ggml type without a
+ * DequantMatMul scheme), DATA_LOSS (a tensor whose shape disagrees with the metadata: expected vs
+ * got), UNAVAILABLE (GPU asked, none), RESOURCE_EXHAUSTED. *out untouched on failure. */
+RLX_MUST_USE rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_llm **out);
+void rlx_llm_close(rlx_llm *m); /* NULL accepted */
+
+/* The configuration read from the file (borrowed; lives as long as m). */
+const rlx_llm_config *rlx_llm_get_config(const rlx_llm *m);
+/* The KV-cache capacity in tokens and the number of tokens already in the cache. */
+int64_t rlx_llm_capacity(const rlx_llm *m);
+int64_t rlx_llm_position(const rlx_llm *m);
+
+/* Runs tokens[0..n) (ids in [0, vocab)) at the next n positions: a prefill when n > 1, a decode
+ * step when n == 1 (one executable; compiled mode traces once per distinct n). out_logits, when
+ * not NULL, receives n * vocab float32 logits (row i for the token after tokens[0..i]); out_next,
+ * when not NULL, the token the Sample op chose after the last one. Errors: INVALID_ARGUMENT (NULL
+ * tokens, n < 1, an id outside the vocabulary), OUT_OF_RANGE (position + n > capacity), errors
+ * of rlx_executable_run. On failure the position is unchanged (the cache may hold partial rows
+ * beyond it, which later steps overwrite). */
+RLX_MUST_USE rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *out_logits, int32_t *out_next);
+
+/* Forgets the cached tokens (position 0). */
+void rlx_llm_reset(rlx_llm *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

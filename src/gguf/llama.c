@@ -1,0 +1,479 @@
+/* llama.c: Llama-family models from GGUF files (rlx/llm.h): configuration from the metadata,
+ * the decoder graph in the rlx IR, weights as params, the cached step. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rlx/gguf.h"
+#include "rlx/llm.h"
+
+#define TRY(expr)                 \
+  do {                            \
+    rlx_status *try_st_ = (expr); \
+    if (try_st_) return try_st_;  \
+  } while (0)
+
+struct rlx_llm {
+  rlx_llm_config cfg;
+  int64_t capacity, pos;
+  rlx_executable *ex;
+  size_t n_outputs;
+};
+
+/* ---- metadata ---- */
+
+static rlx_status *meta_int(const rlx_gguf *f, const char *arch, const char *key, bool required, int64_t dflt, int64_t *out) {
+  char full[128];
+  snprintf(full, sizeof full, "%s.%s", arch, key);
+  size_t i;
+  rlx_status *st = rlx_gguf_find_kv(f, full, &i);
+  if (st && !required) {
+    rlx_status_free(st);
+    *out = dflt;
+    return NULL;
+  }
+  if (st) return st;
+  return rlx_gguf_kv_int(f, i, 0, out);
+}
+
+static rlx_status *meta_float(const rlx_gguf *f, const char *arch, const char *key, double dflt, double *out) {
+  char full[128];
+  snprintf(full, sizeof full, "%s.%s", arch, key);
+  size_t i;
+  rlx_status *st = rlx_gguf_find_kv(f, full, &i);
+  if (st) {
+    rlx_status_free(st);
+    *out = dflt;
+    return NULL;
+  }
+  return rlx_gguf_kv_float(f, i, 0, out);
+}
+
+static rlx_status *read_config(const rlx_gguf *f, rlx_llm_config *c) {
+  size_t i;
+  const char *arch;
+  size_t len;
+  TRY(rlx_gguf_find_kv(f, "general.architecture", &i));
+  TRY(rlx_gguf_kv_string(f, i, 0, &arch, &len));
+  bool neox = !strcmp(arch, "qwen2");
+  if (strcmp(arch, "llama") && strcmp(arch, "mistral") && !neox)
+    return rlx_status_make(RLX_STATUS_UNIMPLEMENTED, "general.architecture '%s': rlx_llm reads llama, mistral and qwen2", arch);
+  snprintf(c->arch, sizeof c->arch, "%s", arch);
+  c->rope_neox = neox;
+  TRY(meta_int(f, arch, "block_count", true, 0, &c->n_layers));
+  TRY(meta_int(f, arch, "embedding_length", true, 0, &c->dim));
+  TRY(meta_int(f, arch, "feed_forward_length", true, 0, &c->ffn_dim));
+  TRY(meta_int(f, arch, "attention.head_count", true, 0, &c->n_heads));
+  TRY(meta_int(f, arch, "attention.head_count_kv", false, c->n_heads, &c->n_kv_heads));
+  if (c->n_layers < 1 || c->n_layers > 4096 || c->dim < 1 || c->ffn_dim < 1 || c->n_heads < 1 || c->n_kv_heads < 1 ||
+      c->n_heads % c->n_kv_heads || c->dim % c->n_heads)
+    return rlx_status_make(RLX_STATUS_DATA_LOSS,
+                           "%s: block_count %lld, embedding_length %lld, feed_forward_length %lld, head_count %lld, head_count_kv %lld "
+                           "(expected positive, head_count a multiple of head_count_kv dividing embedding_length)",
+                           arch, (long long)c->n_layers, (long long)c->dim, (long long)c->ffn_dim, (long long)c->n_heads,
+                           (long long)c->n_kv_heads);
+  TRY(meta_int(f, arch, "attention.key_length", false, c->dim / c->n_heads, &c->head_dim));
+  TRY(meta_int(f, arch, "rope.dimension_count", false, c->head_dim, &c->n_rot));
+  TRY(meta_int(f, arch, "context_length", false, 2048, &c->context));
+  if (c->head_dim < 2 || c->head_dim % 2 || c->n_rot < 2 || c->n_rot % 2 || c->n_rot > c->head_dim || c->context < 1)
+    return rlx_status_make(RLX_STATUS_DATA_LOSS, "%s: key_length %lld, rope.dimension_count %lld, context_length %lld (expected even, n_rot <= key_length)",
+                           arch, (long long)c->head_dim, (long long)c->n_rot, (long long)c->context);
+  TRY(meta_float(f, arch, "attention.layer_norm_rms_epsilon", 1e-5, &c->rms_eps));
+  TRY(meta_float(f, arch, "rope.freq_base", 10000.0, &c->rope_base));
+  c->rope_scale = 1.0;
+  char key[128];
+  snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
+  if (!rlx_gguf_find_kv(f, key, &i)) {
+    const char *type;
+    TRY(rlx_gguf_kv_string(f, i, 0, &type, &len));
+    if (!strcmp(type, "linear")) TRY(meta_float(f, arch, "rope.scaling.factor", 1.0, &c->rope_scale));
+    else if (strcmp(type, "none"))
+      return rlx_status_make(RLX_STATUS_UNIMPLEMENTED, "%s: rope scaling '%s' (rlx_llm applies none and linear)", key, type);
+  }
+  if (!(c->rope_scale > 0) || !(c->rope_base > 0) || !(c->rms_eps >= 0))
+    return rlx_status_make(RLX_STATUS_DATA_LOSS, "%s: rope.freq_base %g, rope scale %g, rms epsilon %g (expected positive)", arch, c->rope_base,
+                           c->rope_scale, c->rms_eps);
+  size_t t;
+  TRY(rlx_gguf_find_tensor(f, "token_embd.weight", &t));
+  rlx_gguf_tensor info;
+  TRY(rlx_gguf_tensor_info(f, t, &info));
+  if (info.n_dims != 2 || info.dims[0] != c->dim)
+    return rlx_status_make(RLX_STATUS_DATA_LOSS, "token_embd.weight: ggml shape [%lld, %lld] (expected [%lld, vocab])", (long long)info.dims[0],
+                           (long long)info.dims[1], (long long)c->dim);
+  c->vocab = info.dims[1];
+  return NULL;
+}
+
+/* ---- graph building with a sticky status ---- */
+
+typedef struct builder {
+  rlx_graph *g;
+  const rlx_gguf *f;
+  rlx_status *st;
+} builder;
+
+static rlx_value op(builder *b, rlx_op o, size_t n, const rlx_value *in, size_t na, const rlx_attr *attrs) {
+  rlx_value v = 0;
+  if (!b->st) b->st = rlx_graph_add1(b->g, o, NULL, n, in, na, attrs, &v);
+  return v;
+}
+
+static rlx_value leaf(builder *b, bool param, const char *name, rlx_dtype dt, int rank, const int64_t *dims) {
+  rlx_type t = {.dtype = dt, .rank = rank};
+  memcpy(t.dims, dims, sizeof(int64_t) * (size_t)rank);
+  rlx_value v = 0;
+  if (!b->st) b->st = param ? rlx_graph_add_param(b->g, name, &t, &v) : rlx_graph_add_input(b->g, name, &t, &v);
+  return v;
+}
+
+static rlx_value constant(builder *b, rlx_dtype dt, int rank, const int64_t *dims, const void *data) {
+  rlx_type t = {.dtype = dt, .rank = rank};
+  size_t n = rlx_dtype_size(dt);
+  for (int i = 0; i < rank; i++) t.dims[i] = dims[i], n *= (size_t)dims[i];
+  rlx_value v = 0;
+  if (!b->st) b->st = rlx_graph_add_constant(b->g, &t, data, n, &v);
+  return v;
+}
+
+#define V2(a, b) ((const rlx_value[]){(a), (b)})
+
+/* The DequantMatMul scheme of a quantized ggml type; NULL for F32/F16; "" for a type without one. */
+static const char *scheme_of(uint32_t type) {
+  switch (type) {
+    case RLX_GGML_F32: case RLX_GGML_F16: return NULL;
+    case RLX_GGML_Q4_0: return "gguf_q4_0";
+    case RLX_GGML_Q4_1: return "gguf_q4_1";
+    case RLX_GGML_Q5_0: return "gguf_q5_0";
+    case RLX_GGML_Q5_1: return "gguf_q5_1";
+    case RLX_GGML_Q8_0: return "gguf_q8_0";
+    case RLX_GGML_Q2_K: return "gguf_q2k";
+    case RLX_GGML_Q3_K: return "gguf_q3k";
+    case RLX_GGML_Q4_K: return "gguf_q4k";
+    case RLX_GGML_Q5_K: return "gguf_q5k";
+    case RLX_GGML_Q6_K: return "gguf_q6k";
+    case RLX_GGML_Q8_K: return "gguf_q8k";
+    case RLX_GGML_MXFP4: return "gguf_mxfp4";
+    default: return "";
+  }
+}
+
+/* Looks up tensor `name` and checks it is a ggml [K, N] matrix (N = 0: any; K = 0 with N: a
+ * vector of N). Declares its param: float32 [N, K] (or [N]) or packed uint8 [N, row bytes]. */
+static rlx_value weight(builder *b, const char *name, int64_t K, int64_t N, const char **out_scheme) {
+  if (b->st) return 0;
+  size_t i;
+  rlx_gguf_tensor t;
+  if ((b->st = rlx_gguf_find_tensor(b->f, name, &i)) || (b->st = rlx_gguf_tensor_info(b->f, i, &t))) return 0;
+  bool vec = K == 0;
+  if (vec ? (t.n_dims != 1 || t.dims[0] != N) : (t.n_dims != 2 || t.dims[0] != K || t.dims[1] != N)) {
+    if (vec)
+      b->st = rlx_status_make(RLX_STATUS_DATA_LOSS, "tensor '%s': ggml shape [%lld] with %d dims (expected [%lld])", name, (long long)t.dims[0],
+                              t.n_dims, (long long)N);
+    else
+      b->st = rlx_status_make(RLX_STATUS_DATA_LOSS, "tensor '%s': ggml shape [%lld, %lld] with %d dims (expected [%lld, %lld])", name,
+                              (long long)t.dims[0], (long long)(t.n_dims > 1 ? t.dims[1] : 1), t.n_dims, (long long)K, (long long)N);
+    return 0;
+  }
+  const char *scheme = scheme_of(t.type);
+  if (scheme && (vec || !*scheme)) {
+    const char *tn = "?";
+    rlx_ggml_type_info(t.type, &tn, NULL, NULL);
+    b->st = rlx_status_make(RLX_STATUS_UNIMPLEMENTED, "tensor '%s': ggml type %s (rlx_llm reads F32, F16 and %s)", name, tn,
+                            vec ? "no quantized vectors" : "Q4_0..Q8_K, MXFP4 matrices");
+    return 0;
+  }
+  *out_scheme = scheme;
+  rlx_value seen; /* a tied table: the embedding's param serves the logits too */
+  rlx_status *absent = rlx_graph_find(b->g, name, &seen);
+  if (!absent) return seen;
+  rlx_status_free(absent);
+  if (vec) return leaf(b, true, name, RLX_DTYPE_F32, 1, (const int64_t[]){N});
+  if (scheme) return leaf(b, true, name, RLX_DTYPE_U8, 2, (const int64_t[]){N, (int64_t)(t.nbytes / (size_t)N)});
+  return leaf(b, true, name, RLX_DTYPE_F32, 2, (const int64_t[]){N, K});
+}
+
+/* y = x W^T (+ bias) for the file's [N, K] matrix `name`; bias `bias_name` [N] when the file has it. */
+static rlx_value linear(builder *b, rlx_value x, const char *name, const char *bias_name, int64_t K, int64_t N) {
+  const char *scheme = NULL;
+  rlx_value w = weight(b, name, K, N, &scheme), y;
+  if (scheme) {
+    y = op(b, RLX_OP_DEQUANT_MATMUL, 2, V2(x, w), 1, (rlx_attr[]){RLX_ATTR_S("scheme", scheme)});
+  } else {
+    rlx_value wt = op(b, RLX_OP_TRANSPOSE, 1, &w, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 2, ((const int64_t[]){1, 0}))});
+    y = op(b, RLX_OP_MATMUL, 2, V2(x, wt), 0, NULL);
+  }
+  size_t i;
+  if (bias_name && !b->st && !rlx_gguf_find_tensor(b->f, bias_name, &i)) {
+    rlx_value bias = weight(b, bias_name, 0, N, &scheme);
+    y = op(b, RLX_OP_ADD, 2, V2(y, bias), 0, NULL);
+  }
+  return y;
+}
+
+static rlx_value rms_norm(builder *b, const rlx_llm_config *c, rlx_value x, const char *gain) {
+  const char *scheme = NULL;
+  rlx_value g = weight(b, gain, 0, c->dim, &scheme);
+  return op(b, RLX_OP_RMS_NORM, 2, V2(x, g), 1, (rlx_attr[]){RLX_ATTR_F("epsilon", c->rms_eps)});
+}
+
+/* h = token_embd[tokens]: [1, S, E]. A quantized table is gathered packed and dequantized by
+ * DequantMatMul(I_E, rows) = rows^T. */
+static rlx_value embed(builder *b, const rlx_llm_config *c, rlx_value tokens, int64_t S) {
+  const char *scheme = NULL;
+  rlx_value w = weight(b, "token_embd.weight", c->dim, c->vocab, &scheme);
+  rlx_value rows = op(b, RLX_OP_GATHER, 2, V2(w, tokens), 0, NULL); /* [1, S, E] or packed [1, S, RB] */
+  if (!scheme || b->st) return rows;
+  const rlx_type *rt = rlx_graph_value_type(b->g, rows);
+  int64_t RB = rt->dims[2], E = c->dim;
+  float *eye = calloc((size_t)(E * E), sizeof(float));
+  if (!eye) {
+    b->st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    return 0;
+  }
+  for (int64_t i = 0; i < E; i++) eye[i * E + i] = 1;
+  rlx_value id = constant(b, RLX_DTYPE_F32, 2, (const int64_t[]){E, E}, eye);
+  free(eye);
+  rows = op(b, RLX_OP_RESHAPE, 1, &rows, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 2, ((const int64_t[]){S, RB}))});
+  rlx_value cols = op(b, RLX_OP_DEQUANT_MATMUL, 2, V2(id, rows), 1, (rlx_attr[]){RLX_ATTR_S("scheme", scheme)}); /* [E, S] */
+  rlx_value t = op(b, RLX_OP_TRANSPOSE, 1, &cols, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 2, ((const int64_t[]){1, 0}))});
+  return op(b, RLX_OP_RESHAPE, 1, &t, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 3, ((const int64_t[]){1, S, E}))});
+}
+
+/* Rotary tables cos/sin [C, n_rot/2]: angle(p, i) = p / scale * base^(-2i/n_rot) (llama.cpp's
+ * theta_i = base^(-2i/n_dims)). */
+static void rope_tables(builder *b, const rlx_llm_config *c, int64_t C, rlx_value *cs, rlx_value *sn) {
+  int64_t half = c->n_rot / 2;
+  float *cv = malloc(sizeof(float) * (size_t)(C * half)), *sv = malloc(sizeof(float) * (size_t)(C * half));
+  if (!cv || !sv) {
+    if (!b->st) b->st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  } else {
+    for (int64_t p = 0; p < C; p++)
+      for (int64_t i = 0; i < half; i++) {
+        double a = (double)p / c->rope_scale * pow(c->rope_base, -2.0 * (double)i / (double)c->n_rot);
+        cv[p * half + i] = (float)cos(a);
+        sv[p * half + i] = (float)sin(a);
+      }
+    *cs = constant(b, RLX_DTYPE_F32, 2, (const int64_t[]){C, half}, cv);
+    *sn = constant(b, RLX_DTYPE_F32, 2, (const int64_t[]){C, half}, sv);
+  }
+  free(cv);
+  free(sv);
+}
+
+/* The cache placement P [C, S] (P[c, j] = c == positions[j]), keep = 1 - rowsum(P) [C, 1] and
+ * the additive mask [S, C] (0 where key c <= query position, -1e9 elsewhere). */
+static void cache_placement(builder *b, int64_t C, int64_t S, rlx_value positions, rlx_value *place, rlx_value *keep, rlx_value *bias) {
+  int32_t *ks = malloc(sizeof(int32_t) * (size_t)C);
+  if (!ks) {
+    if (!b->st) b->st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    return;
+  }
+  for (int64_t i = 0; i < C; i++) ks[i] = (int32_t)i;
+  rlx_value kcol = constant(b, RLX_DTYPE_I32, 2, (const int64_t[]){C, 1}, ks);
+  rlx_value krow = constant(b, RLX_DTYPE_I32, 2, (const int64_t[]){1, C}, ks);
+  free(ks);
+  rlx_value prow = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 2, ((const int64_t[]){1, S}))});
+  rlx_value pcol = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 2, ((const int64_t[]){S, 1}))});
+  rlx_value hit = op(b, RLX_OP_EQUAL, 2, V2(kcol, prow), 0, NULL);
+  *place = op(b, RLX_OP_CAST, 1, &hit, 1, (rlx_attr[]){RLX_ATTR_I("to", RLX_DTYPE_F32)});
+  rlx_value taken = op(b, RLX_OP_REDUCE, 1, place, 3,
+                       (rlx_attr[]){RLX_ATTR_S("kind", "sum"), RLX_ATTR_IS("axes", 1, ((const int64_t[]){1})), RLX_ATTR_I("keepdims", 1)});
+  rlx_value one = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){1});
+  *keep = op(b, RLX_OP_SUB, 2, V2(one, taken), 0, NULL);
+  rlx_value visible = op(b, RLX_OP_LESS_EQUAL, 2, V2(krow, pcol), 0, NULL);
+  rlx_value zero = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){0});
+  rlx_value neg = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){-1e9f});
+  *bias = op(b, RLX_OP_WHERE, 3, ((const rlx_value[]){visible, zero, neg}), 0, NULL);
+}
+
+/* The cached step: inputs tokens int32 [1, S], positions int32 [S], caches k<l>, v<l> float32
+ * [1, C, Hkv*D]; outputs logits [1, S, V], next int64 [1, S], then k<l>', v<l>' per layer. */
+static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, const rlx_llm_options *o, rlx_graph **out) {
+  builder b = {.f = f};
+  TRY(rlx_graph_create(&b.g));
+  int64_t S = RLX_DIM_SYMBOL(0), E = c->dim, H = c->n_heads, Hkv = c->n_kv_heads, D = c->head_dim, F = c->ffn_dim, V = c->vocab;
+  rlx_value tokens = leaf(&b, false, "tokens", RLX_DTYPE_I32, 2, (const int64_t[]){1, S});
+  rlx_value positions = leaf(&b, false, "positions", RLX_DTYPE_I32, 1, (const int64_t[]){S});
+  rlx_value h = embed(&b, c, tokens, S);
+  rlx_value cos_t = 0, sin_t = 0, place = 0, keep = 0, bias = 0;
+  rope_tables(&b, c, C, &cos_t, &sin_t);
+  rlx_value cs = op(&b, RLX_OP_GATHER, 2, V2(cos_t, positions), 0, NULL); /* [S, n_rot/2] */
+  rlx_value sn = op(&b, RLX_OP_GATHER, 2, V2(sin_t, positions), 0, NULL);
+  cache_placement(&b, C, S, positions, &place, &keep, &bias);
+  size_t n_out = 2 + 2 * (size_t)c->n_layers;
+  rlx_value *outs = calloc(n_out, sizeof *outs);
+  if (!outs && !b.st) b.st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  rlx_attr rope_attr[3] = {RLX_ATTR_I("head_dim", D), RLX_ATTR_I("n_rot", c->n_rot), RLX_ATTR_I("interleaved", c->rope_neox ? 0 : 1)};
+  rlx_attr heads[3] = {RLX_ATTR_I("num_heads", H), RLX_ATTR_I("num_kv_heads", Hkv), RLX_ATTR_S("mask", "bias")};
+  for (int64_t l = 0; l < c->n_layers && !b.st; l++) {
+    char nm[96], bn[96];
+#define NAME(s) (snprintf(nm, sizeof nm, "blk.%lld.%s.weight", (long long)l, s), nm)
+#define BIAS(s) (snprintf(bn, sizeof bn, "blk.%lld.%s.bias", (long long)l, s), bn)
+    rlx_value x = rms_norm(&b, c, h, NAME("attn_norm"));
+    rlx_value q = linear(&b, x, NAME("attn_q"), BIAS("attn_q"), E, H * D);
+    rlx_value k = linear(&b, x, NAME("attn_k"), BIAS("attn_k"), E, Hkv * D);
+    rlx_value v = linear(&b, x, NAME("attn_v"), BIAS("attn_v"), E, Hkv * D);
+    q = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){q, cs, sn}), 3, rope_attr);
+    k = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){k, cs, sn}), 3, rope_attr);
+    rlx_value kv[2] = {k, v};
+    for (int j = 0; j < 2; j++) {
+      char cn[32];
+      snprintf(cn, sizeof cn, "%c%lld", j ? 'v' : 'k', (long long)l);
+      rlx_value cache = leaf(&b, false, cn, RLX_DTYPE_F32, 3, (const int64_t[]){1, C, Hkv * D});
+      rlx_value kept = op(&b, RLX_OP_MUL, 2, V2(cache, keep), 0, NULL);
+      kv[j] = op(&b, RLX_OP_ADD, 2, V2(kept, op(&b, RLX_OP_MATMUL, 2, V2(place, kv[j]), 0, NULL)), 0, NULL);
+      outs[2 + 2 * l + j] = kv[j];
+    }
+    rlx_value a = op(&b, RLX_OP_ATTENTION, 4, ((const rlx_value[]){q, kv[0], kv[1], bias}), 3, heads);
+    h = op(&b, RLX_OP_ADD, 2, V2(h, linear(&b, a, NAME("attn_output"), NULL, H * D, E)), 0, NULL);
+    x = rms_norm(&b, c, h, NAME("ffn_norm"));
+    rlx_value gate = linear(&b, x, NAME("ffn_gate"), NULL, E, F), up = linear(&b, x, NAME("ffn_up"), NULL, E, F);
+    rlx_value act = op(&b, RLX_OP_MUL, 2, V2(op(&b, RLX_OP_SILU, 1, &gate, 0, NULL), up), 0, NULL);
+    h = op(&b, RLX_OP_ADD, 2, V2(h, linear(&b, act, NAME("ffn_down"), NULL, F, E)), 0, NULL);
+#undef NAME
+#undef BIAS
+  }
+  h = rms_norm(&b, c, h, "output_norm.weight");
+  size_t oi;
+  rlx_status *missing = b.st ? NULL : rlx_gguf_find_tensor(f, "output.weight", &oi);
+  bool tied = missing != NULL; /* no output.weight: the logits use the embedding table */
+  rlx_status_free(missing);
+  rlx_value logits = linear(&b, h, tied ? "token_embd.weight" : "output.weight", NULL, E, V);
+  bool greedy = o->temperature == 0 || o->top_k == 1;
+  rlx_attr sample[4] = {RLX_ATTR_F("temperature", greedy ? 1.0 : o->temperature), RLX_ATTR_I("top_k", greedy ? 1 : o->top_k),
+                        RLX_ATTR_F("top_p", o->top_p > 0 ? o->top_p : 1.0), RLX_ATTR_I("seed", (int64_t)o->seed)};
+  rlx_value next = op(&b, RLX_OP_SAMPLE, 1, &logits, 4, sample);
+  if (!b.st) {
+    outs[0] = logits, outs[1] = next;
+    b.st = rlx_graph_set_outputs(b.g, n_out, outs);
+  }
+  for (size_t i = 0; i < n_out && !b.st; i++) {
+    char nm[32];
+    if (i >= 2) snprintf(nm, sizeof nm, "%c%zu'", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);
+    b.st = rlx_graph_set_output_name(b.g, i, i == 0 ? "logits" : i == 1 ? "next" : nm);
+  }
+  free(outs);
+  if (b.st) {
+    rlx_graph_free(b.g);
+    return b.st;
+  }
+  *out = b.g;
+  return NULL;
+}
+
+/* ---- params ---- */
+
+/* Uploads param `name` from the file: packed bytes as they are, F32 as it is, F16 widened. */
+static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *name) {
+  size_t i;
+  rlx_gguf_tensor t;
+  TRY(rlx_gguf_find_tensor(f, name, &i));
+  TRY(rlx_gguf_tensor_info(f, i, &t));
+  int64_t n = t.dims[0] * (t.n_dims > 1 ? t.dims[1] : 1);
+  int64_t dims[2] = {t.n_dims > 1 ? t.dims[1] : t.dims[0], t.dims[0]};
+  int rank = t.n_dims > 1 ? 2 : 1;
+  rlx_tensor *v = NULL;
+  rlx_status *st;
+  if (t.type == RLX_GGML_F32) {
+    /* borrowed from the read-only mapping: set_param only reads it */
+    st = rlx_tensor_wrap(RLX_DTYPE_F32, rank, dims, (void *)(uintptr_t)t.data, t.nbytes, &v);
+  } else if (t.type == RLX_GGML_F16) {
+    st = rlx_tensor_create(RLX_DTYPE_F32, rank, dims, NULL, 0, &v);
+    if (!st) {
+      float *d = rlx_tensor_data(v);
+      const uint8_t *s = t.data;
+      for (int64_t j = 0; j < n; j++) d[j] = rlx_f16_to_f32((uint16_t)(s[2 * j] | (s[2 * j + 1] << 8)));
+    }
+  } else {
+    int64_t rows = dims[0];
+    st = rlx_tensor_wrap(RLX_DTYPE_U8, 2, (const int64_t[]){rows, (int64_t)(t.nbytes / (size_t)rows)}, (void *)(uintptr_t)t.data, t.nbytes, &v);
+  }
+  if (!st) st = rlx_executable_set_param(ex, name, v);
+  rlx_tensor_free(v);
+  return st;
+}
+
+/* ---- the model ---- */
+
+rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_llm **out) {
+  if (!path || !out) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "rlx_llm_open: NULL %s", path ? "out" : "path");
+  rlx_llm_options o = options ? *options : (rlx_llm_options){0};
+  if (o.capacity < 0 || !(o.temperature >= 0) || !isfinite(o.temperature) || o.top_k < 0 || !(o.top_p >= 0 && o.top_p <= 1))
+    return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT,
+                           "rlx_llm_open: options capacity %lld, temperature %g, top_k %lld, top_p %g (expected capacity >= 0, finite "
+                           "temperature >= 0, top_k >= 0, top_p in [0, 1])",
+                           (long long)o.capacity, o.temperature, (long long)o.top_k, o.top_p);
+  if (o.mode == RLX_MODE_DEFAULT) o.mode = RLX_MODE_COMPILED;
+  rlx_gguf *f = NULL;
+  TRY(rlx_gguf_open(path, &f));
+  rlx_llm *m = calloc(1, sizeof *m);
+  rlx_graph *g = NULL;
+  rlx_status *st = m ? read_config(f, &m->cfg) : rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  if (!st) {
+    m->capacity = o.capacity ? o.capacity : (m->cfg.context < 2048 ? m->cfg.context : 2048);
+    m->n_outputs = 2 + 2 * (size_t)m->cfg.n_layers;
+    st = build(f, &m->cfg, m->capacity, &o, &g);
+  }
+  if (!st) st = rlx_executable_create(g, o.device, o.mode, &m->ex);
+  for (size_t i = 0; !st && i < rlx_executable_num_params(m->ex); i++) st = upload(m->ex, f, rlx_executable_param_name(m->ex, i));
+  rlx_tensor *zeros = NULL;
+  if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, 3, (const int64_t[]){1, m->capacity, m->cfg.n_kv_heads * m->cfg.head_dim}, NULL, 0, &zeros);
+  for (size_t i = 2; i < m->n_outputs && !st; i++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "%c%zu", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);
+    st = rlx_executable_bind_device_handle(m->ex, nm, zeros);
+    if (!st) st = rlx_executable_set_handle_feed(m->ex, nm, i);
+  }
+  rlx_tensor_free(zeros);
+  rlx_graph_free(g); /* the executable keeps its reference */
+  rlx_gguf_close(f);
+  if (st) {
+    rlx_llm_close(m);
+    return st;
+  }
+  *out = m;
+  return NULL;
+}
+
+void rlx_llm_close(rlx_llm *m) {
+  if (!m) return;
+  rlx_executable_free(m->ex);
+  free(m);
+}
+
+const rlx_llm_config *rlx_llm_get_config(const rlx_llm *m) { return &m->cfg; }
+int64_t rlx_llm_capacity(const rlx_llm *m) { return m->capacity; }
+int64_t rlx_llm_position(const rlx_llm *m) { return m->pos; }
+void rlx_llm_reset(rlx_llm *m) { m->pos = 0; }
+
+rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *out_logits, int32_t *out_next) {
+  if (!m || !tokens || n < 1) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "rlx_llm_step: NULL model or tokens, or n %lld < 1", (long long)n);
+  if (n > m->capacity - m->pos)
+    return rlx_status_make(RLX_STATUS_OUT_OF_RANGE, "rlx_llm_step: %lld tokens at position %lld exceed the cache capacity %lld", (long long)n,
+                           (long long)m->pos, (long long)m->capacity);
+  for (int64_t i = 0; i < n; i++)
+    if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab)
+      return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "rlx_llm_step: token %lld is %d (vocabulary [0, %lld))", (long long)i, tokens[i],
+                             (long long)m->cfg.vocab);
+  int32_t *pos = malloc(sizeof(int32_t) * (size_t)n);
+  rlx_tensor **outs = calloc(m->n_outputs, sizeof *outs);
+  rlx_tensor *tt = NULL, *tp = NULL;
+  rlx_status *st = pos && outs ? NULL : rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; !st && i < n; i++) pos[i] = (int32_t)(m->pos + i);
+  if (!st) st = rlx_tensor_create(RLX_DTYPE_I32, 2, (const int64_t[]){1, n}, tokens, sizeof(int32_t) * (size_t)n, &tt);
+  if (!st) st = rlx_tensor_create(RLX_DTYPE_I32, 1, (const int64_t[]){n}, pos, sizeof(int32_t) * (size_t)n, &tp);
+  if (!st)
+    st = rlx_executable_run(m->ex, 2, (const char *const[]){"tokens", "positions"}, (rlx_tensor *const[]){tt, tp}, m->n_outputs, outs);
+  if (!st) {
+    if (out_logits) memcpy(out_logits, rlx_tensor_cdata(outs[0]), sizeof(float) * (size_t)(n * m->cfg.vocab));
+    if (out_next) *out_next = (int32_t)((const int64_t *)rlx_tensor_cdata(outs[1]))[n - 1];
+    m->pos += n;
+  }
+  for (size_t k = 0; outs && k < m->n_outputs; k++) rlx_tensor_free(outs[k]);
+  free(outs);
+  free(pos);
+  rlx_tensor_free(tt);
+  rlx_tensor_free(tp);
+  return st;
+}
