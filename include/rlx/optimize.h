@@ -13,7 +13,8 @@
  *   fold_affine  Conv(x, W, b) or MatMul(x, W[K,N]) with constant weights followed by Mul/Div by
  *                a constant that is per output channel (or a scalar), and Conv followed by Add/Sub
  *                of such a constant, folded into the weights and bias: W' = W c, b' = b c + d
- *                (BatchNormalization, which the ONNX importer writes as x a + b, and scalar scales).
+ *                (BatchNormalization, which the ONNX importer writes as x a + b, and scalar scales);
+ *                and a scalar a x + b before a Conv without padding: W' = a W, b' = b + b_in sum(W[o]).
  *   epilogue     MatMul(x, W[K,N]) + bias [N] + activation (Relu, Gelu, GeluApprox, Silu, Sigmoid,
  *                Tanh) into one FusedMatMulBiasAct.
  *   norm         layer norm written out ((x - mean) / sqrt(var + eps) * gamma + beta, with
@@ -28,10 +29,10 @@
  *   scalarize    a size-1 constant operand of an elementwise op whose output shape it does not
  *                change becomes a rank-0 scalar (MLX compile fuses scalars into its kernels).
  *
- * Levels: "none" (the graph is copied unchanged), "basic" (constfold, cse, fold_affine, epilogue,
- * dce), "all" (constfold, cse, fold_affine, activation, norm, attention, transpose, epilogue,
- * scalarize, cse, dce). The passes run in that order, repeated until nothing changes (at most 4
- * rounds). The floating-point results of a rewritten graph can differ from the original's in the
+ * Levels: "none" (the graph is copied unchanged), "basic" (constfold, dce, cse, fold_affine,
+ * epilogue, dce), "all" (constfold, dce, cse, fold_affine, activation, norm, attention, transpose,
+ * epilogue, scalarize, cse, dce). The passes run in that order, repeated until nothing changes
+ * (at most 4 rounds). The floating-point results of a rewritten graph can differ from the original's in the
  * last bits (folded products, fused
  * kernels), as with any optimizing compiler (ONNX Runtime's graph optimizations do the same).
  *

@@ -59,7 +59,9 @@ static uint64_t node_hash(const rlx_graph *src, const rlx_node *n, const rlx_val
     const rlx_type *t = &src->types[n->out0];
     h = mix(h, &t->dtype, sizeof t->dtype);
     h = mix(h, t->dims, sizeof(int64_t) * (size_t)t->rank);
-    if (n->nbytes) h = mix(h, n->data, n->nbytes);
+    /* the first bytes and the size: equal candidates are compared whole (same) */
+    h = mix(h, &n->nbytes, sizeof n->nbytes);
+    if (n->nbytes) h = mix(h, n->data, n->nbytes < 64 ? n->nbytes : 64);
   }
   return h;
 }

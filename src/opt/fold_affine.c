@@ -127,12 +127,15 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
     if (r->uses[y] != 1) continue;
     const rlx_type *ty = &s->types[y];
     if (!rlx_opt_same_type(ty, &s->types[n->out0])) continue; /* c must not broadcast y */
-    target t;
-    if (!find_target(r, rlx_opt_mapped(r, y), &t)) continue;
-    bool scale = n->op == RLX_OP_MUL || n->op == RLX_OP_DIV;
+    const rlx_node *p = rlx_opt_dst_producer(r, y);
+    bool scale = n->op == RLX_OP_MUL || n->op == RLX_OP_DIV, conv = p->op == RLX_OP_CONV;
     double *cv = NULL;
-    if ((!t.conv && !scale) || !per_channel(s, c, ty, t.conv ? 1 : ty->rank - 1, r->cx, &cv)) {
-      target_free(&t);
+    if ((p->op != RLX_OP_CONV && p->op != RLX_OP_MATMUL && p->op != RLX_OP_FUSED_MATMUL_BIAS_ACT) || (!conv && !scale) ||
+        !per_channel(s, c, ty, conv ? 1 : ty->rank - 1, r->cx, &cv))
+      continue;
+    target t;
+    if (!find_target(r, rlx_opt_mapped(r, y), &t)) {
+      free(cv);
       continue;
     }
     int64_t inner = t.C ? t.nw / t.C : 0; /* Conv: W[o] is contiguous; MatMul: column j is W[:, j] */
@@ -153,7 +156,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
     bool with_bias = t.b != RLX_RW_NONE || !scale;
     rlx_status *st = scale ? rlx_opt_const_from_f64(d, &t.tw, t.W, &w) : NULL;
     if (!st && with_bias) st = rlx_opt_const_from_f64(d, &tb, t.B, &b);
-    const rlx_node *p = rlx_opt_producer(d, rlx_opt_mapped(r, y));
+    p = rlx_opt_producer(d, rlx_opt_mapped(r, y)); /* nodes may have moved */
     rlx_attr a[16];
     uint32_t na = p->n_attrs;
     in[0] = t.x, in[1] = w, in[2] = b;

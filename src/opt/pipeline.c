@@ -15,8 +15,8 @@ static const pass_info passes[] = {
 #undef RLX_X
 };
 
-static const char *const basic[] = {"constfold", "cse", "fold_affine", "epilogue", "dce"};
-static const char *const all[] = {"constfold", "cse", "fold_affine", "activation", "norm", "attention", "transpose",
+static const char *const basic[] = {"constfold", "dce", "cse", "fold_affine", "epilogue", "dce"};
+static const char *const all[] = {"constfold", "dce", "cse", "fold_affine", "activation", "norm", "attention", "transpose",
                                   "epilogue", "scalarize", "cse", "dce"};
 
 static const pass_info *find_pass(const char *name, size_t len) {
