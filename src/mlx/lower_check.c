@@ -96,7 +96,7 @@ static size_t record_id(rlx_l_checks *k) {
     free(copy.checks);
     return SIZE_MAX;
   }
-  memcpy(copy.checks, k->cur.checks, sizeof(rlx_l_check) * k->cur.n);
+  if (k->cur.n) memcpy(copy.checks, k->cur.checks, sizeof(rlx_l_check) * k->cur.n); /* checks is NULL when none */
   k->records[k->n_records] = copy;
   return k->n_records++;
 }
