@@ -96,6 +96,39 @@ RLX_MUST_USE rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t
 /* Forgets the cached tokens (position 0). */
 void rlx_llm_reset(rlx_llm *m);
 
+/* ---- the tokenizer of the file's vocabulary ----
+ * tokenizer.ggml.model "llama": SentencePiece-style BPE over scored pieces (Kudo & Richardson
+ * 2018), as llama.cpp applies it: every space becomes U+2581 and one is prepended
+ * (tokenizer.ggml.add_space_prefix, default true); the text is split into UTF-8 characters; the
+ * adjacent pair whose concatenation is a vocabulary token of the highest score
+ * (tokenizer.ggml.scores) is merged, the leftmost pair on ties, until no pair is a token; a piece
+ * left that is not a token is spelled with the byte tokens "<0xXX>" (token_type 6), else the
+ * unknown token. Other models (gpt2's byte-level BPE): UNIMPLEMENTED for now.
+ * An rlx_tokenizer is read-only after open: any number of threads may use it. */
+typedef struct rlx_tokenizer rlx_tokenizer;
+
+/* Reads the vocabulary of the GGUF file at `path` (tokenizer.ggml.tokens, .scores, .token_type,
+ * .bos_token_id (default 1), .eos_token_id (2), .unknown_token_id (0), .add_bos_token (true)).
+ * Errors: INVALID_ARGUMENT (NULL), rlx_gguf_open's, NOT_FOUND (no tokenizer.ggml.model or
+ * .tokens), DATA_LOSS (arrays of the wrong type or length), UNIMPLEMENTED (another model),
+ * RESOURCE_EXHAUSTED. *out untouched on failure. */
+RLX_MUST_USE rlx_status *rlx_tokenizer_open(const char *path, rlx_tokenizer **out);
+void rlx_tokenizer_close(rlx_tokenizer *t); /* NULL accepted */
+int32_t rlx_tokenizer_vocab_size(const rlx_tokenizer *t);
+/* The BOS / EOS token ids (-1 when the file names none in range). */
+int32_t rlx_tokenizer_bos(const rlx_tokenizer *t);
+int32_t rlx_tokenizer_eos(const rlx_tokenizer *t);
+/* Encodes text[0..len) (UTF-8) into out_ids[0..cap), the BOS first when add_bos and the file's
+ * add_bos_token allow it; *out_n = the token count. OUT_OF_RANGE (with *out_n set to the count
+ * needed, nothing written) when cap is too small; INVALID_ARGUMENT for NULL arguments. */
+RLX_MUST_USE rlx_status *rlx_tokenizer_encode(const rlx_tokenizer *t, const char *text, size_t len, bool add_bos, int32_t *out_ids,
+                                              size_t cap, size_t *out_n);
+/* Writes token id's text into buf[0..cap) (not NUL-terminated; U+2581 as a space, a byte token
+ * as its byte, control/unused tokens and ids out of range as nothing) and returns its full length
+ * (more than cap: truncated). Decoding a sequence concatenates its pieces (the first piece's
+ * leading space is the prepended one). */
+size_t rlx_tokenizer_piece(const rlx_tokenizer *t, int32_t id, char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
