@@ -58,7 +58,9 @@ extern "C" {
 
 /* The figures of one device (see RLX_CALIBRATION_FIGURES for each figure). A plain value. */
 typedef struct rlx_calibration {
-  char device_name[128]; /* "cpu: <CPU model>" (the CPU) or the GPU's name (rlx_device_describe) */
+  char device_name[128]; /* "cpu: <CPU model>, <N> threads" (N: rlx's CPU kernel threads,
+                            RLX_NUM_THREADS or the CPUs available) or the GPU's name
+                            (rlx_device_describe) */
   char mlx_version[32];  /* rlx_mlx_version() when measured */
   char rlx_version[32];  /* RLX_VERSION when measured */
   char precision[8];     /* "fp32" or "tf32": the GPU float32 precision measured at ("fp32" on the CPU) */

@@ -55,7 +55,7 @@ void rlx_calib_device_name(rlx_device device, char *buf, size_t cap) {
     rlx_device_describe(device, buf, cap);
     return;
   }
-  /* MLX names the CPU "cpu"; the CPU model distinguishes machines that share a home directory. */
+  /* MLX names the CPU "cpu"; the CPU model distinguishes machines that share a home directory */
   char model[96] = "";
   FILE *f = fopen("/proc/cpuinfo", "r");
   char line[256];
@@ -68,7 +68,9 @@ void rlx_calib_device_name(rlx_device device, char *buf, size_t cap) {
     break;
   }
   if (f) fclose(f);
-  snprintf(buf, cap, model[0] ? "cpu: %s" : "cpu", model);
+  /* rlx's CPU kernels run on a pool of this many threads: figures measured with another count
+   * belong to another device name (and cache file) */
+  snprintf(buf, cap, "cpu: %s, %d threads", model[0] ? model : "unknown model", rlx_mx_num_threads());
 }
 
 /* ---- figures on MLX arrays (the reference's) ---- */
