@@ -9,6 +9,7 @@
  *   rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,...]... [--optimize ...]
  *   rlx calibrate [--device cpu|gpu|all] [--precision fp32|tf32] [--force] [--json]  (tools/cli_calibrate.c)
  *   rlx launch ...  (tools/launch.c)
+ *   rlx generate MODEL.gguf --prompt TEXT [--max-tokens N] [--temperature T --top-k K --top-p P --seed S] [--device cpu|gpu]  (tools/generate.c)
  *   rlx version
  * Without --mode, RLX_MLX_MODE picks the mode (lazy when unset). Progress lines go to stderr.
  */
@@ -17,6 +18,7 @@
 
 #include "bench.h"
 #include "cli_calibrate.h"
+#include "generate.h"
 #include "launch.h"
 #include "run.h"
 
@@ -31,6 +33,7 @@ static int usage(void) {
           "       rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--optimize ...]\n"
           "       rlx calibrate [--device cpu|gpu|all] [--precision fp32|tf32] [--force] [--json]\n"
           "       rlx launch ...\n"
+          "       rlx generate MODEL.gguf --prompt TEXT [--max-tokens N] [--temperature T --top-k K --top-p P --seed S] [--device cpu|gpu]\n"
           "       rlx version\n");
   return 2;
 }
@@ -55,6 +58,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "launch")) return rlx_cli_launch(argc - 2, argv + 2);
+  if (!strcmp(cmd, "generate")) return rlx_cli_generate(argc - 2, argv + 2);
   if (!strcmp(cmd, "calibrate")) return rlx_cli_calibrate(argc - 2, argv + 2);
   for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
     if (strcmp(cmd, commands[c].name)) continue;

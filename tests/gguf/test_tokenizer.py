@@ -19,9 +19,9 @@ import sys
 import tempfile
 
 import gguf
-import numpy as np
-import sentencepiece as spm
-from sentencepiece import sentencepiece_model_pb2 as spmodel
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from llama_ref import add_vocab, sentencepiece_for  # noqa: E402
 
 build = sys.argv[1]
 lib = ctypes.CDLL(os.path.join(build, "librlx.so"))
@@ -58,36 +58,21 @@ subs = [s for s, c in counts.most_common() if c >= 2][:400] + [s for s, c in cou
 pieces = [("<unk>", 2), ("<s>", 3), ("</s>", 3)] + [(f"<0x{b:02X}>", 6) for b in range(256)]
 pieces += [(c, 1) for c in chars if c not in dropped] + [(s, 1) for s in subs]
 scores = [0.0] * (3 + 256) + [-float(i) - rng.random() * 0.5 for i in range(len(pieces) - 259)]
-rng.shuffle(scores[259:])  # merge order unrelated to frequency; distinct values
+tail = scores[259:]
+rng.shuffle(tail)  # merge order unrelated to frequency; distinct values
+scores[259:] = tail
 
 failures = []
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "tok.gguf")
     w = gguf.GGUFWriter(path, "llama")
-    w.add_tokenizer_model("llama")
-    w.add_token_list([p for p, _ in pieces])
-    w.add_token_scores(scores)
-    w.add_token_types([t for _, t in pieces])
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_unk_token_id(0)
+    add_vocab(w, [p for p, _ in pieces], scores, [t for _, t in pieces])
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
 
-    m = spmodel.ModelProto()
-    m.trainer_spec.model_type = spmodel.TrainerSpec.BPE
-    m.trainer_spec.byte_fallback = True
-    m.trainer_spec.unk_id, m.trainer_spec.bos_id, m.trainer_spec.eos_id, m.trainer_spec.pad_id = 0, 1, 2, -1
-    m.normalizer_spec.name = "identity"
-    m.normalizer_spec.add_dummy_prefix = True
-    m.normalizer_spec.remove_extra_whitespaces = False
-    m.normalizer_spec.escape_whitespaces = True
-    for (p, t), s in zip(pieces, scores):
-        sp_piece = m.pieces.add()
-        sp_piece.piece, sp_piece.score, sp_piece.type = p, s, t
-    sp = spm.SentencePieceProcessor(model_proto=m.SerializeToString())
+    sp = sentencepiece_for([p for p, _ in pieces], scores, [t for _, t in pieces])
 
     tok = vp()
     st = lib.rlx_tokenizer_open(path.encode(), ctypes.byref(tok))

@@ -1,0 +1,152 @@
+"""The Llama-family decoder written from its formulas for the GGUF tests (test_llama.py,
+test_generate.py): GGUF files with seeded weights (gguf-py's GGUFWriter) and a float64 numpy
+forward pass. See test_llama.py for the formulas and the layout conventions."""
+import gguf
+import numpy as np
+
+Q = gguf.GGMLQuantizationType
+
+
+def write_model(path, cfg, rng, vocab=None):
+    """Writes a GGUF file (with vocab = (pieces, scores, types) as a "llama" tokenizer); returns
+    the weights as the oracle sees them (float64)."""
+    arch = cfg["arch"]
+    E, H, Hkv, F, V, L = cfg["dim"], cfg["heads"], cfg["kv_heads"], cfg["ffn"], cfg["vocab"], cfg["layers"]
+    D = E // H
+    w = gguf.GGUFWriter(path, arch)
+    w.add_block_count(L)
+    w.add_context_length(cfg["ctx"])
+    w.add_embedding_length(E)
+    w.add_feed_forward_length(F)
+    w.add_head_count(H)
+    w.add_head_count_kv(Hkv)
+    w.add_layer_norm_rms_eps(cfg["eps"])
+    w.add_rope_freq_base(cfg["base"])
+    if cfg.get("n_rot"):
+        w.add_rope_dimension_count(cfg["n_rot"])
+    if cfg.get("rope_scale"):
+        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        w.add_rope_scaling_factor(cfg["rope_scale"])
+    seen = {}
+
+    def put(name, a, qtype):
+        a = a.astype(np.float32)
+        if qtype == Q.F32:
+            w.add_tensor(name, a)
+            seen[name] = a.astype(np.float64)
+        elif qtype == Q.F16:
+            h = a.astype(np.float16)
+            w.add_tensor(name, h)
+            seen[name] = h.astype(np.float64)
+        else:
+            q = gguf.quants.quantize(a, qtype)
+            w.add_tensor(name, q, raw_dtype=qtype)
+            seen[name] = gguf.quants.dequantize(q, qtype).astype(np.float64).reshape(a.shape)
+
+    mt, et = cfg["wtype"], cfg.get("embd_type", Q.F32)
+    put("token_embd.weight", rng.standard_normal((V, E)), et)
+    for l in range(L):
+        p = f"blk.{l}."
+        put(p + "attn_norm.weight", 1 + 0.1 * rng.standard_normal(E), Q.F32)
+        put(p + "attn_q.weight", rng.standard_normal((H * D, E)) / np.sqrt(E), mt)
+        put(p + "attn_k.weight", rng.standard_normal((Hkv * D, E)) / np.sqrt(E), mt)
+        put(p + "attn_v.weight", rng.standard_normal((Hkv * D, E)) / np.sqrt(E), mt)
+        if cfg.get("bias"):
+            for n, rows in (("attn_q", H * D), ("attn_k", Hkv * D), ("attn_v", Hkv * D)):
+                put(p + n + ".bias", 0.1 * rng.standard_normal(rows), Q.F32)
+        put(p + "attn_output.weight", rng.standard_normal((E, H * D)) / np.sqrt(H * D), mt)
+        put(p + "ffn_norm.weight", 1 + 0.1 * rng.standard_normal(E), Q.F32)
+        put(p + "ffn_gate.weight", rng.standard_normal((F, E)) / np.sqrt(E), mt)
+        put(p + "ffn_up.weight", rng.standard_normal((F, E)) / np.sqrt(E), mt)
+        put(p + "ffn_down.weight", rng.standard_normal((E, F)) / np.sqrt(F), mt)
+    put("output_norm.weight", 1 + 0.1 * rng.standard_normal(E), Q.F32)
+    if not cfg.get("tied"):
+        put("output.weight", 2 * rng.standard_normal((V, E)) / np.sqrt(E), mt)
+    if vocab:
+        add_vocab(w, *vocab)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return seen
+
+
+def rms(x, g, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * g
+
+
+def rope(x, nh, D, n_rot, base, scale, neox):
+    """x [S, nh*D] -> rotated, positions 0..S-1."""
+    S = x.shape[0]
+    x = x.reshape(S, nh, D).copy()
+    i = np.arange(n_rot // 2)
+    ang = (np.arange(S)[:, None] / scale) * base ** (-2.0 * i / n_rot)  # [S, n_rot/2]
+    c, s = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+    if neox:
+        a, b = x[..., : n_rot // 2].copy(), x[..., n_rot // 2: n_rot].copy()
+        x[..., : n_rot // 2], x[..., n_rot // 2: n_rot] = a * c - b * s, b * c + a * s
+    else:
+        a, b = x[..., 0:n_rot:2].copy(), x[..., 1:n_rot:2].copy()
+        x[..., 0:n_rot:2], x[..., 1:n_rot:2] = a * c - b * s, b * c + a * s
+    return x.reshape(S, nh * D)
+
+
+def forward(W, cfg, tokens):
+    E, H, Hkv, L = cfg["dim"], cfg["heads"], cfg["kv_heads"], cfg["layers"]
+    D = E // H
+    n_rot, neox = cfg.get("n_rot") or D, cfg["arch"] == "qwen2"
+    S = len(tokens)
+    h = W["token_embd.weight"][tokens]
+    mask = np.triu(np.full((S, S), -np.inf), 1)
+    for l in range(L):
+        p = f"blk.{l}."
+        x = rms(h, W[p + "attn_norm.weight"], cfg["eps"])
+        q, k, v = (x @ W[p + n + ".weight"].T + W.get(p + n + ".bias", 0) for n in ("attn_q", "attn_k", "attn_v"))
+        q = rope(q, H, D, n_rot, cfg["base"], cfg.get("rope_scale", 1), neox)
+        k = rope(k, Hkv, D, n_rot, cfg["base"], cfg.get("rope_scale", 1), neox)
+        out = np.zeros((S, H * D))
+        for hh in range(H):
+            g = hh // (H // Hkv)
+            sc = q[:, hh * D:(hh + 1) * D] @ k[:, g * D:(g + 1) * D].T / np.sqrt(D) + mask
+            pr = np.exp(sc - sc.max(-1, keepdims=True))
+            pr /= pr.sum(-1, keepdims=True)
+            out[:, hh * D:(hh + 1) * D] = pr @ v[:, g * D:(g + 1) * D]
+        h = h + out @ W[p + "attn_output.weight"].T
+        x = rms(h, W[p + "ffn_norm.weight"], cfg["eps"])
+        gt, up = x @ W[p + "ffn_gate.weight"].T, x @ W[p + "ffn_up.weight"].T
+        h = h + (gt / (1 + np.exp(-gt)) * up) @ W[p + "ffn_down.weight"].T
+    h = rms(h, W["output_norm.weight"], cfg["eps"])
+    return h @ W.get("output.weight", W["token_embd.weight"]).T
+
+
+
+
+def add_vocab(w, pieces, scores, types):
+    """Adds a "llama" (SentencePiece-style) vocabulary to the GGUFWriter w; unk/bos/eos 0/1/2."""
+    w.add_tokenizer_model("llama")
+    w.add_token_list(pieces)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_unk_token_id(0)
+
+
+def sentencepiece_for(pieces, scores, types):
+    """Google's SentencePiece (PyPI sentencepiece) as a BPE model over the same scored pieces,
+    with the conventions of llama.cpp's SPM tokenizer: byte fallback, identity normalization, a
+    dummy prefix, whitespace escaped as U+2581; unk/bos/eos ids 0/1/2."""
+    import sentencepiece as spm
+    from sentencepiece import sentencepiece_model_pb2 as spmodel
+    m = spmodel.ModelProto()
+    m.trainer_spec.model_type = spmodel.TrainerSpec.BPE
+    m.trainer_spec.byte_fallback = True
+    m.trainer_spec.unk_id, m.trainer_spec.bos_id, m.trainer_spec.eos_id, m.trainer_spec.pad_id = 0, 1, 2, -1
+    m.normalizer_spec.name = "identity"
+    m.normalizer_spec.add_dummy_prefix = True
+    m.normalizer_spec.remove_extra_whitespaces = False
+    m.normalizer_spec.escape_whitespaces = True
+    for p, s, t in zip(pieces, scores, types):
+        sp_piece = m.pieces.add()
+        sp_piece.piece, sp_piece.score, sp_piece.type = p, s, t
+    return spm.SentencePieceProcessor(model_proto=m.SerializeToString())
