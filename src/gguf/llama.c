@@ -84,7 +84,9 @@ static rlx_status *read_config(const rlx_gguf *f, rlx_llm_config *c) {
   c->rope_scale = 1.0;
   char key[128];
   snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
-  if (!rlx_gguf_find_kv(f, key, &i)) {
+  rlx_status *absent = rlx_gguf_find_kv(f, key, &i);
+  rlx_status_free(absent); /* no scaling key: none */
+  if (!absent) {
     const char *type;
     TRY(rlx_gguf_kv_string(f, i, 0, &type, &len));
     if (!strcmp(type, "linear")) TRY(meta_float(f, arch, "rope.scaling.factor", 1.0, &c->rope_scale));
@@ -204,10 +206,12 @@ static rlx_value linear(builder *b, rlx_value x, const char *name, const char *b
     y = op(b, RLX_OP_MATMUL, 2, V2(x, wt), 0, NULL);
   }
   size_t i;
-  if (bias_name && !b->st && !rlx_gguf_find_tensor(b->f, bias_name, &i)) {
+  rlx_status *absent = bias_name && !b->st ? rlx_gguf_find_tensor(b->f, bias_name, &i) : NULL;
+  if (bias_name && !b->st && !absent) {
     rlx_value bias = weight(b, bias_name, 0, N, &scheme);
     y = op(b, RLX_OP_ADD, 2, V2(y, bias), 0, NULL);
   }
+  rlx_status_free(absent); /* no bias: NOT_FOUND is the answer */
   return y;
 }
 
