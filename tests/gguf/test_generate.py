@@ -8,7 +8,7 @@ paths are only comparable while the oracle's top-2 logit margin exceeds rlx's fl
 (test_llama.py bounds it by 1e-4 of the logit range; here 2e-4): the comparison stops at the first step
 below that margin (reported), and at least 6 steps must be compared.
 
-usage: test_generate.py BUILD_DIR [--cli-only]   (--cli-only, for the sanitizer build: runs the
+usage: test_generate.py BUILD_DIR [--cli-only] [--device gpu]   (--cli-only, for the sanitizer build: runs the
 CLI and checks its exit status, token count and timing line without the numpy oracle)"""
 import os
 import random
@@ -24,6 +24,7 @@ from llama_ref import forward, sentencepiece_for, write_model  # noqa: E402
 
 build = sys.argv[1]
 cli_only = "--cli-only" in sys.argv[2:]
+device = ["--device", "gpu"] if "gpu" in sys.argv[2:] else []
 W = "\u2581"
 rng = random.Random(3)
 pieces = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + [W] + list("abcdefghijklmnopqrstuvwxyz,.")
@@ -49,7 +50,7 @@ failures = []
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "model.gguf")
     weights = write_model(path, cfg, np.random.default_rng(11), vocab=(pieces, scores, types))
-    r = subprocess.run([os.path.join(build, "rlx"), "generate", path, "--prompt", prompt, "--max-tokens", str(max_tokens)],
+    r = subprocess.run([os.path.join(build, "rlx"), "generate", path, "--prompt", prompt, "--max-tokens", str(max_tokens)] + device,
                        capture_output=True, timeout=300)
     out, err = r.stdout, r.stderr.decode(errors="replace")
     print(err.strip())

@@ -24,7 +24,7 @@ abs error over every step's logits to be below 1e-4 of the logit range (100x mar
 blocked sums and fast rsqrt/exp), and the argmax of every row to agree wherever the oracle's
 top-2 margin exceeds that bound.
 
-usage: test_llama.py BUILD_DIR"""
+usage: test_llama.py BUILD_DIR [--device gpu]   (default the CPU; scripts/gpu/llm.sh runs the GPU)"""
 import ctypes
 import os
 import sys
@@ -37,6 +37,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llama_ref import forward, write_model  # noqa: E402
 
 build = sys.argv[1]
+device = 1 if sys.argv[2:4] == ["--device", "gpu"] else 0  # rlx_device
+
+
+class Options(ctypes.Structure):  # rlx_llm_options
+    _fields_ = [("device", ctypes.c_int), ("mode", ctypes.c_int), ("capacity", ctypes.c_int64), ("temperature", ctypes.c_double),
+                ("top_k", ctypes.c_int64), ("top_p", ctypes.c_double), ("seed", ctypes.c_uint64)]
+
+
 lib = ctypes.CDLL(os.path.join(build, "librlx.so"))
 vp = ctypes.c_void_p
 lib.rlx_status_message.restype = ctypes.c_char_p
@@ -84,7 +92,7 @@ with tempfile.TemporaryDirectory() as tmp:
         seq = rng.integers(0, V, prompt_len + n_decode).astype(np.int32)
         ref = forward(W, cfg, seq)  # [S, V]
         m = vp()
-        ok(lib.rlx_llm_open(path.encode(), None, ctypes.byref(m)), "open " + cfg["name"])
+        ok(lib.rlx_llm_open(path.encode(), ctypes.byref(Options(device=device)), ctypes.byref(m)), "open " + cfg["name"])
         try:
             got = np.zeros((len(seq), V), np.float32)
             nxt = ctypes.c_int32()
