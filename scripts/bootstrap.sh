@@ -9,7 +9,8 @@ cd "$root"
 
 debs=(cmake ninja-build gcc g++ pkg-config python3 python3-venv
       protobuf-c-compiler libprotobuf-c-dev libcjson-dev libcmocka-dev
-      libonnx-dev libonnx-testdata libopenblas0-pthread libsleef-dev fonts-dejavu-core openmpi-bin libopenmpi-dev)
+      libonnx-dev libonnx-testdata libopenblas0-pthread libsleef-dev fonts-dejavu-core openmpi-bin libopenmpi-dev
+      clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -204,7 +204,12 @@ static void resize_weights(const resize_axis_spec *s, int64_t taps, double stret
 static rlx_mx_arr *resize_axis(rlx_lower *L, const resize_axis_spec *s, rlx_mx_arr *x, rlx_type *t, int ax, double extrap) {
   rlx_mx *c = L->mx;
   double stretch;
-  int64_t first, taps = resize_taps(s, &stretch, &first), cnt = s->out * taps;
+  int64_t first, taps = resize_taps(s, &stretch, &first), cnt;
+  if (!rlx_mul_i64(s->out, taps, &cnt) || cnt > (INT64_MAX >> 4)) {
+    rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "resize of axis %d: %lld outputs x %lld taps is too many", ax, (long long)s->out,
+                   (long long)taps);
+    return NULL;
+  }
   int32_t *idx = malloc(sizeof(int32_t) * (size_t)(cnt ? cnt : 1));
   double *w = malloc(sizeof(double) * (size_t)(cnt ? cnt : 1));
   bool *outside = malloc((size_t)(s->out ? s->out : 1));

@@ -69,10 +69,11 @@ static_assert(sizeof(dtype_map) / sizeof(dtype_map[0]) == RLX_DTYPE_COUNT, "dtyp
 mx::Dtype to_mx(rlx_dtype d) { return dtype_map[d]; }
 
 double saturate_for(double v, rlx_dtype d) {
-  if (!rlx_dtype_is_int(d)) return v;
+  mx::Dtype t = to_mx(d); /* the storage dtype: low-precision floats are uint8 codes there */
+  if (t == mx::bool_ || !mx::issubdtype(t, mx::integer)) return v;
   if (v != v) return 0;
-  int bits = 8 * (int)rlx_dtype_size(d);
-  bool sign = rlx_dtype_is_signed(d);
+  int bits = 8 * (int)t.size();
+  bool sign = mx::issubdtype(t, mx::signedinteger);
   double lo = sign ? -std::ldexp(1.0, bits - 1) : 0, hi = std::ldexp(1.0, sign ? bits - 1 : bits);
   /* hi itself is out of range; the largest double below it is in range for every width */
   return v < lo ? lo : v >= hi ? std::nextafter(hi, 0.0) : v;

@@ -37,8 +37,9 @@ struct rlx_mx {
 inline mx::array &A(rlx_mx_arr *a) { return *reinterpret_cast<mx::array *>(a); }
 
 mx::Dtype to_mx(rlx_dtype d);
-// v as a value of integer dtype `d` may take: NaN -> 0, saturated at the dtype's limits (a double
-// outside them would make the conversion undefined behaviour); v itself for other dtypes.
+// v as a value the MLX storage dtype of `d` may take when it is an integer one: NaN -> 0,
+// saturated at the dtype's limits (a double outside them would make the conversion undefined
+// behaviour); v itself for other dtypes.
 double saturate_for(double v, rlx_dtype d);
 bool from_mx(mx::Dtype d, rlx_dtype *out);
 mx::Shape to_shape(int rank, const int64_t *dims);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Fuzzing (libFuzzer with Debian's clang, AddressSanitizer + UndefinedBehaviorSanitizer).
+#   scripts/fuzz.sh [SECONDS]   builds build-fuzz/, replays every committed reproducer in
+#                               tests/fuzz/regressions/<target>/ (each must end cleanly), then runs
+#                               each target for SECONDS (default 60) from its seed corpus.
+# Seeds: fuzz_onnx the ONNX backend test models (Debian libonnx-testdata and the onnx wheel's node
+# tests), fuzz_npy their input .npy files converted by tests/fuzz/seeds.py, fuzz_graph random bytes.
+# A crash leaves its input in build-fuzz/findings/<target>/; commit it under regressions/ with the fix.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+secs=${1:-60}
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLX_SANITIZE=ON -DRLX_FUZZ=ON \
+  -DBUILD_TESTING=OFF >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_onnx fuzz_npy fuzz_graph
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+opts=(-rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=60 -max_len=65536)
+seeds=build-fuzz/seeds
+.venv/bin/python tests/fuzz/seeds.py "$seeds"
+for t in fuzz_onnx fuzz_npy fuzz_graph; do
+  reg=tests/fuzz/regressions/$t
+  if compgen -G "$reg/*" >/dev/null; then
+    echo "fuzz.sh: replaying $(ls "$reg" | wc -l) reproducers of $t"
+    build-fuzz/tests/fuzz/$t "${opts[@]}" "$reg"/*
+  fi
+done
+for t in fuzz_onnx fuzz_npy fuzz_graph; do
+  corpus=build-fuzz/corpus/$t
+  mkdir -p "$corpus" "build-fuzz/findings/$t"
+  echo "fuzz.sh: $t for ${secs}s"
+  build-fuzz/tests/fuzz/$t "${opts[@]}" -max_total_time="$secs" -print_final_stats=1 \
+    -artifact_prefix="build-fuzz/findings/$t/" "$corpus" "$seeds/$t"
+done
+echo "fuzz.sh: no crash"
