@@ -2,7 +2,9 @@
 # Fuzzing (libFuzzer with Debian's clang, AddressSanitizer + UndefinedBehaviorSanitizer).
 #   scripts/fuzz.sh [SECONDS]   builds build-fuzz/, replays every committed reproducer in
 #                               tests/fuzz/regressions/<target>/ (each must end cleanly), then runs
-#                               each target for SECONDS (default 60) from its seed corpus.
+#                               each target for SECONDS (default 60) from its seed corpus, with
+#                               libFuzzer's -seed RLX_FUZZ_SEED (default 1: CI explores the same
+#                               inputs every run; set another for a campaign).
 # Seeds: fuzz_onnx the ONNX backend test models (Debian libonnx-testdata and the onnx wheel's node
 # tests), fuzz_npy their input .npy files converted by tests/fuzz/seeds.py, fuzz_graph random bytes.
 # A crash leaves its input in build-fuzz/findings/<target>/; commit it under regressions/ with the fix.
@@ -29,7 +31,7 @@ for t in fuzz_onnx fuzz_npy fuzz_graph; do
   corpus=build-fuzz/corpus/$t
   mkdir -p "$corpus" "build-fuzz/findings/$t"
   echo "fuzz.sh: $t for ${secs}s"
-  build-fuzz/tests/fuzz/$t "${opts[@]}" -max_total_time="$secs" -print_final_stats=1 \
+  build-fuzz/tests/fuzz/$t "${opts[@]}" -seed="${RLX_FUZZ_SEED:-1}" -max_total_time="$secs" -print_final_stats=1 \
     -artifact_prefix="build-fuzz/findings/$t/" "$corpus" "$seeds/$t"
 done
 echo "fuzz.sh: no crash"

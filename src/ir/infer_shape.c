@@ -82,8 +82,9 @@ rlx_status *rlx_infer_shape(rlx_infer_ctx *c) {
     case RLX_OP_NARROW: {
       NORM_AXIS(a, AI("axis"), x->rank, "axis");
       int64_t s = AI("start"), l = AI("length"), d = x->dims[a];
-      if (s < 0 || l < 0 || (d >= 0 && s + l > d))
-        FAIL(OUT_OF_RANGE, "narrow [%lld, %lld) is outside axis %lld of size %lld", (long long)s, (long long)(s + l), (long long)a, (long long)d);
+      if (s < 0 || l < 0 || (d >= 0 && (s > d || l > d - s)))
+        FAIL(OUT_OF_RANGE, "narrow start %lld length %lld is outside axis %lld of size %lld", (long long)s, (long long)l, (long long)a,
+             (long long)d);
       y->dims[a] = l;
       return NULL;
     }
@@ -99,6 +100,8 @@ rlx_status *rlx_infer_shape(rlx_infer_ctx *c) {
         for (int k = 0; k < x->rank; k++)
           if (k != a && !rlx_dim_compatible(t->dims[k], x->dims[k]))
             FAIL(INVALID_ARGUMENT, "input %d %s differs from input 0 %s outside axis %lld", i, TSTR(t), TSTR(x), (long long)a);
+        if (sum >= 0 && t->dims[a] >= 0 && t->dims[a] > INT64_MAX - sum)
+          FAIL(INVALID_ARGUMENT, "the concatenated size along axis %lld overflows int64", (long long)a);
         sum = (sum < 0 || t->dims[a] < 0) ? RLX_DIM_DYNAMIC : sum + t->dims[a];
       }
       y->dims[a] = sum;
