@@ -153,7 +153,8 @@ static rlx_status *map_reshape(rlx_imp *I, const Onnx__NodeProto *n) {
     } else if (shape[i] < 0 && shape[i] >= -1) {
       st = RLX_ERR(INVALID_ARGUMENT, "shape[%zu] = %lld", i, (long long)shape[i]);
     } else if (shape[i] >= 0) {
-      known *= shape[i];
+      if (shape[i] && known > INT64_MAX / shape[i]) st = RLX_ERR(INVALID_ARGUMENT, "the shape's element count overflows int64");
+      else known *= shape[i];
     }
   }
   if (!st && infer >= 0) {
