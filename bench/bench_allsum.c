@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "mlx_dist_peer.h"
+#include "bench_util.h"
 #include "rlx/rlx.h"
 
 enum { VARIANTS = 3, MAX_ROUNDS = 64 };
@@ -28,22 +29,6 @@ static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static int fail(rlx_status *st) {
-  fprintf(stderr, "bench_allsum: %s: %s\n", rlx_status_code_name(rlx_status_code_of(st)), rlx_status_message(st));
-  rlx_status_free(st);
-  return 1;
 }
 
 /* The AllReduce executable on a device handle of n floats. */
@@ -67,7 +52,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--device")) {
       rlx_status *st = rlx_device_from_name(argv[i + 1], &dev);
-      if (st) return fail(st);
+      if (st) return bench_fail("bench_allsum", st);
     } else if (!strcmp(argv[i], "--min-kib")) min_kib = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--max-mib")) max_mib = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
@@ -78,7 +63,7 @@ int main(int argc, char **argv) {
   }
   rlx_dist_group *g;
   rlx_status *st = rlx_dist_init(RLX_DIST_ANY, true, &g);
-  if (st) return fail(st);
+  if (st) return bench_fail("bench_allsum", st);
   int rank = rlx_dist_group_rank(g), size = rlx_dist_group_size(g);
   const char *be = rlx_dist_backend_name(rlx_dist_group_backend(g));
   char devname[128];
@@ -122,14 +107,14 @@ int main(int argc, char **argv) {
     }
     if (!st) {
       double m[VARIANTS];
-      for (int v = 0; v < VARIANTS; v++) m[v] = median(t[v], rounds);
+      for (int v = 0; v < VARIANTS; v++) m[v] = bench_median(t[v], rounds);
       double f = 2.0 * (size - 1) / size * bytes / 1e9;
       if (rank == 0)
         printf("%10.0f %12.1f %12.1f %12.1f %11.2f GB/s %11.2f GB/s %12.2f\n", bytes, m[0] * 1e6, m[1] * 1e6, m[2] * 1e6, f / m[1],
                f / m[2], m[1] / m[2]);
       fflush(stdout);
     } else {
-      rc = fail(st);
+      rc = bench_fail("bench_allsum", st);
     }
     dist_peer_free(peer);
     rlx_executable_free(ex);

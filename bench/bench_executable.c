@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "mlx_peer.h"
+#include "bench_util.h"
 #include "rlx/rlx.h"
 
 #define CHECK(expr)                                                                                       \
@@ -43,16 +44,6 @@ static double now_us(void) {
   struct timespec ts;
   clock_gettime(bench_clock, &ts);
   return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* ---- what one iteration does ---- */
@@ -112,9 +103,9 @@ static void measure(variant *vs, int nv, int rounds, int iters, double *out_us) 
         iterate(&vs[i]);
         t[i * iters + k] = now_us() - t0;
       }
-    for (int i = 0; i < nv; i++) r[i * rounds + round] = median(&t[i * iters], iters);
+    for (int i = 0; i < nv; i++) r[i * rounds + round] = bench_median(&t[i * iters], iters);
   }
-  for (int i = 0; i < nv; i++) out_us[i] = median(&r[i * rounds], rounds);
+  for (int i = 0; i < nv; i++) out_us[i] = bench_median(&r[i * rounds], rounds);
   free(t);
   free(r);
 }

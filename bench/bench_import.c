@@ -14,33 +14,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "rlx/rlx.h"
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static int fail(rlx_status *st) {
-  fprintf(stderr, "bench_import: %s\n", rlx_status_message(st));
-  rlx_status_free(st);
-  return 1;
-}
 
 /* Imports once and returns the time in ms (-1 on error, reported when `report`). */
 static double time_import(const char *path, const rlx_onnx_options *o, size_t *nodes, bool report) {
   rlx_onnx_model *m = NULL;
-  double t0 = now_ms();
+  double t0 = bench_now_ms();
   rlx_status *st = rlx_onnx_import(path, o, &m);
-  double ms = now_ms() - t0;
+  double ms = bench_now_ms() - t0;
   if (st && !report) rlx_status_free(st);
-  if (st) return report ? fail(st) : 0, -1;
+  if (st) return report ? bench_fail("bench_import", st) : 0, -1;
   *nodes = rlx_graph_num_nodes(rlx_onnx_model_graph(m));
   rlx_onnx_model_free(m);
   return ms;
@@ -75,7 +59,7 @@ int main(int argc, char **argv) {
   if (repeat < 1) repeat = 1;
   double *tv = calloc((size_t)repeat, sizeof *tv), *ts = calloc((size_t)repeat, sizeof *ts);
   size_t nv = 0, ns = 0;
-  int rc = st ? fail(st) : (!tv || !ts) ? 1 : 0;
+  int rc = st ? bench_fail("bench_import", st) : (!tv || !ts) ? 1 : 0;
   /* Some models import only with values (an If whose branches cannot both be typed): shapes
    * only is then reported as failing. */
   bool shapes_ok = true;
@@ -86,8 +70,8 @@ int main(int argc, char **argv) {
     if (r >= 0) tv[r] = a, ts[r] = b;
   }
   if (!rc) {
-    qsort(tv, (size_t)repeat, sizeof *tv, cmp_d);
-    qsort(ts, (size_t)repeat, sizeof *ts, cmp_d);
+    qsort(tv, (size_t)repeat, sizeof *tv, bench_cmp_double);
+    qsort(ts, (size_t)repeat, sizeof *ts, bench_cmp_double);
     double mv = tv[repeat / 2], ms = ts[repeat / 2];
     if (!shapes_ok)
       printf("%s: import with values %.1f ms (%zu nodes), shapes only fails (median of %d)\n", argv[1], mv, nv, repeat);

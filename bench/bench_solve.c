@@ -14,24 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "rlx/rlx.h"
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static int fail(rlx_status *st) {
-  fprintf(stderr, "bench_solve: %s\n", rlx_status_message(st));
-  rlx_status_free(st);
-  return 1;
-}
 
 /* A [B,n,n], b [B,n] -> the solution, by the built-in op (builtin) or BatchedDenseSolve. */
 static rlx_status *make(bool builtin, int64_t B, int64_t n, rlx_device dev, rlx_graph **gout, rlx_executable **exout) {
@@ -52,9 +36,9 @@ static rlx_status *make(bool builtin, int64_t B, int64_t n, rlx_device dev, rlx_
 }
 
 static rlx_status *run(rlx_executable *ex, rlx_tensor *const *in, rlx_tensor **out, double *ms) {
-  double t0 = now_ms();
+  double t0 = bench_now_ms();
   rlx_status *st = rlx_executable_run(ex, 2, (const char *[]){"a", "b"}, in, 1, out);
-  *ms = now_ms() - t0;
+  *ms = bench_now_ms() - t0;
   return st;
 }
 
@@ -64,7 +48,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--device") && i + 1 < argc) {
       rlx_status *st = rlx_device_from_name(argv[++i], &dev);
-      if (st) return fail(st);
+      if (st) return bench_fail("bench_solve", st);
     } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
       repeat = atoi(argv[++i]);
     } else {
@@ -82,27 +66,27 @@ int main(int argc, char **argv) {
     rlx_tensor *in[2];
     rlx_status *st = rlx_tensor_create(RLX_DTYPE_F32, 3, (int64_t[]){B, n, n}, NULL, 0, &in[0]);
     if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, 2, (int64_t[]){B, n}, NULL, 0, &in[1]);
-    if (st) return fail(st);
+    if (st) return bench_fail("bench_solve", st);
     float *a = rlx_tensor_data(in[0]), *b = rlx_tensor_data(in[1]);
     for (int64_t i = 0; i < B * n * n; i++) a[i] = (float)rand() / RAND_MAX - 0.5f + (i % (n * n) % (n + 1) == 0 ? (float)n : 0);
     for (int64_t i = 0; i < B * n; i++) b[i] = (float)rand() / RAND_MAX - 0.5f;
     rlx_graph *g[2];
     rlx_executable *ex[2];
     for (int k = 0; k < 2; k++)
-      if ((st = make(k == 0, B, n, dev, &g[k], &ex[k]))) return fail(st);
+      if ((st = make(k == 0, B, n, dev, &g[k], &ex[k]))) return bench_fail("bench_solve", st);
     double *t[2] = {calloc((size_t)repeat, sizeof(double)), calloc((size_t)repeat, sizeof(double))}, diff = 0;
     rlx_tensor *x[2];
     for (int k = 0; k < 2; k++)
-      if ((st = run(ex[k], in, &x[k], &t[k][0]))) return fail(st);
+      if ((st = run(ex[k], in, &x[k], &t[k][0]))) return bench_fail("bench_solve", st);
     const float *x0 = rlx_tensor_cdata(x[0]), *x1 = rlx_tensor_cdata(x[1]);
     for (int64_t i = 0; i < B * n; i++) diff = fmax(diff, fabs((double)x0[i] - x1[i]));
     for (int k = 0; k < 2; k++) rlx_tensor_free(x[k]);
     for (int r = 0; r < repeat; r++)
       for (int k = 0; k < 2; k++) {
-        if ((st = run(ex[k], in, &x[k], &t[k][r]))) return fail(st);
+        if ((st = run(ex[k], in, &x[k], &t[k][r]))) return bench_fail("bench_solve", st);
         rlx_tensor_free(x[k]);
       }
-    for (int k = 0; k < 2; k++) qsort(t[k], (size_t)repeat, sizeof(double), cmp_d);
+    for (int k = 0; k < 2; k++) qsort(t[k], (size_t)repeat, sizeof(double), bench_cmp_double);
     double m0 = t[0][repeat / 2], m1 = t[1][repeat / 2];
     printf("%6lld %4lld %12.3f %12.3f %8.2f %10.2e\n", (long long)B, (long long)n, m0, m1, m0 / m1, diff);
     for (int k = 0; k < 2; k++) rlx_executable_free(ex[k]), rlx_graph_free(g[k]), free(t[k]);
