@@ -6,7 +6,8 @@
 #                               libFuzzer's -seed RLX_FUZZ_SEED (default 1: CI explores the same
 #                               inputs every run; set another for a campaign).
 # Seeds: fuzz_onnx the ONNX backend test models (Debian libonnx-testdata and the onnx wheel's node
-# tests), fuzz_npy their input .npy files converted by tests/fuzz/seeds.py, fuzz_graph random bytes.
+# tests), fuzz_npy their input .npy files converted by tests/fuzz/seeds.py, fuzz_graph random bytes,
+# fuzz_gguf small GGUF files written by gguf-py (every value type, tensor types, tiny llama models).
 # A crash leaves its input in build-fuzz/findings/<target>/; commit it under regressions/ with the fix.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,7 +15,7 @@ cd "$root"
 secs=${1:-60}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLX_SANITIZE=ON -DRLX_FUZZ=ON \
   -DBUILD_TESTING=OFF >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target fuzz_onnx fuzz_npy fuzz_graph
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_onnx fuzz_npy fuzz_graph fuzz_gguf
 # An allocation over 2 GiB fails (NULL) instead of reaching libFuzzer's malloc limit: rlx must then
 # return RESOURCE_EXHAUSTED, which is what a valid graph with a huge output tests.
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=2048:${ASAN_OPTIONS:-}"
@@ -22,14 +23,14 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 opts=(-rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=60 -max_len=65536)
 seeds=build-fuzz/seeds
 .venv/bin/python tests/fuzz/seeds.py "$seeds"
-for t in fuzz_onnx fuzz_npy fuzz_graph; do
+for t in fuzz_onnx fuzz_npy fuzz_graph fuzz_gguf; do
   reg=tests/fuzz/regressions/$t
   if compgen -G "$reg/*" >/dev/null; then
     echo "fuzz.sh: replaying $(ls "$reg" | wc -l) reproducers of $t"
     build-fuzz/tests/fuzz/$t "${opts[@]}" "$reg"/*
   fi
 done
-for t in fuzz_onnx fuzz_npy fuzz_graph; do
+for t in fuzz_onnx fuzz_npy fuzz_graph fuzz_gguf; do
   corpus=build-fuzz/corpus/$t
   mkdir -p "$corpus" "build-fuzz/findings/$t"
   echo "fuzz.sh: $t for ${secs}s"
