@@ -37,8 +37,10 @@
  * at once too and the failure travels around the ring; every later call on the group fails with
  * UNAVAILABLE naming the first failure. Initialization is bounded the same way (a rank that never
  * starts). The mpi backend has no sockets rlx can shut down: there Open MPI's own fault handling
- * applies (mpirun ends the job when a rank exits without MPI_Finalize), and rlx's timeout only
- * turns a late completion into an error. Shutting sockets down is how rlx interrupts MLX's ring
+ * applies (mpirun terminates every rank when one exits without MPI_Finalize: the others get no
+ * error status), and rlx's timeout only turns a late completion into an error: a rank that hangs
+ * leaves the others blocked inside MPI past the timeout (MPI has no cancellation; bound such
+ * jobs from outside, e.g. mpirun --timeout). Shutting sockets down is how rlx interrupts MLX's ring
  * threads (MLX has no cancellation); the sockets are the ones opened during rlx_dist_init, so
  * other threads must not open sockets while a ring group initializes. MLX's ring writes to its
  * sockets without MSG_NOSIGNAL, so ring init sets SIGPIPE to ignored when its disposition is the
@@ -159,7 +161,9 @@ RLX_MUST_USE rlx_status *rlx_dist_recv_bytes(rlx_dist_group *g, int src, void **
  * first group rlx_dist_init returned that has not been freed). The group is borrowed: it must
  * outlive the executable's runs. A graph op whose group_size attribute is not 0 must match the
  * group's size (else the run fails with FAILED_PRECONDITION naming the node). Runs of such
- * executables are bounded by the group's timeout and abort the group on failure, as above.
+ * executables, and syncs of their committed runs (rlx_executable_sync), are bounded by the
+ * group's timeout and abort the group on failure, as above; once the group has failed, runs fail
+ * before MLX is called.
  * Setting a group drops a compiled function (its trace holds the old one). Errors:
  * INVALID_ARGUMENT (NULL ex). g NULL goes back to the default. */
 RLX_MUST_USE rlx_status *rlx_executable_set_group(rlx_executable *ex, rlx_dist_group *g);

@@ -115,7 +115,9 @@ typedef struct rlx_executable rlx_executable;
 RLX_MUST_USE rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mode mode, rlx_executable **out);
 
 /* Waits for a committed run, then releases the executable, its params, handles, arena and
- * compiled function (its traces leave every thread's MLX compile cache). NULL accepted. */
+ * compiled function (its traces leave every thread's MLX compile cache). NULL accepted. That wait
+ * is not bounded by a process group's timeout (rlx/dist.h; the group may be gone): sync a
+ * committed run with collectives first. */
 void rlx_executable_free(rlx_executable *ex);
 
 /* The graph (alive and unchanged while the executable exists). */

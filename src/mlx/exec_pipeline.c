@@ -266,9 +266,12 @@ rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {
   for (size_t k = 0; k < ex->n_params; k++)
     if (!ex->params[k].val) return RLX_ERR(FAILED_PRECONDITION, "param '%s' was not set (rlx_executable_set_param)", ex->params[k].name);
   /* A graph with collectives runs under its group's timeout; a failure aborts the group, so the
-   * other ranks, blocked in the same collectives, fail too instead of waiting forever. */
+   * other ranks, blocked in the same collectives, fail too instead of waiting forever. A group
+   * that failed earlier fails the run before MLX is called (a compiled trace skips the lowering's
+   * check). */
   rlx_dist_group *grp = ex->collective ? rlx_exec_group(ex) : NULL;
   if (!grp) return lower_and_eval(ex, async);
+  RLX_TRY(rlx_dist_check_failed(grp));
   rlx_dist_watch_begin(grp);
   return rlx_dist_watch_end(grp, lower_and_eval(ex, async));
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dist/dist_impl.h"
 #include "mlx/exec.h"
 #include "mlx/exec_caps.h"
 
@@ -196,12 +197,17 @@ static void release_pending_checks(rlx_executable *ex) {
 }
 
 /* Evaluates the pending check vectors (and outputs, when `outputs`); the first failed check of the
- * committed runs. */
-static rlx_status *finish_pending(rlx_executable *ex, bool outputs) {
+ * committed runs. Committed runs with collectives complete here: with `watch`, the wait is bounded
+ * by the group's timeout like a run's (a failure aborts the group). rlx_executable_free does not
+ * watch: the group may already be gone. */
+static rlx_status *finish_pending(rlx_executable *ex, bool outputs, bool watch) {
+  rlx_dist_group *grp = watch && ex->collective ? rlx_exec_group(ex) : NULL;
   rlx_mx_reset(ex->ctx);
+  if (grp) rlx_dist_watch_begin(grp);
   if (outputs && ex->has_pending) rlx_mx_eval(ex->ctx, ex->pending, ex->g->n_outputs);
   rlx_mx_eval(ex->ctx, ex->pending_checks, ex->n_pending_checks);
   rlx_status *st = rlx_mx_take_error(ex->ctx);
+  if (grp) st = rlx_dist_watch_end(grp, st);
   for (size_t i = 0; !st && i < ex->n_pending_checks; i++)
     st = rlx_status_annotate(rlx_l_checks_read(&ex->checks, ex->ctx, ex->pending_checks[i]), "committed run");
   release_pending_checks(ex);
@@ -210,7 +216,7 @@ static rlx_status *finish_pending(rlx_executable *ex, bool outputs) {
 
 void rlx_executable_free(rlx_executable *ex) {
   if (!ex) return;
-  if (ex->ctx && ex->pending) rlx_status_free(finish_pending(ex, true)); /* let committed runs finish before their inputs go */
+  if (ex->ctx && ex->pending) rlx_status_free(finish_pending(ex, true, false)); /* let committed runs finish before their inputs go */
   if (ex->pending) release_pending(ex);
   free(ex->pending_checks);
   rlx_l_checks_free(&ex->checks);
@@ -411,7 +417,7 @@ rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const cha
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_commit: NULL executable");
   lock(ex);
   /* when many commits go unsynced, the checks of the earlier ones (long evaluated) are read here */
-  rlx_status *st = ex->n_pending_checks >= RLX_EXEC_MAX_PENDING_CHECKS ? finish_pending(ex, false) : NULL;
+  rlx_status *st = ex->n_pending_checks >= RLX_EXEC_MAX_PENDING_CHECKS ? finish_pending(ex, false, true) : NULL;
   if (!st) st = execute_named(ex, n_inputs, names, values, true);
   if (!st) st = rlx_exec_apply_feeds(ex);
   /* the run's check vector waits for the sync with those of earlier commits */
@@ -440,7 +446,7 @@ rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor
   if (!ex->has_pending) {
     if (outputs) st = RLX_ERR(FAILED_PRECONDITION, "no committed run to read (rlx_executable_commit)");
   } else {
-    st = finish_pending(ex, true);
+    st = finish_pending(ex, true, true);
     if (!st && outputs) st = alloc_outputs(ex, ex->pending_types);
     if (!st && outputs) st = fill_outputs(ex, ex->pending, outputs);
     discard_outputs(ex);

@@ -1,8 +1,10 @@
 /* dist_fault.c: a rank that dies or hangs mid-run must make the others fail, not wait forever.
  *
- *   dist_fault --victim R --at K --how exit|stop [--timeout S]      (under rlx launch)
+ *   dist_fault --victim R --at K --how exit|stop [--timeout S] [--commit 1]   (under rlx launch)
  *
- * Every rank runs a compiled AllReduce graph step after step. At step K rank R kills itself
+ * Every rank runs a compiled AllReduce graph step after step (with --commit 1, each step is an
+ * asynchronous rlx_executable_commit and the rlx_executable_sync that waits for it: the sync is
+ * where a committed run's failure or timeout surfaces). At step K rank R kills itself
  * (SIGKILL, `exit`) or stops itself (SIGSTOP, `stop`: alive, sockets open, silent). The other
  * ranks must get an error status from a run: at once for `exit` (the connections close), within
  * the group timeout S (rlx_dist_group_set_timeout) for `stop`. Each survivor prints "detected
@@ -33,11 +35,13 @@ int main(int argc, char **argv) {
   int victim = 1, at = 3;
   double timeout = 10;
   const char *how = "exit";
+  bool commit = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--victim")) victim = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--at")) at = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--how")) how = argv[i + 1];
     else if (!strcmp(argv[i], "--timeout")) timeout = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--commit")) commit = atoi(argv[i + 1]) != 0;
   }
   rlx_dist_group *g = NULL;
   rlx_status *st = rlx_dist_init(RLX_DIST_ANY, true, &g);
@@ -71,7 +75,14 @@ int main(int argc, char **argv) {
       raise(strcmp(how, "stop") ? SIGKILL : SIGSTOP);
     }
     rlx_tensor *out = NULL;
-    st = rlx_executable_run(ex, 1, (const char *const[]){"x"}, (rlx_tensor *const[]){in}, 1, &out);
+    const char *const names[] = {"x"};
+    rlx_tensor *const values[] = {in};
+    if (commit) {
+      st = rlx_executable_commit(ex, 1, names, values);
+      if (!st) st = rlx_executable_sync(ex, 1, &out);
+    } else {
+      st = rlx_executable_run(ex, 1, names, values, 1, &out);
+    }
     if (st) {
       double dt = now_s() - last_ok;
       printf("rank %d: detected after %.2f s at step %d: %s: %s\n", rank, dt, step, rlx_status_code_name(rlx_status_code_of(st)),
