@@ -5,6 +5,8 @@
 #include "mlx/distributed/ops.h"
 #include "mlx/mlx.h"
 
+#include <vector>
+
 namespace mx = mlx::core;
 
 struct dist_peer {
@@ -14,11 +16,11 @@ struct dist_peer {
 
 extern "C" {
 
-dist_peer *dist_peer_create(const char *backend, bool gpu, size_t n) {
+dist_peer *dist_peer_create(const char *backend, bool gpu, size_t n, bool uploaded) {
   try {
     auto g = mx::distributed::init(true, backend);
     mx::Device d = gpu ? mx::Device(mx::Device::gpu) : mx::Device(mx::Device::cpu);
-    auto x = mx::ones({(int)n}, mx::float32, d);
+    auto x = uploaded ? mx::array(std::vector<float>(n, 1.0f).data(), {(int)n}, mx::float32) : mx::ones({(int)n}, mx::float32, d);
     mx::eval(x);
     return new dist_peer{g, x};
   } catch (...) {
@@ -26,10 +28,15 @@ dist_peer *dist_peer_create(const char *backend, bool gpu, size_t n) {
   }
 }
 
-bool dist_peer_all_sum(dist_peer *p) {
+bool dist_peer_all_sum(dist_peer *p, int k, bool pipelined) {
   try {
-    auto y = mx::distributed::all_sum(p->x, p->group);
-    mx::eval(y);
+    mx::array y = p->x;
+    for (int i = 0; i < k; i++) {
+      y = mx::distributed::all_sum(p->x, p->group);
+      if (pipelined) mx::async_eval(y);
+      else mx::eval(y);
+    }
+    mx::eval(y); /* the calls run in order on the group's stream: the last done, all done */
     return true;
   } catch (...) {
     return false;

@@ -5,9 +5,7 @@
 #  1. the collectives and graph ops on 2 GPUs (tests/dist/dist_collectives.c, closed-form checks);
 #  2. the tensor-parallel decoder on 2 GPUs against the single-GPU run (tests/dist/dist_tp.c:
 #     logits within 1e-5, identical tokens; TF32 off so both runs compute in float32);
-#  3. all_sum bus bandwidth from 1 MiB to 1 GiB: rlx's AllReduce graph op and MLX's all_sum
-#     (bench/bench_allsum.c), then PyTorch's torch.distributed NCCL all_reduce in the same run
-#     (bench/allsum_torch.py), as a table with the ratios (goal: rlx >= 0.9 of PyTorch).
+#  3. all_sum bus bandwidth from 1 MiB to 1 GiB against PyTorch (scripts/gpu/allsum.sh).
 # Environment: BUILD (the CUDA build directory; default build), PY (Python with torch; default
 # python3). Prints each step's result; exit status 0 when steps 1 and 2 pass. ~2-4 minutes.
 set -e
@@ -23,8 +21,5 @@ echo "== 1. collectives and graph ops on 2 GPUs (nccl)"
 $launch "$build/tests/dist/dist_collectives" --strict --gpu | grep -v "ok (expected"
 echo "== 2. tensor-parallel decoder, 2 GPUs vs 1 GPU"
 $launch "$build/tests/dist/dist_tp" --device gpu
-echo "== 3. all_sum bus bandwidth, rlx and MLX, then PyTorch"
-out=$(mktemp)
-$launch "$build/bench/bench_allsum" --device gpu --min-kib 1024 --max-mib 1024 --rounds 7 | tee "$out"
-"$py" "$root/bench/allsum_torch.py" --ranks 2 --min-mib 1 --max-mib 1024 --rounds 7 --rlx "$out"
-rm -f "$out"
+echo "== 3. all_sum bus bandwidth, rlx and MLX, then PyTorch (scripts/gpu/allsum.sh)"
+BUILD="$build" PY="$py" sh "$root/scripts/gpu/allsum.sh"
