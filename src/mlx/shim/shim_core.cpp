@@ -141,7 +141,9 @@ size_t rlx_mx_peak_memory(void) {
 void rlx_mx_device_name(rlx_mx_device d, char *buf, size_t cap) {
   std::string name = d == RLX_MX_GPU ? "gpu" : "cpu";
   try {
-    const auto &info = mx::device_info(d == RLX_MX_GPU ? mx::Device(mx::Device::gpu) : mx::Device(mx::Device::cpu));
+    // a named device: g++ 13 warns (-Wdangling-reference) on a reference returned for a temporary argument
+    const mx::Device dev = d == RLX_MX_GPU ? mx::Device(mx::Device::gpu) : mx::Device(mx::Device::cpu);
+    const auto &info = mx::device_info(dev);
     auto it = info.find("device_name");
     if (it != info.end()) {
       if (auto s = std::get_if<std::string>(&it->second)) name = *s;
