@@ -35,17 +35,26 @@ else()
   set(RLX_CONFIG_MLX_LIBDIR "${RLX_MLX_LIBDIR}")
 endif()
 set_target_properties(rlx PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
-                      INSTALL_RPATH "$ORIGIN;${_rlx_mlx_rpath_lib};${RLX_OPENBLAS_DIR}")
-set_target_properties(rlx_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${_rlx_mlx_rpath_bin};${RLX_OPENBLAS_DIR}")
+                      INSTALL_RPATH "$ORIGIN;${_rlx_mlx_rpath_lib};${RLX_OPENBLAS_DIR};${RLX_DEPS_LIBDIR}")
+set_target_properties(rlx_cli PROPERTIES
+                      INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${_rlx_mlx_rpath_bin};${RLX_OPENBLAS_DIR};${RLX_DEPS_LIBDIR}")
 
 install(TARGETS rlx rlx_static rlx_cli)
 install(DIRECTORY include/rlx DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 
-# Link lines of the static library's dependencies, for the package files.
+# Link lines of the static library's dependencies, for the package files. protobuf-c and cJSON by
+# the paths the build found, so that a consumer links the same ones, also from RLX_DEPS_PREFIX
+# (whose folder its programs then need in their run path: RLX_PC_DEPS_RPATH).
 set(RLX_CONFIG_OPENBLAS "${RLX_OPENBLAS}")
 set(RLX_PC_OPENBLAS "")
 if(RLX_OPENBLAS)
   set(RLX_PC_OPENBLAS "-Wl,--no-as-needed ${RLX_OPENBLAS} -Wl,--as-needed")
+endif()
+set(_rlx_dep_libs ${PROTOBUF_C_LINK_LIBRARIES} ${CJSON_LINK_LIBRARIES})
+list(JOIN _rlx_dep_libs " " RLX_DEP_LIBS)
+set(RLX_PC_DEPS_RPATH "")
+if(RLX_DEPS_LIBDIR)
+  set(RLX_PC_DEPS_RPATH "-Wl,-rpath,${RLX_DEPS_LIBDIR}")
 endif()
 set(RLX_SOVERSION ${PROJECT_VERSION_MAJOR})
 set(_rlx_cmake_dir "${CMAKE_INSTALL_LIBDIR}/cmake/rlx")

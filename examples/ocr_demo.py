@@ -31,7 +31,10 @@ from PIL import Image, ImageDraw, ImageFont
 _rapidocr = importlib.util.find_spec("rapidocr_onnxruntime")
 MODEL = os.path.join(_rapidocr.submodule_search_locations[0] if _rapidocr else "rapidocr_onnxruntime", "models",
                      "ch_PP-OCRv4_rec_infer.onnx")
-FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+# Debian's DejaVu Sans (fonts-dejavu-core), installed or unpacked into .deps by scripts/bootstrap.sh (RLX_DEBS)
+_DEJAVU = "usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+_DEPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".deps")
+FONT = next((f for f in ("/" + _DEJAVU, os.path.join(_DEPS, _DEJAVU)) if os.path.exists(f)), "/" + _DEJAVU)
 
 
 def render(text, font_path=FONT):

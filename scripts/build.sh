@@ -22,5 +22,7 @@ if [ "${RLX_BACKEND:-cpu}" = cuda ]; then
 else
   flags+=(-DRLX_USE_OPENBLAS=ON)
 fi
+# Debian packages unpacked by scripts/bootstrap.sh (RLX_DEBS) come first.
+[ -d .deps/usr ] && flags+=("-DRLX_DEPS_PREFIX=$root/.deps/usr")
 cmake -S . -B "$dir" -G Ninja -DRLX_WERROR=ON "${flags[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The GPU tests and benchmarks in one command, on a machine with an NVIDIA GPU (README, "GPU"):
-#   RLX_WHEELS=DIR scripts/gpu_test.sh [STEP...]   offline (DIR as scripts/venv.sh says)
+#   RLX_WHEELS=DIR RLX_DEBS=DIR scripts/gpu_test.sh [STEP...]
+#                                                  offline: wheels and Debian packages from DIR
+#                                                  (scripts/fetch_offline.sh DIR fetches them)
 #   scripts/gpu_test.sh [STEP...]                  with a package registry
 # Steps (default: all, in this order):
 #   setup  scripts/bootstrap.sh and scripts/build.sh release with RLX_BACKEND=cuda (mlx-cuda-13)

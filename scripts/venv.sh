@@ -10,10 +10,12 @@
 #                  and sees that interpreter's packages (numpy, onnx, onnxruntime, pillow, and for
 #                  cuda the nvidia-* libraries, e.g. PyTorch's environment) through a .pth file;
 #                  MLX's package and the model packages (scripts/requirements-models.txt) are
-#                  installed from the wheels in DIR (pip --no-index --find-links DIR --no-deps).
-#                  DIR must hold mlx_cpu-0.32.4-*.whl or mlx_cuda_13-0.32.4-*.whl; the main job
-#                  also needs rapidocr_onnxruntime-1.4.4-*.whl there, the other model wheels are
-#                  installed when present and their tests skip otherwise.
+#                  installed from the wheels in DIR (pip --no-index --find-links DIR --no-deps), and
+#                  so is any package of scripts/requirements.txt whose wheel DIR holds (e.g. gguf,
+#                  which PyTorch's environment lacks). DIR must hold mlx_cpu-0.32.4-*.whl or
+#                  mlx_cuda_13-0.32.4-*.whl; the main job also needs rapidocr_onnxruntime-1.4.4-*.whl
+#                  there, the other model wheels are installed when present and their tests skip
+#                  otherwise. scripts/fetch_offline.sh DIR downloads them all.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -51,11 +53,11 @@ else
   base_site=$("$base" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   pipx=("${pip[@]}" install -q --no-index --find-links "$wheels" --no-deps --ignore-installed)
   "${pipx[@]}" "$mlx_pin"
-  for req in $(grep -v '^#' scripts/requirements-models.txt | grep .); do
+  for req in $(grep -hv '^#' scripts/requirements.txt scripts/requirements-models.txt | grep -v '^mlx-cpu==' | grep .); do
     name=$(echo "${req%%==*}" | tr '-' '_')
     if compgen -G "$wheels/${name}-*.whl" >/dev/null || compgen -G "$wheels/${req%%==*}-*.whl" >/dev/null; then
       "${pipx[@]}" "$req"
-    else
+    elif grep -qx "$req" scripts/requirements-models.txt; then
       echo "venv: no wheel for $req in $wheels: its tests will be skipped"
     fi
   done
@@ -65,7 +67,8 @@ else
   if [ "$backend" = cuda ] && [ ! -e "$site/nvidia" ] && [ -d "$base_site/nvidia" ]; then
     ln -s "$base_site/nvidia" "$site/nvidia"
   fi
-  $py -c 'import numpy, onnx, onnxruntime' 2>/dev/null ||
-    echo "venv: warning: numpy, onnx or onnxruntime is missing from $base (the Python tests need them)"
+  for m in numpy onnx onnxruntime PIL gguf; do
+    $py -c "import $m" 2>/dev/null || echo "venv: warning: no $m in $base or $wheels (the Python tests need it)"
+  done
 fi
 echo "$want" > "$stamp"

@@ -2,8 +2,9 @@
 CMake project using find_package(rlx) (shared and static library) and a plain compiler command
 from `pkg-config --cflags --libs rlx`. Each consumer is examples/embed.c (the README's program);
 its output y = relu(x @ w + b) is checked against numpy, and the expected error it provokes
-against its documented code. The installed `rlx` CLI must run too.
-Usage: test_install.py BUILD_DIR SOURCE_DIR C_COMPILER CXX_COMPILER GENERATOR"""
+against its documented code. The installed `rlx` CLI must run too; built with RLX_DEPS_PREFIX
+(scripts/bootstrap.sh's RLX_DEBS), it must load protobuf-c, cJSON and SLEEF from DEPS_LIBDIR (those there).
+Usage: test_install.py BUILD_DIR SOURCE_DIR C_COMPILER CXX_COMPILER GENERATOR [DEPS_LIBDIR]"""
 import os
 import re
 import subprocess
@@ -13,6 +14,7 @@ import tempfile
 import numpy as np
 
 build, src, cc, cxx, generator = sys.argv[1:6]
+deps_libdir = sys.argv[6] if len(sys.argv) > 6 else ""
 failures = 0
 
 
@@ -70,6 +72,13 @@ with tempfile.TemporaryDirectory() as d:
         os.rename(moved, prefix)
     r = sh(os.path.join(prefix, "bin", "rlx"), "version")
     check(r.returncode == 0 and r.stdout.startswith("rlx "), "installed rlx CLI runs", r.stdout + r.stderr)
+    if deps_libdir:
+        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+        ldd = subprocess.run(["ldd", os.path.join(prefix, "bin", "rlx")], capture_output=True, text=True, env=env).stdout
+        for name in [n for n in ("libprotobuf-c.so", "libcjson.so", "libsleef.so") if os.path.exists(os.path.join(deps_libdir, n))]:
+            got = re.search(rf"^\s*{re.escape(name)}\S* => (\S+)", ldd, re.M)
+            check(got is not None and os.path.dirname(got.group(1)) == deps_libdir,
+                  f"installed rlx loads {name} from {deps_libdir}", ldd)
 
     # 1. find_package(rlx)
     cb = os.path.join(d, "consumer")
