@@ -3,7 +3,9 @@
  * factorizations have no GPU implementation. float16/bfloat16 solve in float32. A singular A
  * (an exactly zero pivot) fails at evaluation with INVALID_ARGUMENT "singular matrix".
  * 1x1 systems are solved as inv(A) b (the same x = b / a, and the same singular error): in MLX
- * 0.32.4 a compiled float64 LU (mx::linalg::lu, used by solve) of 1x1 matrices corrupts the heap. */
+ * 0.32.4 a compiled float64 LU (mx::linalg::lu, used by solve) of 1x1 matrices corrupts the heap.
+ * An empty system (n = 0, B = 0 or k = 0: b has no elements) has the empty solution; MLX's LU
+ * divides by n * n (SIGFPE for n = 0), so it never sees one. */
 #include "mlx/lower.h"
 
 void rlx_lower_linalg(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
@@ -11,6 +13,12 @@ void rlx_lower_linalg(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
   const rlx_type *ta = rlx_in_type(L, n, 0), *tb = rlx_in_type(L, n, 1);
   rlx_dtype dt = tb->dtype, work = dt == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32;
   rlx_mx_arr *a = in[0], *b = in[1];
+  bool empty = false;
+  for (int d = 0; d < tb->rank; d++) empty |= tb->dims[d] == 0;
+  if (empty) {
+    out[0] = rlx_mx_full(c, tb->rank, tb->dims, 0, dt);
+    return;
+  }
   if (work != dt) a = rlx_mx_astype(c, a, work), b = rlx_mx_astype(c, b, work);
   if (n->op == RLX_OP_BATCHED_DENSE_SOLVE) /* [B,n] -> [B,n,1]: MLX reads a rank-2 b as a matrix */
     b = rlx_mx_reshape(c, b, 3, (int64_t[]){tb->dims[0], tb->dims[1], 1});

@@ -50,6 +50,12 @@ def cases():
     a, b = system(1, batch=3)
     yield simple("BatchedDenseSolve_n1", "BatchedDenseSolve", {"a": a, "b": b}, b / a[:, :, 0], atol=1e-14, rtol=1e-14)
     yield simple("BatchedDenseSolve_empty_batch", "BatchedDenseSolve", {"a": np.zeros((0, 2, 2)), "b": np.zeros((0, 2))}, np.zeros((0, 2)))
+    # empty systems (n = 0, k = 0): the empty solution (MLX's LU would divide by n * n; fuzz_graph)
+    yield simple("DenseSolve_n0", "DenseSolve", {"a": np.zeros((0, 0)), "b": np.zeros(0)}, np.zeros(0))
+    yield simple("DenseSolve_n0_matrix_rhs", "DenseSolve", {"a": np.zeros((0, 0), np.float32), "b": np.zeros((0, 3), np.float32)},
+                 np.zeros((0, 3), np.float32))
+    yield simple("DenseSolve_k0", "DenseSolve", {"a": np.eye(3), "b": np.zeros((3, 0))}, np.zeros((3, 0)))
+    yield simple("BatchedDenseSolve_n0", "BatchedDenseSolve", {"a": np.zeros((2, 0, 0)), "b": np.zeros((2, 0))}, np.zeros((2, 0)))
     # pivoting needed: A[0,0] = 0 (no LU without row exchanges)
     a = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]])
     b = np.array([1.0, 2.0, 3.0])
