@@ -1,8 +1,12 @@
 /* Thread safety: executables run concurrently from several threads; one executable shared by
  * threads; compiled traces per thread and their erasure (no stale trace reaches a later
- * executable); commits synced from another thread. Worker threads record failures; the main
- * thread asserts (cmocka asserts only on the main thread). */
+ * executable); commits synced from another thread; rlx's CPU kernel thread pool split over its
+ * workers and entered by several threads at once. Worker threads record failures; the main
+ * thread asserts (cmocka asserts only on the main thread). scripts/tsan.sh runs this under
+ * ThreadSanitizer. */
+#include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "exec_test_util.h"
 
@@ -118,6 +122,84 @@ static void test_shared_compiled_executable(void **state) {
   assert_int_equal(rlx_executable_num_traces(ex), 4 * 3);
   rlx_executable_free(ex);
   rlx_graph_free(g);
+}
+
+/* ---- rlx's CPU kernels on the thread pool (src/mlx/shim/kernel_threads.cpp) ---- */
+
+enum { POOL_ROWS = 64, POOL_COLS = 1024 }; /* 65536 elements: split into chunks over the pool */
+
+/* y = Softmax(Tanh(x)) over the last axis of x [64, 1024]: rlx's Unary and Softmax kernels. */
+static rlx_graph *pool_graph(void) {
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x = g_input(g, "x", RLX_DTYPE_F32, 2, DIMS(POOL_ROWS, POOL_COLS));
+  rlx_value y = g_op(g, RLX_OP_SOFTMAX, 1, VALS(g_op(g, RLX_OP_TANH, 1, VALS(x), 0, NULL)), 1, (rlx_attr[]){RLX_ATTR_I("axis", 1)});
+  OK(rlx_graph_set_outputs(g, 1, &y));
+  return g;
+}
+
+typedef struct pool_job {
+  const rlx_graph *g;
+  rlx_mode mode;
+  const float *x, *want;
+  int bad;
+} pool_job;
+
+static void *pool_main(void *arg) {
+  pool_job *j = arg;
+  rlx_executable *ex = NULL;
+  rlx_tensor *x = NULL;
+  rlx_status *st = rlx_executable_create(j->g, RLX_DEVICE_CPU, j->mode, &ex);
+  if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, 2, DIMS(POOL_ROWS, POOL_COLS), j->x, sizeof(float) * POOL_ROWS * POOL_COLS, &x);
+  for (int k = 0; !st && k < 8; k++) {
+    rlx_tensor *y = NULL;
+    st = run1(ex, "x", x, &y);
+    const float *v = st ? NULL : rlx_tensor_cdata(y);
+    for (int i = 0; v && i < POOL_ROWS * POOL_COLS; i++)
+      if (fabsf(v[i] - j->want[i]) > 1e-6f + 1e-4f * j->want[i]) {
+        j->bad++;
+        break;
+      }
+    rlx_tensor_free(y);
+  }
+  if (st) {
+    fprintf(stderr, "pool job: %s\n", rlx_status_message(st));
+    j->bad++;
+  }
+  rlx_status_free(st);
+  rlx_tensor_free(x);
+  rlx_executable_free(ex);
+  return NULL;
+}
+
+/* Four threads run the kernels at once (one job at a time on the pool: the others run inline),
+ * with the pool sized to 4 (RLX_NUM_THREADS, set in main before anything starts it). */
+static void test_kernel_pool_from_threads(void **state) {
+  (void)state;
+  enum { N = POOL_ROWS * POOL_COLS };
+  float *x = malloc(sizeof(float) * N), *want = malloc(sizeof(float) * N);
+  assert_non_null(x);
+  assert_non_null(want);
+  fill_random(x, N, 77);
+  for (int r = 0; r < POOL_ROWS; r++) { /* the oracle: libm in double */
+    double sum = 0, m = -INFINITY;
+    for (int i = 0; i < POOL_COLS; i++) m = fmax(m, tanh(x[r * POOL_COLS + i]));
+    for (int i = 0; i < POOL_COLS; i++) sum += exp(tanh(x[r * POOL_COLS + i]) - m);
+    for (int i = 0; i < POOL_COLS; i++) want[r * POOL_COLS + i] = (float)(exp(tanh(x[r * POOL_COLS + i]) - m) / sum);
+  }
+  rlx_graph *g = pool_graph();
+  pthread_t t[4];
+  pool_job jobs[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i] = (pool_job){.g = g, .mode = i % 2 ? RLX_MODE_COMPILED : RLX_MODE_LAZY, .x = x, .want = want};
+    assert_int_equal(pthread_create(&t[i], NULL, pool_main, &jobs[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < 4; i++)
+    if (jobs[i].bad) fail_msg("thread %d: %d bad runs", i, jobs[i].bad);
+  rlx_graph_free(g);
+  free(x);
+  free(want);
 }
 
 /* ---- a worker thread that runs jobs on request (a thread with a lasting MLX compile cache) ---- */
@@ -264,6 +346,8 @@ int main(void) {
       cmocka_unit_test(test_shared_compiled_executable),
       cmocka_unit_test(test_no_stale_trace_after_free),
       cmocka_unit_test(test_commit_on_one_thread_sync_on_another),
+      cmocka_unit_test(test_kernel_pool_from_threads),
   };
+  setenv("RLX_NUM_THREADS", "4", 0); /* a pool of 4 even on fewer cores (test_kernel_pool_from_threads) */
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
