@@ -79,6 +79,17 @@ static rlx_status *read_config(const rlx_gguf *f, rlx_llm_config *c) {
   if (c->head_dim < 2 || c->head_dim % 2 || c->n_rot < 2 || c->n_rot % 2 || c->n_rot > c->head_dim || c->context < 1)
     return rlx_status_make(RLX_STATUS_DATA_LOSS, "%s: key_length %lld, rope.dimension_count %lld, context_length %lld (expected even, n_rot <= key_length)",
                            arch, (long long)c->head_dim, (long long)c->n_rot, (long long)c->context);
+  /* The query projection maps embedding_length to head_count * key_length outputs, a ggml dim
+   * (< 2^31): checked on layer 0's tensor before key_length sizes anything (the rotary tables,
+   * the cache), so a hostile key_length can neither overflow nor allocate beyond the file. */
+  size_t t;
+  rlx_gguf_tensor info;
+  TRY(rlx_gguf_find_tensor(f, "blk.0.attn_q.weight", &t));
+  TRY(rlx_gguf_tensor_info(f, t, &info));
+  if (c->head_dim > INT32_MAX / c->n_heads || info.n_dims != 2 || info.dims[0] != c->dim || info.dims[1] != c->n_heads * c->head_dim)
+    return rlx_status_make(RLX_STATUS_DATA_LOSS, "blk.0.attn_q.weight: ggml shape [%lld, %lld] with %d dims (expected [%lld, %lld * %lld]: "
+                           "embedding_length, head_count * key_length)", (long long)info.dims[0], (long long)info.dims[1], info.n_dims,
+                           (long long)c->dim, (long long)c->n_heads, (long long)c->head_dim);
   TRY(meta_float(f, arch, "attention.layer_norm_rms_epsilon", 1e-5, &c->rms_eps));
   TRY(meta_float(f, arch, "rope.freq_base", 10000.0, &c->rope_base));
   c->rope_scale = 1.0;
@@ -96,9 +107,7 @@ static rlx_status *read_config(const rlx_gguf *f, rlx_llm_config *c) {
   if (!(c->rope_scale > 0) || !(c->rope_base > 0) || !(c->rms_eps >= 0))
     return rlx_status_make(RLX_STATUS_DATA_LOSS, "%s: rope.freq_base %g, rope scale %g, rms epsilon %g (expected positive)", arch, c->rope_base,
                            c->rope_scale, c->rms_eps);
-  size_t t;
   TRY(rlx_gguf_find_tensor(f, "token_embd.weight", &t));
-  rlx_gguf_tensor info;
   TRY(rlx_gguf_tensor_info(f, t, &info));
   if (info.n_dims != 2 || info.dims[0] != c->dim)
     return rlx_status_make(RLX_STATUS_DATA_LOSS, "token_embd.weight: ggml shape [%lld, %lld] (expected [%lld, vocab])", (long long)info.dims[0],
@@ -222,7 +231,8 @@ static rlx_value rms_norm(builder *b, const rlx_llm_config *c, rlx_value x, cons
 }
 
 /* h = token_embd[tokens]: [1, S, E]. A quantized table is gathered packed and dequantized by
- * DequantMatMul(I_E, rows) = rows^T. */
+ * DequantMatMul(I_E, rows) = rows^T; the identity (4 E^2 bytes) may take at most 1 GiB. */
+#define RLX_LLM_MAX_EYE_DIM 16384
 static rlx_value embed(builder *b, const rlx_llm_config *c, rlx_value tokens, int64_t S) {
   const char *scheme = NULL;
   rlx_value w = weight(b, "token_embd.weight", c->dim, c->vocab, &scheme);
@@ -230,6 +240,11 @@ static rlx_value embed(builder *b, const rlx_llm_config *c, rlx_value tokens, in
   if (!scheme || b->st) return rows;
   const rlx_type *rt = rlx_graph_value_type(b->g, rows);
   int64_t RB = rt->dims[2], E = c->dim;
+  if (E > RLX_LLM_MAX_EYE_DIM) { /* a small hostile file must not make rlx copy a huge identity */
+    b->st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "token_embd.weight: a quantized embedding of width %lld needs a %lldx%lld float "
+                            "identity to dequantize its rows (at most %d wide)", (long long)E, (long long)E, (long long)E, RLX_LLM_MAX_EYE_DIM);
+    return 0;
+  }
   float *eye = calloc((size_t)(E * E), sizeof(float));
   if (!eye) {
     b->st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");

@@ -120,6 +120,55 @@ with tempfile.TemporaryDirectory() as tmp:
         if am_bad:
             failures.append(f"{cfg['name']}: argmax differs at {am_bad}")
 
+
+lib.rlx_status_code_of.argtypes = [vp]
+lib.rlx_status_code_name.restype = ctypes.c_char_p
+lib.rlx_status_code_name.argtypes = [ctypes.c_int]
+
+
+def open_fails(path, want, what):
+    """rlx_llm_open of a hostile file: a status whose "CODE: message" holds `want`."""
+    m = vp()
+    st = lib.rlx_llm_open(path.encode(), ctypes.byref(Options(device=device)), ctypes.byref(m))
+    if not st:
+        lib.rlx_llm_close(m)
+        failures.append(f"{what}: opened")
+        return
+    msg = lib.rlx_status_code_name(lib.rlx_status_code_of(st)).decode() + ": " + lib.rlx_status_message(st).decode()
+    lib.rlx_status_free(st)
+    print(f"{what}: {msg}")
+    if want not in msg:
+        failures.append(f"{what}: {msg!r} lacks {want!r}")
+
+
+def header(path, E, H, key_length, extra=()):
+    """A llama header (one layer) with key_length stored as uint64, and the tensors `extra`."""
+    w = gguf.GGUFWriter(path, "llama")
+    w.add_block_count(1); w.add_embedding_length(E); w.add_feed_forward_length(4); w.add_head_count(H)
+    w.add_uint64("llama.attention.key_length", key_length)
+    for name, a, qt in extra:
+        w.add_tensor(name, a, raw_dtype=qt) if qt else w.add_tensor(name, a)
+    w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+
+
+# Hostile headers (fuzz_gguf's territory): key_length sizes the rotary tables and the cache, so it is
+# checked against layer 0's query projection first (2^62 overflowed head_count * key_length; 2^20
+# asked for gigabytes of tables from a 1 KB file); a quantized embedding wider than 16384 would need
+# an identity of over 1 GiB.
+with tempfile.TemporaryDirectory() as tmp:
+    rng = np.random.default_rng(7)
+    q = [("blk.0.attn_q.weight", rng.standard_normal((16, 8)).astype(np.float32), None)]
+    for kl in (2**62, 2**20):
+        path = os.path.join(tmp, f"kl{kl}.gguf")
+        header(path, 8, 2, kl, q + [("token_embd.weight", rng.standard_normal((4, 8)).astype(np.float32), None)])
+        open_fails(path, "blk.0.attn_q.weight: ggml shape [8, 16]", f"key_length {kl}")
+    E = 16384 + 32
+    emb = gguf.quants.quantize(rng.standard_normal((2, E)).astype(np.float32), Q.Q8_0)
+    path = os.path.join(tmp, "wide.gguf")
+    header(path, E, 1, 2, [("blk.0.attn_q.weight", rng.standard_normal((2, E)).astype(np.float32), None),
+                           ("token_embd.weight", emb, Q.Q8_0)])
+    open_fails(path, "RESOURCE_EXHAUSTED: token_embd.weight: a quantized embedding of width 16416", "quantized embedding 16416 wide")
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)
