@@ -3,8 +3,9 @@
  * then up to 8 steps, each a small integer Constant or a node of any op of the op table with
  * operands among the earlier values and every schema attribute set from adversarial
  * dictionaries (0, +-1, integer extremes, 2^40, INT32_MAX, -1e300, NaN, inf, the strings ops
- * use); then one run in the mode the program picks, on zero inputs. Every step must end in a
- * value or a status, never a crash, a leak or undefined behaviour. */
+ * use); then one run in the mode the program picks, on zero inputs, unless the cost model
+ * prices it above FUZZ_MAX_FLOPS (fuzz_util.h). Every step must end in a value or a status,
+ * never a crash, a leak or undefined behaviour. */
 #include <math.h>
 
 #include "fuzz_util.h"
@@ -68,11 +69,12 @@ static void fill_attrs(cursor *c, const rlx_op_info *info, attrs *at) {
   }
 }
 
-static void add_input(cursor *c, rlx_graph *g, int k, rlx_value *vals, size_t *nv) {
+/* fixed: symbolic dims become 1 (the replay that prices the program, see LLVMFuzzerTestOneInput). */
+static void add_input(cursor *c, rlx_graph *g, int k, bool fixed, rlx_value *vals, size_t *nv) {
   rlx_type t = {.dtype = (rlx_dtype)pick(c, RLX_DTYPE_COUNT), .rank = (int32_t)pick(c, 5)};
   for (int d = 0; d < t.rank; d++) {
     unsigned x = pick(c, 7);
-    t.dims[d] = x < 5 ? (int64_t)x : RLX_DIM_SYMBOL(x - 5);
+    t.dims[d] = x < 5 ? (int64_t)x : fixed ? 1 : RLX_DIM_SYMBOL(x - 5);
   }
   char name[8] = {'i', (char)('0' + k), 0};
   rlx_status *st = rlx_graph_add_input(g, name, &t, &vals[*nv]);
@@ -107,25 +109,41 @@ static void add_node(cursor *c, rlx_graph *g, rlx_value *vals, size_t *nv) {
   rlx_status_free(st);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+/* The program in data as a graph with one output (NULL when it has none), and its mode. */
+static rlx_graph *program(const uint8_t *data, size_t size, bool fixed, rlx_mode *mode) {
   cursor c = {data, data + size};
   rlx_graph *g = NULL;
-  if (rlx_graph_create(&g)) return 0;
+  if (rlx_graph_create(&g)) return NULL;
   rlx_value vals[32];
   size_t nv = 0;
   int n_inputs = (int)pick(&c, 4);
-  for (int k = 0; k < n_inputs; k++) add_input(&c, g, k, vals, &nv);
+  for (int k = 0; k < n_inputs; k++) add_input(&c, g, k, fixed, vals, &nv);
   for (int step = 0, n = 1 + (int)pick(&c, 8); step < n && nv < 32; step++) {
     if (byte(&c) % 4 == 0) add_constant(&c, g, vals, &nv);
     else add_node(&c, g, vals, &nv);
   }
   static const rlx_mode modes[] = {RLX_MODE_LAZY, RLX_MODE_EAGER, RLX_MODE_COMPILED};
-  rlx_mode mode = modes[pick(&c, 3)];
-  if (nv) {
-    rlx_status *st = rlx_graph_set_outputs(g, 1, &vals[nv - 1]);
-    if (!st) fuzz_run(g, mode, NULL, NULL);
+  *mode = modes[pick(&c, 3)];
+  rlx_status *st = nv ? rlx_graph_set_outputs(g, 1, &vals[nv - 1]) : NULL;
+  if (!nv || st) {
     rlx_status_free(st);
+    rlx_graph_free(g);
+    return NULL;
   }
+  return g;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  rlx_mode mode;
+  rlx_graph *g = program(data, size, false, &mode);
+  if (!g) return 0;
+  /* The cost model needs static inputs: a program with symbolic ones is priced by its replay
+   * with those dims 1, which is what fuzz_run binds them to. */
+  bool symbolic = false;
+  for (size_t i = 0; i < rlx_graph_num_inputs(g); i++) symbolic |= !rlx_type_is_static(rlx_graph_value_type(g, rlx_graph_input_value(g, i)));
+  rlx_graph *fixed = symbolic ? program(data, size, true, &mode) : NULL;
+  if (!fixed || fuzz_cheap(fixed)) fuzz_run(g, mode, NULL, NULL);
+  rlx_graph_free(fixed);
   rlx_graph_free(g);
   return 0;
 }

@@ -3,13 +3,33 @@
 #define RLX_FUZZ_UTIL_H
 
 #include <stdlib.h>
+#include <string.h>
 
+#include "rlx/calibrate.h"
 #include "rlx/rlx.h"
 
 /* Inputs larger than this many elements (after symbolic dims become 1) are not run, nor graphs
- * with a value larger than FUZZ_MAX_VALUE_BYTES (valid but huge work: not what the targets look for). */
+ * with a value larger than FUZZ_MAX_VALUE_BYTES or whose predicted work exceeds FUZZ_MAX_FLOPS
+ * (valid but huge work: not what the targets look for; a Conv whose operands each fit in 64 MiB
+ * can take many minutes). */
 #define FUZZ_MAX_INPUT_ELEMS ((int64_t)1 << 16)
 #define FUZZ_MAX_VALUE_BYTES ((int64_t)1 << 26)
+#define FUZZ_MAX_FLOPS 4e9
+
+/* false when the cost model (rlx/calibrate.h) predicts more than FUZZ_MAX_FLOPS for one run of g;
+ * true when it cannot say (symbolic input dims, an op it cannot price). */
+static inline bool fuzz_cheap(const rlx_graph *g) {
+  rlx_calibration cal;
+  memset(&cal, 0, sizeof cal);
+#define RLX_X(field, unit, what) cal.field = 1;
+  RLX_CALIBRATION_FIGURES(RLX_X)
+#undef RLX_X
+  rlx_cost_estimate est;
+  rlx_status *st = rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &est);
+  bool cheap = st || est.flops <= FUZZ_MAX_FLOPS;
+  rlx_status_free(st);
+  return cheap;
+}
 
 /* true when every value of g (symbolic dims taken as 1) fits FUZZ_MAX_VALUE_BYTES. */
 static inline bool fuzz_small(const rlx_graph *g) {
@@ -25,7 +45,7 @@ static inline bool fuzz_small(const rlx_graph *g) {
 /* Runs g once in `mode` on zero-filled inputs (symbolic dims bound to 1), with params from
  * set_params (may be NULL); every status is dropped: the target only looks for crashes. */
 static inline void fuzz_run(const rlx_graph *g, rlx_mode mode, rlx_status *(*set_params)(void *, rlx_executable *), void *ud) {
-  if (!fuzz_small(g)) return;
+  if (!fuzz_small(g) || !fuzz_cheap(g)) return;
   rlx_executable *ex = NULL;
   size_t ni = rlx_graph_num_inputs(g), no = rlx_graph_num_outputs(g);
   const char **names = calloc(ni + 1, sizeof *names);
