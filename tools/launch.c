@@ -2,7 +2,8 @@
  *
  *   rlx launch -n N [--backend ring|mpi|nccl] [--hostfile FILE] [--grace SECONDS] -- PROGRAM ARGS...
  *
- * ring (default): without --hostfile, picks N free TCP ports on 127.0.0.1, writes MLX's JSON
+ * ring (default): without --hostfile, picks N free TCP ports on 127.0.0.1 (below the kernel's
+ * ephemeral port range, so no outgoing connection can take them first), writes MLX's JSON
  * hostfile ([["127.0.0.1:P0"], ["127.0.0.1:P1"], ...]) to a temporary file and starts N copies
  * of PROGRAM with MLX_HOSTFILE, MLX_RANK (0..N-1) and MLX_WORLD_SIZE set. With --hostfile (MLX's
  * JSON format, one list of "host:port" per rank; -n, when given, must equal its length) it starts
@@ -87,18 +88,37 @@ static int try_bind(const char *host, const char *port) {
   return e;
 }
 
-/* Picks n free ports on 127.0.0.1 (all bound at once so they differ). */
-static int free_ports(int n, int *ports) {
-  int socks[MAX_RANKS];
-  for (int i = 0; i < n; i++) {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    socks[i] = socket(AF_INET, SOCK_STREAM, 0);
-    if (socks[i] < 0 || bind(socks[i], (struct sockaddr *)&a, sizeof a) || getsockname(socks[i], (struct sockaddr *)&a, &len))
-      return err("cannot pick a free port on 127.0.0.1: %s", strerror(errno));
-    ports[i] = ntohs(a.sin_port);
+/* The lowest port of the kernel's ephemeral range (outgoing connections take their local ports from
+ * it), 32768 when it cannot be read. */
+static int ephemeral_low(void) {
+  int lo = 32768, hi = 0;
+  FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+  if (f) {
+    if (fscanf(f, "%d %d", &lo, &hi) != 2 || lo < 2048) lo = 32768;
+    fclose(f);
   }
-  for (int i = 0; i < n; i++) close(socks[i]);
+  return lo;
+}
+
+/* Picks n free ports on 127.0.0.1 below the ephemeral range, from a random start, all bound at once
+ * so they differ. A port from the ephemeral range (bind to port 0) could be taken, between this
+ * check and MLX's bind, by an outgoing connection of another group running on the machine (its
+ * ring connects with ephemeral local ports); ports below the range are never handed out that way. */
+static int free_ports(int n, int *ports) {
+  int socks[MAX_RANKS], got = 0, lo = ephemeral_low(), base = lo > 12288 ? lo - 10240 : 1024, span = lo - base;
+  unsigned seed = (unsigned)time(NULL) ^ ((unsigned)getpid() << 12);
+  int start = (int)(rand_r(&seed) % (unsigned)span);
+  for (int k = 0; k < span && got < n; k++) {
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int port = base + (start + k) % span;
+    a.sin_port = htons((uint16_t)port);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0) break;
+    if (bind(s, (struct sockaddr *)&a, sizeof a) == 0) socks[got] = s, ports[got++] = port;
+    else close(s);
+  }
+  for (int i = 0; i < got; i++) close(socks[i]);
+  if (got < n) return err("cannot pick %d free ports on 127.0.0.1 below %d", n, lo);
   return 0;
 }
 
