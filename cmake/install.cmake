@@ -42,7 +42,7 @@ set_target_properties(rlx_cli PROPERTIES
 install(TARGETS rlx rlx_static rlx_cli)
 install(DIRECTORY include/rlx DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 
-# Link lines of the static library's dependencies, for the package files. protobuf-c and cJSON by
+# Link lines of the static library's dependencies, for the package files. protobuf-c, cJSON and PCRE2 by
 # the paths the build found, so that a consumer links the same ones, also from RLX_DEPS_PREFIX
 # (whose folder its programs then need in their run path: RLX_PC_DEPS_RPATH).
 set(RLX_CONFIG_OPENBLAS "${RLX_OPENBLAS}")
@@ -50,7 +50,7 @@ set(RLX_PC_OPENBLAS "")
 if(RLX_OPENBLAS)
   set(RLX_PC_OPENBLAS "-Wl,--no-as-needed ${RLX_OPENBLAS} -Wl,--as-needed")
 endif()
-set(_rlx_dep_libs ${PROTOBUF_C_LINK_LIBRARIES} ${CJSON_LINK_LIBRARIES})
+set(_rlx_dep_libs ${PROTOBUF_C_LINK_LIBRARIES} ${CJSON_LINK_LIBRARIES} ${PCRE2_LINK_LIBRARIES})
 list(JOIN _rlx_dep_libs " " RLX_DEP_LIBS)
 set(RLX_PC_DEPS_RPATH "")
 if(RLX_DEPS_LIBDIR)

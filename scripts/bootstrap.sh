@@ -15,7 +15,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 debs=(cmake ninja-build gcc g++ pkg-config python3 python3-venv
-      protobuf-c-compiler libprotobuf-c-dev libcjson-dev libcmocka-dev
+      protobuf-c-compiler libprotobuf-c-dev libcjson-dev libpcre2-dev libcmocka-dev
       libonnx-dev libonnx-testdata libopenblas0-pthread libsleef-dev fonts-dejavu-core openmpi-bin libopenmpi-dev
       clang libclang-rt-14-dev)
 

@@ -38,7 +38,7 @@ static void print_piece(const rlx_tokenizer *tok, int32_t id, bool first) {
   char buf[256];
   size_t n = rlx_tokenizer_piece(tok, id, buf, sizeof buf);
   if (n > sizeof buf) n = sizeof buf;
-  size_t skip = first && n && buf[0] == ' ' ? 1 : 0; /* the prepended space */
+  size_t skip = first && n && buf[0] == ' ' && rlx_tokenizer_space_prefix(tok) ? 1 : 0; /* the prepended space */
   fwrite(buf + skip, 1, n - skip, stdout);
   fflush(stdout);
 }

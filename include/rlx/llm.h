@@ -103,12 +103,22 @@ void rlx_llm_reset(rlx_llm *m);
  * adjacent pair whose concatenation is a vocabulary token of the highest score
  * (tokenizer.ggml.scores) is merged, the leftmost pair on ties, until no pair is a token; a piece
  * left that is not a token is spelled with the byte tokens "<0xXX>" (token_type 6), else the
- * unknown token. Other models (gpt2's byte-level BPE): UNIMPLEMENTED for now.
+ * unknown token.
+ * tokenizer.ggml.model "gpt2": byte-level BPE (Radford et al. 2019). The text is cut into
+ * pre-tokens by the regex that tokenizer.ggml.pre names ("gpt-2"; "llama3", "llama-v3",
+ * "llama-bpe"; "qwen2"; others are UNIMPLEMENTED), matched with PCRE2 in Unicode mode (text
+ * between matches is a pre-token too); each pre-token's bytes become GPT-2's printable characters
+ * (bytes_to_unicode); then the adjacent pair of the lowest rank in tokenizer.ggml.merges ("left
+ * right" strings) is merged, leftmost on ties, until no pair is a merge (llama3 first takes a
+ * pre-token that is a whole token as is); no space is prepended. Special tokens in the text are
+ * not parsed: they encode as text.
  * An rlx_tokenizer is read-only after open: any number of threads may use it. */
 typedef struct rlx_tokenizer rlx_tokenizer;
 
 /* Reads the vocabulary of the GGUF file at `path` (tokenizer.ggml.tokens, .scores, .token_type,
- * .bos_token_id (default 1), .eos_token_id (2), .unknown_token_id (0), .add_bos_token (true)).
+ * .bos_token_id, .eos_token_id, .unknown_token_id (defaults 1, 2, 0 for "llama", none for
+ * "gpt2"), .add_bos_token (default true for "llama" and llama3's pre-tokenizer, else false),
+ * and for "gpt2" .merges and .pre).
  * Errors: INVALID_ARGUMENT (NULL), rlx_gguf_open's, NOT_FOUND (no tokenizer.ggml.model or
  * .tokens), DATA_LOSS (arrays of the wrong type or length), UNIMPLEMENTED (another model),
  * RESOURCE_EXHAUSTED. *out untouched on failure. */
@@ -118,15 +128,20 @@ int32_t rlx_tokenizer_vocab_size(const rlx_tokenizer *t);
 /* The BOS / EOS token ids (-1 when the file names none in range). */
 int32_t rlx_tokenizer_bos(const rlx_tokenizer *t);
 int32_t rlx_tokenizer_eos(const rlx_tokenizer *t);
+/* Whether encoding prepends a space (the "llama" vocabulary's add_space_prefix): the decoded
+ * first piece then starts with a space that is not in the text. */
+bool rlx_tokenizer_space_prefix(const rlx_tokenizer *t);
 /* Encodes text[0..len) (UTF-8) into out_ids[0..cap), the BOS first when add_bos and the file's
  * add_bos_token allow it; *out_n = the token count. OUT_OF_RANGE (with *out_n set to the count
  * needed, nothing written) when cap is too small; INVALID_ARGUMENT for NULL arguments. */
 RLX_MUST_USE rlx_status *rlx_tokenizer_encode(const rlx_tokenizer *t, const char *text, size_t len, bool add_bos, int32_t *out_ids,
                                               size_t cap, size_t *out_n);
-/* Writes token id's text into buf[0..cap) (not NUL-terminated; U+2581 as a space, a byte token
- * as its byte, control/unused tokens and ids out of range as nothing) and returns its full length
- * (more than cap: truncated). Decoding a sequence concatenates its pieces (the first piece's
- * leading space is the prepended one). */
+/* Writes token id's text into buf[0..cap) (not NUL-terminated; "llama": U+2581 as a space, a byte
+ * token as its byte; "gpt2": GPT-2's characters back to their bytes, user-defined tokens as
+ * written; unknown/control/unused tokens and ids out of range as nothing, as llama.cpp's
+ * llama_token_to_piece without special tokens) and returns its full length
+ * (more than cap: truncated). Decoding a sequence concatenates its pieces (less the prepended
+ * space when rlx_tokenizer_space_prefix). */
 size_t rlx_tokenizer_piece(const rlx_tokenizer *t, int32_t id, char *buf, size_t cap);
 
 #ifdef __cplusplus

@@ -1,6 +1,8 @@
 """The Llama-family decoder written from its formulas for the GGUF tests (test_llama.py,
 test_generate.py): GGUF files with seeded weights (gguf-py's GGUFWriter) and a float64 numpy
 forward pass. See test_llama.py for the formulas and the layout conventions."""
+import collections
+
 import gguf
 import numpy as np
 
@@ -8,8 +10,9 @@ Q = gguf.GGMLQuantizationType
 
 
 def write_model(path, cfg, rng, vocab=None):
-    """Writes a GGUF file (with vocab = (pieces, scores, types) as a "llama" tokenizer); returns
-    the weights as the oracle sees them (float64)."""
+    """Writes a GGUF file (with vocab = (pieces, scores, types) as a "llama" tokenizer, or a
+    function adding the vocabulary to the GGUFWriter); returns the weights as the oracle sees
+    them (float64)."""
     arch = cfg["arch"]
     E, H, Hkv, F, V, L = cfg["dim"], cfg["heads"], cfg["kv_heads"], cfg["ffn"], cfg["vocab"], cfg["layers"]
     D = E // H
@@ -62,7 +65,9 @@ def write_model(path, cfg, rng, vocab=None):
     put("output_norm.weight", 1 + 0.1 * rng.standard_normal(E), Q.F32)
     if not cfg.get("tied"):
         put("output.weight", 2 * rng.standard_normal((V, E)) / np.sqrt(E), mt)
-    if vocab:
+    if callable(vocab):
+        vocab(w)
+    elif vocab:
         add_vocab(w, *vocab)
     w.write_header_to_file()
     w.write_kv_data_to_file()
@@ -119,6 +124,95 @@ def forward(W, cfg, tokens):
     return h @ W.get("output.weight", W["token_embd.weight"]).T
 
 
+
+
+SAMPLE = """The quick brown fox jumps over the lazy dog, twice: 1234 and 56.78!
+Zwölf Boxkämpfer jagen Viktor quer über den großen Sylter Deich.
+Voix ambiguë d'un cœur qui, au zéphyr, préfère les jattes de kiwis.
+Съешь же ещё этих мягких французских булок, да выпей чаю.
+Ξεσκεπάζω την ψυχοφθόρα βδελυγμία.
+我能吞下玻璃而不伤身体。  日本語のテキストも、ひらがなとカタカナ。
+صِف خَلقَ خَودِ كَمِثلِ الشَمسِ إِذ بَزَغَت
+Emoji 🙂🚀 and symbols ∑ ≤ ∞, tabs\tand   spaces."""
+"""A multilingual text sample for the tokenizer tests."""
+
+EXTRA_TEXTS = ["", " leading and trailing ", "I'm sure they'll say WE'RE done, it's 12345678 o'clock", "lines\n\n  indented\n\tand\r\nCRLF",
+               "a  b   c    d ", "x" * 40]
+
+
+def spm_vocab(rng):
+    """A scored "llama" vocabulary for SAMPLE: control tokens, the 256 byte tokens "<0xXX>", most
+    single characters of the sample (some left out so that byte fallback is exercised) and
+    frequent substrings with distinct scores in an order unrelated to frequency."""
+    W = "\u2581"
+    norm = W + SAMPLE.replace(" ", W)
+    chars = sorted(set(norm) - {"\n"})
+    dropped = set(rng.sample(chars, 12)) | {"🚀", "∞"}  # spelled with byte tokens
+    counts = collections.Counter(norm[i:i + n] for n in range(2, 6) for i in range(len(norm) - n + 1) if "\n" not in norm[i:i + n])
+    subs = [s for s, c in counts.most_common() if c >= 2][:400] + [s for s, c in counts.most_common() if c == 1][:200]
+    pieces = [("<unk>", 2), ("<s>", 3), ("</s>", 3)] + [(f"<0x{b:02X}>", 6) for b in range(256)]
+    pieces += [(c, 1) for c in chars if c not in dropped] + [(s, 1) for s in subs]
+    scores = [0.0] * (3 + 256) + [-float(i) - rng.random() * 0.5 for i in range(len(pieces) - 259)]
+    tail = scores[259:]
+    rng.shuffle(tail)  # merge order unrelated to frequency; distinct values
+    scores[259:] = tail
+    return [p for p, _ in pieces], scores, [t for _, t in pieces]
+
+
+def byte_chars():
+    """GPT-2's bytes_to_unicode (Radford et al. 2019, encoder.py): byte -> printable character."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    extra = iter(range(256, 512))
+    return {b: chr(b if b in keep else next(extra)) for b in range(256)}
+
+
+def gpt2_vocab(n_merges=300):
+    """A byte-level BPE vocabulary trained here on SAMPLE (GPT-2's recipe: words split at spaces
+    with the space kept in front, bytes as GPT-2 characters, the most frequent adjacent pair merged
+    n_merges times, ties broken by the pair's text): tokens = control "<|endoftext|>" (id 0), the
+    256 byte characters, then each merge's result; merges as "left right" strings by rank."""
+    bc = byte_chars()
+    words = collections.Counter()
+    for line in (SAMPLE + "\n" + "\n".join(EXTRA_TEXTS)).split("\n"):
+        for i, word in enumerate(line.split(" ")):
+            words[tuple(bc[b] for b in ((" " if i else "") + word).encode())] += 1
+    merges = []
+    for _ in range(n_merges):
+        pairs = collections.Counter()
+        for word, c in words.items():
+            for a, b in zip(word, word[1:]):
+                pairs[(a, b)] += c
+        if not pairs:
+            break
+        (a, b), _ = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
+        merges.append((a, b))
+        merged = collections.Counter()
+        for word, c in words.items():
+            out, i = [], 0
+            while i < len(word):
+                if i + 1 < len(word) and word[i] == a and word[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            merged[tuple(out)] += c
+        words = merged
+    tokens = ["<|endoftext|>"] + [bc[b] for b in range(256)] + [a + b for a, b in merges]
+    types = [3] + [1] * (len(tokens) - 1)
+    return tokens, types, [f"{a} {b}" for a, b in merges]
+
+
+def add_gpt2_vocab(w, tokens, types, merges, pre):
+    """Adds a "gpt2" (byte-level BPE) vocabulary with pre-tokenizer `pre` to the GGUFWriter w;
+    <|endoftext|> (id 0) is BOS and EOS."""
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre(pre)
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(0)
+    w.add_eos_token_id(0)
 
 
 def add_vocab(w, pieces, scores, types):

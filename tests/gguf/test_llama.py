@@ -25,7 +25,6 @@ blocked sums and fast rsqrt/exp), and the argmax of every row to agree wherever 
 top-2 margin exceeds that bound.
 
 usage: test_llama.py BUILD_DIR [--device gpu]   (default the CPU; scripts/gpu/llm.sh runs the GPU)"""
-import ctypes
 import os
 import sys
 import tempfile
@@ -35,36 +34,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llama_ref import forward, write_model  # noqa: E402
+from rlx_llm import Rlx, RlxError  # noqa: E402
 
-build = sys.argv[1]
+rlx = Rlx(sys.argv[1])
 device = 1 if sys.argv[2:4] == ["--device", "gpu"] else 0  # rlx_device
-
-
-class Options(ctypes.Structure):  # rlx_llm_options
-    _fields_ = [("device", ctypes.c_int), ("mode", ctypes.c_int), ("capacity", ctypes.c_int64), ("temperature", ctypes.c_double),
-                ("top_k", ctypes.c_int64), ("top_p", ctypes.c_double), ("seed", ctypes.c_uint64)]
-
-
-lib = ctypes.CDLL(os.path.join(build, "librlx.so"))
-vp = ctypes.c_void_p
-lib.rlx_status_message.restype = ctypes.c_char_p
-lib.rlx_status_message.argtypes = [vp]
-lib.rlx_status_free.argtypes = [vp]
-lib.rlx_llm_open.restype = vp
-lib.rlx_llm_open.argtypes = [ctypes.c_char_p, vp, ctypes.POINTER(vp)]
-lib.rlx_llm_close.argtypes = [vp]
-lib.rlx_llm_step.restype = vp
-lib.rlx_llm_step.argtypes = [vp, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64, ctypes.POINTER(ctypes.c_float),
-                             ctypes.POINTER(ctypes.c_int32)]
 failures = []
-
-
-def ok(st, what):
-    if st:
-        msg = lib.rlx_status_message(st).decode()
-        lib.rlx_status_free(st)
-        raise RuntimeError(f"{what}: {msg}")
-
 
 Q = gguf.GGMLQuantizationType
 
@@ -91,22 +65,14 @@ with tempfile.TemporaryDirectory() as tmp:
         prompt_len, n_decode = 7, 6
         seq = rng.integers(0, V, prompt_len + n_decode).astype(np.int32)
         ref = forward(W, cfg, seq)  # [S, V]
-        m = vp()
-        ok(lib.rlx_llm_open(path.encode(), ctypes.byref(Options(device=device)), ctypes.byref(m)), "open " + cfg["name"])
+        m = rlx.open_model(path, device=device)
         try:
-            got = np.zeros((len(seq), V), np.float32)
-            nxt = ctypes.c_int32()
-            fp = ctypes.POINTER(ctypes.c_float)
-            ok(lib.rlx_llm_step(m, seq.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), prompt_len, got.ctypes.data_as(fp), ctypes.byref(nxt)),
-               "prefill")
-            if nxt.value != int(np.argmax(got[prompt_len - 1])):
-                failures.append(f"{cfg['name']}: greedy next {nxt.value} != argmax of its own logits")
-            for i in range(prompt_len, len(seq)):
-                row = got[i:]
-                ok(lib.rlx_llm_step(m, seq[i:].ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), 1, row.ctypes.data_as(fp), None),
-                   f"decode {i}")
+            got, nxt = rlx.step(m, seq[:prompt_len], V)
+            if nxt != int(np.argmax(got[prompt_len - 1])):
+                failures.append(f"{cfg['name']}: greedy next {nxt} != argmax of its own logits")
+            got = np.concatenate([got] + [rlx.step(m, seq[i:i + 1], V)[0] for i in range(prompt_len, len(seq))])
         finally:
-            lib.rlx_llm_close(m)
+            rlx.close_model(m)
         rng_l = ref.max() - ref.min()
         err = np.abs(got - ref).max(axis=1)
         bound = 1e-4 * rng_l
@@ -121,24 +87,17 @@ with tempfile.TemporaryDirectory() as tmp:
             failures.append(f"{cfg['name']}: argmax differs at {am_bad}")
 
 
-lib.rlx_status_code_of.argtypes = [vp]
-lib.rlx_status_code_name.restype = ctypes.c_char_p
-lib.rlx_status_code_name.argtypes = [ctypes.c_int]
-
-
 def open_fails(path, want, what):
     """rlx_llm_open of a hostile file: a status whose "CODE: message" holds `want`."""
-    m = vp()
-    st = lib.rlx_llm_open(path.encode(), ctypes.byref(Options(device=device)), ctypes.byref(m))
-    if not st:
-        lib.rlx_llm_close(m)
-        failures.append(f"{what}: opened")
+    try:
+        rlx.close_model(rlx.open_model(path, device=device))
+    except RlxError as e:
+        msg = str(e).split(": ", 1)[1]  # less the "open PATH" prefix
+        print(f"{what}: {msg}")
+        if want not in msg:
+            failures.append(f"{what}: {msg!r} lacks {want!r}")
         return
-    msg = lib.rlx_status_code_name(lib.rlx_status_code_of(st)).decode() + ": " + lib.rlx_status_message(st).decode()
-    lib.rlx_status_free(st)
-    print(f"{what}: {msg}")
-    if want not in msg:
-        failures.append(f"{what}: {msg!r} lacks {want!r}")
+    failures.append(f"{what}: opened")
 
 
 def header(path, E, H, key_length, extra=()):
