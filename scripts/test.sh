@@ -7,6 +7,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 scripts/bootstrap.sh
 jobs=$(nproc)
+scripts/llama_cpp.sh >/dev/null # llama.cpp, the GGUF tests' oracle (cached outside the clone)
 scripts/build.sh release
 (cd build && ctest --output-on-failure -j "$jobs")
 scripts/build.sh asan
