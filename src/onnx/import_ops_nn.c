@@ -36,6 +36,23 @@ static rlx_status *map_gemm(rlx_imp *I, const Onnx__NodeProto *n) {
   return imp_out(I, n, 0, y);
 }
 
+/* The total padding d * (k - 1) + 1 + base - out along one axis (see conv_pads), overflow-checked:
+ * strides, dilations and kernel sizes come from the file. false when it does not fit. */
+static bool pad_total(int64_t base, int64_t extra, int64_t d, int64_t k, int64_t out, int64_t *total) {
+  int64_t span;
+  return rlx_mul_i64(d, k - 1, &span) && rlx_add_i64(span, 1, &span) && rlx_add_i64(base, span, &span) && rlx_add_i64(span, extra, &span) &&
+         rlx_add_i64(span, -out, total);
+}
+
+/* Checks what the padding arithmetic of spatial axis i divides or multiplies by: a static input
+ * size, a static kernel size, stride and dilation >= 1. */
+static rlx_status *pad_operands(const Onnx__NodeProto *n, int64_t in, int64_t k, int64_t s, int64_t d, int i) {
+  if (in < 0 || k < 0) IMP_FAIL(UNIMPLEMENTED, "padding from auto_pad or output_shape needs static spatial and kernel dims (axis %d)", i);
+  if (s < 1 || d < 1)
+    IMP_FAIL(INVALID_ARGUMENT, "spatial axis %d: stride %lld, dilation %lld (expected >= 1)", i, (long long)s, (long long)d);
+  return NULL;
+}
+
 /* Explicit pads from auto_pad (SAME_UPPER / SAME_LOWER / VALID) or the pads attribute. */
 static rlx_status *conv_pads(const Onnx__NodeProto *n, const rlx_type *x, int nsp, const int64_t *k, const int64_t *s,
                              const int64_t *d, bool transpose, const int64_t *op, int64_t *pads) {
@@ -51,16 +68,17 @@ static rlx_status *conv_pads(const Onnx__NodeProto *n, const rlx_type *x, int ns
   }
   if (strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) IMP_FAIL(INVALID_ARGUMENT, "auto_pad '%s'", ap);
   for (int i = 0; i < nsp; i++) {
-    int64_t in = x->dims[2 + i];
-    if (in < 0) IMP_FAIL(UNIMPLEMENTED, "auto_pad needs static spatial dims");
-    int64_t total;
-    if (!transpose) {
-      int64_t out = (in + s[i] - 1) / s[i];
-      total = (out - 1) * s[i] + d[i] * (k[i] - 1) + 1 - in;
-    } else {
-      int64_t out = in * s[i];
-      total = s[i] * (in - 1) + op[i] + d[i] * (k[i] - 1) + 1 - out;
+    int64_t in = x->dims[2 + i], total;
+    RLX_TRY(pad_operands(n, in, k[i], s[i], d[i], i));
+    bool fits;
+    if (!transpose) { /* out = ceil(in / s); total = (out - 1) * s + d * (k - 1) + 1 - in */
+      int64_t out = in / s[i] + (in % s[i] != 0);
+      fits = pad_total((out - 1) * s[i], 0, d[i], k[i], in, &total);
+    } else { /* out = in * s; total = s * (in - 1) + output_padding + d * (k - 1) + 1 - out */
+      int64_t out, base;
+      fits = rlx_mul_i64(in, s[i], &out) && rlx_mul_i64(s[i], in - 1, &base) && pad_total(base, op[i], d[i], k[i], out, &total);
     }
+    if (!fits) IMP_FAIL(INVALID_ARGUMENT, "auto_pad %s: the padding of spatial axis %d overflows int64", ap, i);
     if (total < 0) total = 0;
     bool upper = !strcmp(ap, "SAME_UPPER");
     pads[i] = upper ? total / 2 : total - total / 2;
@@ -92,9 +110,14 @@ rlx_status *imp_conv(rlx_imp *I, const Onnx__NodeProto *n, bool transpose, size_
     char buf[32];
     bool lower = !strcmp(imp_attr_s(n, "auto_pad", "NOTSET", buf, sizeof buf), "SAME_LOWER");
     for (int i = 0; i < nsp && no >= (size_t)nsp; i++) {
-      int64_t want = os[no - (size_t)nsp + (size_t)i];
-      int64_t total = s[i] * (tx.dims[2 + i] - 1) + op[i] + d[i] * (k[i] - 1) + 1 - want;
-      if (total < 0) op[i] -= total, total = 0;
+      int64_t want = os[no - (size_t)nsp + (size_t)i], base, total;
+      RLX_TRY(pad_operands(n, tx.dims[2 + i], k[i], s[i], d[i], i));
+      bool fits = want >= 0 && rlx_mul_i64(s[i], tx.dims[2 + i] - 1, &base) && pad_total(base, op[i], d[i], k[i], want, &total) &&
+                  total > INT64_MIN;
+      if (fits && total < 0) fits = rlx_add_i64(op[i], -total, &op[i]); /* the output padding makes up the rest */
+      if (!fits)
+        IMP_FAIL(INVALID_ARGUMENT, "output_shape %lld on spatial axis %d: the padding overflows int64 (or the size is negative)", (long long)want, i);
+      if (total < 0) total = 0;
       pads[i] = lower ? total - total / 2 : total / 2;
       pads[i + nsp] = total - pads[i];
     }

@@ -175,6 +175,25 @@ def hostile_files(d):
         r = rlx("run", path, "--input", f"x={npy(d, 'xi', np.zeros(4, np.int64))}")
         ok, why = fails(r, "OUT_OF_RANGE", "ngram_indexes")
         check(ok, f"TfIdfVectorizer with a {label} ngram index is refused", why)
+    # Conv / ConvTranspose / MaxPool padding from auto_pad or output_shape with a zero stride (the
+    # importer divided by it: fuzz_onnx) or with sizes whose padding overflows int64: refused
+    x4 = [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 4, 4])]
+    w = nh.from_array(np.ones((1, 1, 2, 2), np.float32), "w")
+    big = (1 << 62) + 1
+    for label, node, code, needle in (
+            ("conv_same_stride0", h.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_UPPER", strides=[0, 1]), "INVALID_ARGUMENT", "stride 0"),
+            ("maxpool_same_stride0", h.make_node("MaxPool", ["x"], ["y"], auto_pad="SAME_LOWER", kernel_shape=[2, 2], strides=[1, 0]),
+             "INVALID_ARGUMENT", "stride 0"),
+            ("maxpool_same_dilation_overflow", h.make_node("MaxPool", ["x"], ["y"], auto_pad="SAME_UPPER", kernel_shape=[3, 3],
+                                                            dilations=[big, 1]), "INVALID_ARGUMENT", "overflows"),
+            ("convtranspose_same_stride_overflow", h.make_node("ConvTranspose", ["x", "w"], ["y"], auto_pad="SAME_UPPER", strides=[big, 1]),
+             "INVALID_ARGUMENT", "overflows"),
+            ("convtranspose_output_shape_overflow", h.make_node("ConvTranspose", ["x", "w"], ["y"], output_shape=[1, 1, 8, 8],
+                                                                 strides=[big, 1]), "INVALID_ARGUMENT", "overflows")):
+        path = save(os.path.join(d, label + ".onnx"), [node], x4, [h.make_tensor_value_info("y", T.FLOAT, None)],
+                    [w] if "conv" in label else [])
+        ok, why = fails(rlx("run", path, "--input", f"x={npy(d, 'x4', np.zeros((1, 1, 4, 4), np.float32))}"), code, needle)
+        check(ok, f"{label} is refused with {code}", why)
     # GridSample over an empty spatial dim
     gs = save(os.path.join(d, "grid_empty.onnx"), [h.make_node("GridSample", ["x", "g"], ["y"])],
               [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 0, 4]), h.make_tensor_value_info("g", T.FLOAT, [1, 2, 2, 2])],
