@@ -1,8 +1,10 @@
 /* conv_ops.c: channels-first convolution building blocks (see conv_ops.h).
  *
- * On the CPU, convolutions with at most 4 input channels per group (depthwise ones, and dense
- * ones over few input channels) run rlx's direct kernel (src/mlx/shim/kernel_conv.cpp), and 1x1
- * ones one matmul on the channels-first data. For the others: MLX's CPU backend runs conv_general through im2col + one sgemm
+ * On the CPU, 1D and 2D convolutions run rlx's kernels with bias and activation fused: with at
+ * most 4 input channels per group (depthwise ones, and dense ones over few input channels) the
+ * direct one, else the GEMM one (patches per block of output positions times the weight, on the
+ * kernel pool; both in src/mlx/shim/kernel_conv.cpp). 3D ones: 1x1 ones are one
+ * matmul on the channels-first data. For the others: MLX's CPU backend runs conv_general through im2col + one sgemm
  * only for group 1 without dilation; everything else (grouped and depthwise convolutions,
  * dilation, input dilation, flipped kernels) goes to a direct loop nest that is one to two
  * orders of magnitude slower per multiply-add. For those cases rlx builds the im2col itself on
@@ -162,9 +164,10 @@ static bool kernel_act(const char *act, rlx_mx_act *out) {
   return false;
 }
 
-/* The direct kernel for 1D (as 2D of height 1) and 2D convolutions. */
-static rlx_mx_arr *direct_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
-                               rlx_mx_arr *b, rlx_mx_act act, const rlx_conv_geom *gm, const rlx_type *ty) {
+/* rlx's kernels for 1D (as 2D of height 1) and 2D convolutions: the direct one (few input
+ * channels per group) or the GEMM one. */
+static rlx_mx_arr *kernel_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
+                               rlx_mx_arr *b, rlx_mx_act act, const rlx_conv_geom *gm, const rlx_type *ty, bool direct) {
   rlx_mx *c = L->mx;
   int64_t s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, d[2] = {1, 1};
   if (gm->nsp == 1) {
@@ -175,7 +178,8 @@ static rlx_mx_arr *direct_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, 
     for (int i = 0; i < 2; i++) s[i] = gm->s[i], d[i] = gm->d[i];
     for (int i = 0; i < 4; i++) p[i] = gm->p[i];
   }
-  rlx_mx_arr *y = rlx_mx_direct_conv2d(c, x, w, b, s, p, d, gm->group, act);
+  rlx_mx_arr *y = direct ? rlx_mx_direct_conv2d(c, x, w, b, s, p, d, gm->group, act)
+                         : rlx_mx_gemm_conv2d(c, x, w, b, s, p, d, gm->group, act);
   return gm->nsp == 1 ? rlx_l_reshape(L, y, ty) : y;
 }
 
@@ -207,9 +211,12 @@ rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_a
   rlx_mx *c = L->mx;
   int nsp = gm->nsp, r = tx->rank;
   bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU, f64 = tx->dtype == RLX_DTYPE_F64;
-  rlx_mx_act ka;
-  if (cpu && !f64 && nsp <= 2 && tw->dims[1] <= DIRECT_MAX_CG && kernel_act(act, &ka))
-    return direct_conv(L, x, tx, w, tw, b, ka, gm, ty);
+  if (cpu && !f64 && nsp <= 2) { /* bias and the activation (when the kernels have it) fused */
+    rlx_mx_act ka = {RLX_MX_ACT_NONE, 0, 0};
+    bool fused = kernel_act(act, &ka);
+    rlx_mx_arr *y = kernel_conv(L, x, tx, w, tw, b, ka, gm, ty, tw->dims[1] <= DIRECT_MAX_CG);
+    return fused ? y : rlx_l_activation(L, act, y, ty->dtype);
+  }
   bool one = gm->group == 1;
   for (int i = 0; i < nsp; i++) one &= tw->dims[2 + i] == 1 && gm->s[i] == 1 && gm->p[i] == 0 && gm->p[nsp + i] == 0;
   /* MLX's own conv_general where it is fast: the CPU backend's GEMM path (group 1, no dilation,

@@ -19,11 +19,12 @@ void rlx_conv_geom_read(const rlx_node *n, int nsp, rlx_conv_geom *out);
 
 /* Conv of x[N,Ci,d..] (type tx) with w[Co,Ci/group,k..] (type tw) under geometry gm (pads >= 0),
  * plus bias b[Co] (NULL: none), then activation act ("none" or a float unary IR op name, see
- * rlx_l_activation); output type ty. On the CPU: rlx's direct kernel (rlx_mx_direct_conv2d, bias
- * and activation fused) for 1D/2D float convolutions with at most 4 input channels per group
- * (depthwise ones included), one matmul on the channels-first data for 1x1 convolutions, MLX's
- * conv_general where its CPU backend has a GEMM path (group 1, no dilation), else grouped im2col
- * + one batched matmul (see conv_ops.c). On a GPU: MLX's conv_general. */
+ * rlx_l_activation); output type ty. On the CPU, 1D/2D float convolutions: rlx's kernels, bias
+ * and activation fused (rlx_mx_direct_conv2d for at most 4 input channels per group, depthwise
+ * ones included, else rlx_mx_gemm_conv2d); 3D ones: one matmul on the channels-first data for
+ * 1x1 convolutions, MLX's conv_general where its CPU backend has a GEMM path (group 1, no
+ * dilation), else grouped im2col + one batched matmul (see conv_ops.c). On a GPU: MLX's
+ * conv_general. */
 rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw, rlx_mx_arr *b,
                        const char *act, const rlx_conv_geom *gm, const rlx_type *ty);
 

@@ -1,6 +1,8 @@
-// kernel_conv.cpp: direct channels-first 2D convolution for few input channels per group
-// (depthwise convolutions, and dense ones over 1-4 input channels), bias and activation fused.
+// kernel_conv.cpp: channels-first 2D convolution, bias and activation fused, by two algorithms:
+// direct for few input channels per group (depthwise convolutions, and dense ones over 1-4 input
+// channels), GEMM for the others.
 //
+// Direct:
 // MLX's CPU backend runs these through im2col (a patch buffer kh*kw times the input) and one
 // matmul per group with M = 1 (depthwise), or through its channels-last GEMM path with a tiny
 // contraction (K = Ci*kh*kw): both far below the machine's speed. Here each output row
@@ -10,10 +12,22 @@
 // the zero padding and skipped), then the activation. Interior outputs (every tap inside the
 // row) go in blocks of 8 accumulated in a vector register over the row's taps; the edges tap by
 // tap.
-// Rows are split over the kernel thread pool. float32 only (the shim converts other float types).
+// Rows are split over the kernel thread pool.
+//
+// GEMM: MLX's CPU convolution (group 1) transposes the input to channels last, builds the
+// patches on one thread, runs one multi-threaded BLAS call and returns a channels-last result
+// that the next op reads through a transposed view. Here a tile is (image, group, block of output
+// positions, block of output channels) on the pool (kernels.h tiles); its patches
+// col[K = C/g * kh * kw, block] go into a per-thread buffer (none for 1x1 convolutions with stride
+// 1 and no pads: their patches are the input itself), then y[rows, block] = w[rows, K] @ col with
+// a single-threaded BLAS call (kernels.h sgemm), then bias and activation on the tile while it is
+// in cache.
+//
+// float32 only (the shim converts other float types).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "mlx/backend/cpu/encoder.h"
 #include "mlx/shim/kernels.h"
@@ -24,6 +38,8 @@ namespace {
 struct Geom {
   int64_t N, C, H, W, Co, cg, og, kh, kw, OH, OW;
   int64_t sh, sw, ph, pw, dh, dw;
+  int64_t K, P;  // patch rows C/g * kh * kw, output positions OH * OW
+  bool unit;     // 1x1, stride 1, no pads: the patches are the input
 };
 
 constexpr int BLK = 8;
@@ -101,10 +117,61 @@ void conv(const Geom &g, const float *x, const float *w, const float *b, const A
   });
 }
 
-class DirectConv : public mx::UnaryPrimitive {
+// col[k, j] for patch row k = (c, ky, kx) and output positions p0 + j, j < n, of one image's group
+// (x at its first channel).
+void im2col(const Geom &g, const float *x, int64_t p0, int64_t n, float *col) {
+  for (int64_t k = 0; k < g.K; k++) {
+    int64_t c = k / (g.kh * g.kw), ky = k / g.kw % g.kh, kx = k % g.kw;
+    const float *xc = x + c * g.H * g.W;
+    float *dst = col + k * n;
+    for (int64_t p = p0, end = p0 + n; p < end;) {
+      int64_t oy = p / g.OW, ox = p % g.OW, run = std::min(end - p, g.OW - ox);
+      int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+      if (iy < 0 || iy >= g.H) {
+        std::memset(dst, 0, run * sizeof(float));
+      } else {
+        const float *row = xc + iy * g.W;
+        int64_t ix = ox * g.sw - g.pw + kx * g.dw;
+        for (int64_t j = 0; j < run; j++, ix += g.sw) dst[j] = ix >= 0 && ix < g.W ? row[ix] : 0.f;
+      }
+      dst += run, p += run;
+    }
+  }
+}
+
+void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
+  int64_t groups = g.Co / g.og, items = g.N * groups;
+  Tiles t = tiles(items, g.og, g.P, g.K);
+  parallel_for(items * t.mb * t.nb, t.grain, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> col;
+    for (int64_t i = t0; i < t1; i++) {
+      int64_t item = i / (t.mb * t.nb), m0 = i / t.nb % t.mb * t.bm, p0 = i % t.nb * t.bn;
+      int64_t n = item / groups, grp = item % groups, m1 = std::min(g.og, m0 + t.bm), p1 = std::min(g.P, p0 + t.bn);
+      if (m0 >= m1 || p0 >= p1) continue;
+      const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W, *pb = xg + p0;
+      int64_t ldb = g.P;
+      if (!g.unit) {
+        if ((int64_t)col.size() < g.K * (p1 - p0)) col.resize(g.K * (p1 - p0));
+        im2col(g, xg, p0, p1 - p0, col.data());
+        pb = col.data(), ldb = p1 - p0;
+      }
+      int64_t o0 = grp * g.og + m0;
+      float *yt = y + (n * g.Co + o0) * g.P + p0;
+      sgemm(false, false, m1 - m0, p1 - p0, g.K, w + o0 * g.K, g.K, pb, ldb, yt, g.P);
+      for (int64_t o = 0; o < m1 - m0; o++) {
+        float *yr = yt + o * g.P, bv = b ? b[o0 + o] : 0.f;
+        if (b)
+          for (int64_t j = 0; j < p1 - p0; j++) yr[j] += bv;
+        apply_act(act, yr, p1 - p0);
+      }
+    }
+  });
+}
+
+class Conv2d : public mx::UnaryPrimitive {
  public:
-  DirectConv(mx::Stream s, const int64_t *st, const int64_t *pad, const int64_t *dil, int64_t group, Act act)
-      : mx::UnaryPrimitive(s), group_(group), act_(act) {
+  Conv2d(mx::Stream s, const int64_t *st, const int64_t *pad, const int64_t *dil, int64_t group, Act act, bool gemm)
+      : mx::UnaryPrimitive(s), group_(group), act_(act), gemm_(gemm) {
     for (int i = 0; i < 2; i++) s_[i] = st[i], d_[i] = dil[i];
     for (int i = 0; i < 4; i++) p_[i] = pad[i];
   }
@@ -117,15 +184,18 @@ class DirectConv : public mx::UnaryPrimitive {
     enc.set_output_array(out);
     const float *x = in[0].data<float>(), *w = in[1].data<float>(), *b = in.size() > 2 ? in[2].data<float>() : nullptr;
     float *y = out.data<float>();
+    if (out.size() == 0) return;
+    // without patch rows (no input channels) the direct loop writes the bias, then the activation
+    if (gemm_ && g.K) return enc.dispatch([g, x, w, b, y, act = act_]() { gemm_conv(g, x, w, b, act, y); });
     enc.dispatch([g, x, w, b, y, act = act_]() { conv(g, x, w, b, act, y); });
   }
   void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx DirectConv] has no GPU implementation");
+    throw std::runtime_error("[rlx Conv2d] has no GPU implementation");
   }
-  const char *name() const override { return "RlxDirectConv"; }
+  const char *name() const override { return gemm_ ? "RlxGemmConv" : "RlxDirectConv"; }
   bool is_equivalent(const mx::Primitive &other) const override {
-    auto &o = static_cast<const DirectConv &>(other);
-    return group_ == o.group_ && act_.kind == o.act_.kind && act_.a == o.act_.a && act_.b == o.act_.b &&
+    auto &o = static_cast<const Conv2d &>(other);
+    return group_ == o.group_ && gemm_ == o.gemm_ && act_.kind == o.act_.kind && act_.a == o.act_.a && act_.b == o.act_.b &&
            !memcmp(s_, o.s_, sizeof s_) && !memcmp(p_, o.p_, sizeof p_) && !memcmp(d_, o.d_, sizeof d_);
   }
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
@@ -142,10 +212,13 @@ class DirectConv : public mx::UnaryPrimitive {
     g.sh = s_[0], g.sw = s_[1], g.ph = p_[0], g.pw = p_[1], g.dh = d_[0], g.dw = d_[1];
     g.OH = (g.H + p_[0] + p_[2] - d_[0] * (g.kh - 1) - 1) / s_[0] + 1;
     g.OW = (g.W + p_[1] + p_[3] - d_[1] * (g.kw - 1) - 1) / s_[1] + 1;
+    g.K = g.cg * g.kh * g.kw, g.P = g.OH * g.OW;
+    g.unit = g.kh == 1 && g.kw == 1 && s_[0] == 1 && s_[1] == 1 && !p_[0] && !p_[1] && !p_[2] && !p_[3];
     return g;
   }
   int64_t s_[2], p_[4], d_[2], group_;
   Act act_;
+  bool gemm_;
 };
 
 }  // namespace
@@ -153,19 +226,33 @@ class DirectConv : public mx::UnaryPrimitive {
 
 using rlx_kernels::Act;
 
-extern "C" rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
-                                            const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act) {
+namespace {
+
+rlx_mx_arr *conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides, const int64_t *pads,
+                   const int64_t *dilations, int64_t group, rlx_mx_act act, bool gemm) {
   SHIM_OP(c, x && w, ([&] {
             mx::array xa = A(x), wa = A(w);
             mx::Dtype dt = xa.dtype();
-            if (xa.ndim() != 4 || wa.ndim() != 4) throw std::invalid_argument("direct conv2d takes rank-4 x and w");
+            if (xa.ndim() != 4 || wa.ndim() != 4) throw std::invalid_argument("conv2d kernels take rank-4 x and w");
             std::vector<mx::array> in = {mx::contiguous(mx::astype(xa, mx::float32, c->stream), false, c->stream),
                                          mx::contiguous(mx::astype(wa, mx::float32, c->stream), false, c->stream)};
             if (b) in.push_back(mx::contiguous(mx::astype(A(b), mx::float32, c->stream), false, c->stream));
-            auto prim = std::make_shared<rlx_kernels::DirectConv>(c->stream, strides, pads, dilations, group,
-                                                                  Act{act.kind, act.a, act.b});
+            auto prim = std::make_shared<rlx_kernels::Conv2d>(c->stream, strides, pads, dilations, group,
+                                                              Act{act.kind, act.a, act.b}, gemm);
             mx::Shape shape = prim->output_shapes(in)[0];
             mx::array y(std::move(shape), mx::float32, std::move(prim), std::move(in));
             return dt == mx::float32 ? y : mx::astype(y, dt, c->stream);
           }()));
+}
+
+}  // namespace
+
+extern "C" rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
+                                            const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act) {
+  return conv2d(c, x, w, b, strides, pads, dilations, group, act, false);
+}
+
+extern "C" rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
+                                          const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act) {
+  return conv2d(c, x, w, b, strides, pads, dilations, group, act, true);
 }

@@ -9,6 +9,7 @@
 // Elements (rows for Softmax) are split over the kernel thread pool.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #if defined(RLX_HAVE_SLEEF) && defined(__x86_64__)
@@ -169,26 +170,56 @@ class Softmax : public mx::UnaryPrimitive {
 
 }  // namespace
 
-void apply_act(const Act &act, float *y, int64_t n) {
-  switch (act.kind) {
+namespace {
+
+// GCC/Clang vector extension; 16 bytes, so that passing one by value needs no AVX
+typedef float v4 __attribute__((vector_size(4 * sizeof(float))));
+
+// y[i] = f(y[i]) four at a time (branch-free min/max on vectors), the tail one by one.
+template <class F>
+inline void map4(float *y, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4 v;
+    memcpy(&v, y + i, sizeof v);
+    v = f(v);
+    memcpy(y + i, &v, sizeof v);
+  }
+  for (; i < n; i++) {
+    v4 v = {y[i]};
+    y[i] = f(v)[0];
+  }
+}
+
+// std::max / std::min element-wise (a NaN in a is kept, as they keep it)
+inline v4 vmax(v4 a, v4 b) { return a < b ? b : a; }
+inline v4 vmin(v4 a, v4 b) { return b < a ? b : a; }
+
+// The piecewise-linear activations (the caller does the others).
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+void clamp_act(int kind, float a, float b, float *y, int64_t n) {
+  const v4 zero = {}, one = zero + 1.f, va = zero + a, vb = zero + b;
+  switch (kind) {
     case RLX_MX_ACT_RELU:
-      for (int64_t i = 0; i < n; i++) y[i] = std::max(y[i], 0.f);
-      return;
+      return map4(y, n, [&](v4 v) { return vmax(v, zero); });
     case RLX_MX_ACT_CLIP:
-      for (int64_t i = 0; i < n; i++) y[i] = std::min(std::max(y[i], act.a), act.b);
-      return;
+      return map4(y, n, [&](v4 v) { return vmin(vmax(v, va), vb); });
     case RLX_MX_ACT_HARD_SIGMOID:
-      for (int64_t i = 0; i < n; i++) y[i] = std::min(std::max(act.a * y[i] + act.b, 0.f), 1.f);
-      return;
+      return map4(y, n, [&](v4 v) { return vmin(vmax(va * v + vb, zero), one); });
     case RLX_MX_ACT_HARD_SWISH:
-      for (int64_t i = 0; i < n; i++) y[i] *= std::min(std::max(act.a * y[i] + act.b, 0.f), 1.f);
-      return;
-    case RLX_MX_ACT_SIGMOID:
-      sigmoid(y, n);
-      return;
+      return map4(y, n, [&](v4 v) { return v * vmin(vmax(va * v + vb, zero), one); });
     default:
       return;
   }
+}
+
+}  // namespace
+
+void apply_act(const Act &act, float *y, int64_t n) {
+  if (act.kind == RLX_MX_ACT_SIGMOID) return sigmoid(y, n);
+  if (act.kind != RLX_MX_ACT_NONE) clamp_act(act.kind, act.a, act.b, y, n);
 }
 
 }  // namespace rlx_kernels

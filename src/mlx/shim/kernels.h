@@ -28,6 +28,23 @@ int num_threads();
 // oversubscribe the cores) or when n is small. fn must not throw.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn);
 
+// Makes BLAS single-threaded (OpenBLAS, unless OPENBLAS_NUM_THREADS is set): rlx's matrix
+// products split their work over this pool instead (kernel_gemm.cpp). Idempotent.
+void claim_blas();
+
+// C[m,n] = A[m,k] @ B[k,n] (row-major; ta / tb: A / B stored transposed, lda / ldb their row
+// strides) on the calling thread, through the BLAS that libmlx.so uses (kernel_gemm.cpp).
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+           float *c, int64_t ldc);
+
+// A split of `items` independent m x n products into tiles for the pool: mb blocks of bm rows
+// (at least 32) times nb blocks of bn columns (at least 64), about four tiles per thread in all;
+// grain: tiles per chunk so that a chunk has at least ~128K multiply-adds (k per output).
+struct Tiles {
+  int64_t mb, nb, bm, bn, grain;
+};
+Tiles tiles(int64_t items, int64_t m, int64_t n, int64_t k);
+
 // A fused activation applied by a kernel to its output: y = act(x) (see shim.h rlx_mx_act).
 struct Act {
   int kind = 0;

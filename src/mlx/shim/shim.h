@@ -166,6 +166,9 @@ rlx_mx_arr *rlx_mx_argsort(rlx_mx *c, rlx_mx_arr *a, int axis);
 rlx_mx_arr *rlx_mx_softmax(rlx_mx *c, rlx_mx_arr *a, int axis, bool precise);
 
 /* ---- linear algebra and nn ---- */
+/* mx::matmul semantics. On the CPU, float32 operands of rank >= 2 whose batch dims agree (or are
+ * all 1 on one side) run rlx's kernel: single-threaded BLAS calls over tiles on the kernel pool
+ * (kernel_gemm.cpp). */
 rlx_mx_arr *rlx_mx_matmul(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b);
 /* bias + a @ b (mx::addmm; the CPU backend folds bias into the GEMM as its C operand, beta 1);
  * bias broadcasts to the product's shape. */
@@ -213,6 +216,12 @@ int rlx_mx_num_threads(void);
  * (depthwise convolutions, a few input channels). */
 rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
                                  const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
+/* GEMM 2D convolution (CPU), arguments and result as rlx_mx_direct_conv2d: per image and group,
+ * the patches of a block of output positions (none for 1x1 convolutions with stride 1 and no
+ * pads) times the weight rows, on the kernel pool, then bias and activation. For convolutions
+ * with many input channels per group. */
+rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
+                               const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
 /* Direct 2D pooling, channels first: x [N,C,H,W] -> y [N,C,OH,OW] (contiguous); kind 0 max,
  * 1 min, 2 sum, 3 mean; kernel[2], strides[2], pads[4] (begin h, w, end h, w), dilations[2];
  * ONNX MaxPool / AveragePool semantics (pads hold no values; mean counts the window's positions

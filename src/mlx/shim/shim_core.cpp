@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "mlx/compile_impl.h"
+#include "mlx/shim/kernels.h"
 #include "mlx/shim/shim_impl.h"
 
 // LAPACK reports a singular matrix (an exactly zero pivot) as a positive info code, which MLX
@@ -159,6 +160,7 @@ rlx_status *rlx_mx_create(rlx_mx_device device, rlx_mx **out) {
     if (!mx::is_available(d))
       return rlx_status_make(RLX_STATUS_UNAVAILABLE, "no GPU: this MLX build (%s) has no usable GPU backend or no GPU is present",
                              mx::version());
+    if (device == RLX_MX_CPU) rlx_kernels::claim_blas();
     *out = new rlx_mx(d, mx::default_stream(d));
     return nullptr;
   } catch (const std::bad_alloc &) {

@@ -312,7 +312,6 @@ rlx_mx_arr *rlx_mx_softmax(rlx_mx *c, rlx_mx_arr *a, int axis, bool precise) {
   SHIM_OP(c, a, mx::softmax(A(a), std::vector<int>{axis}, precise, c->stream));
 }
 
-rlx_mx_arr *rlx_mx_matmul(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b) { SHIM_OP(c, a && b, mx::matmul(A(a), A(b), c->stream)); }
 rlx_mx_arr *rlx_mx_addmm(rlx_mx *c, rlx_mx_arr *bias, rlx_mx_arr *a, rlx_mx_arr *b) {
   SHIM_OP(c, bias && a && b, mx::addmm(A(bias), A(a), A(b), 1.0f, 1.0f, c->stream));
 }

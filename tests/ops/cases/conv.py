@@ -168,6 +168,18 @@ def conv_cases():
                     ref_check=False, atol=1e-4)
     yield conv_case("Conv2d_group2_row_chunks", uni((1, 64, 80, 80)), uni((4, 32, 3, 3)), pads=[1, 1, 1, 1], group=2,
                     ref_check=False, atol=1e-4)
+    # the CPU's GEMM kernel (more than 4 input channels per group): blocks of output positions
+    # and of output channels over the pool (several of each, ragged last ones), batch > 1 with
+    # groups, patches under stride, pads and dilation, the 1x1 case that reads the input as its
+    # patches, late-layer shapes with few positions and many channels, fused bias
+    yield conv_case("Conv2d_gemm_tiles_bias", uni((2, 24, 23, 29)), uni((70, 24, 3, 3)), uni((70,)), pads=[1, 1, 1, 1],
+                    ref_check=False, atol=1e-4)
+    yield conv_case("Conv2d_gemm_group2_stride_dil", uni((2, 16, 19, 21)), uni((12, 8, 3, 2)), uni((12,)),
+                    strides=[2, 1], pads=[2, 0, 1, 1], dilations=[1, 2], group=2, ref_check=False, atol=1e-4)
+    yield conv_case("Conv2d_gemm_1x1_batch", uni((3, 40, 17, 19)), uni((36, 40, 1, 1)), uni((36,)), atol=1e-4)
+    yield conv_case("Conv2d_gemm_1x1_stride2", uni((1, 40, 17, 19)), uni((36, 40, 1, 1)), strides=[2, 2], atol=1e-4)
+    yield conv_case("Conv2d_gemm_few_positions", uni((1, 96, 3, 3)), uni((200, 96, 3, 3)), uni((200,)),
+                    pads=[1, 1, 1, 1], ref_check=False, atol=1e-4)
     # the CPU's direct kernel (at most 4 input channels per group): rows wide enough for its
     # 8-wide interior blocks plus ragged edges, both strides, dilation, pads wider than the
     # kernel, batch > 1, a channel multiplier, dense convolutions over 1 and 3 input channels,

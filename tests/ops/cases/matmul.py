@@ -39,7 +39,11 @@ def dot_general_ref(a, b, lc, rc, lb, rb):
 
 def matmul_cases():
     shapes = [((3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 6)), ((4,), (4, 5)), ((3, 4), (4,)),
-              ((4,), (4,)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,)), ((1, 1), (1, 1)), ((3, 0), (0, 2))]
+              ((4,), (4,)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,)), ((1, 1), (1, 1)), ((3, 0), (0, 2)),
+              # the CPU kernel's tiles (row and column blocks, ragged), a shared operand of rank 3
+              # with batch 1, batch folded into rows, batch on the right only, empty results
+              ((130, 70), (70, 150)), ((1, 40, 70), (3, 70, 90)), ((2, 3, 40, 70), (70, 90)),
+              ((90, 70), (2, 70, 150)), ((2, 0, 5), (5, 3)), ((4, 6), (2, 6, 0))]
     for sa, sb in shapes:
         a, b = uni(sa), uni(sb)
         name = "MatMul_" + "x".join(map(str, sa)) + "_" + "x".join(map(str, sb))
