@@ -346,9 +346,12 @@
    * channel multiplier m). o_i = floor((d_i + pb_i + pe_i - dil_i (k_i - 1) - 1) / s_i) + 1.        \
    * pads = [begin d1..dn, end d1..dn] >= 0 (may be asymmetric; zeros); empty strides/dilations = 1, \
    * empty pads = 0. Equal dtypes: float, or integer (exact like MatMul, wrapping to the dtype).    \
-   * Errors: group not dividing Ci/Co, weight/bias shape, kernel larger than the padded input, bad  \
-   * attribute lengths or values (INVALID_ARGUMENT); other spatial ranks (UNIMPLEMENTED). */ \
-  X(CONV,           "Conv",          conv, 2, 3, "strides:is= pads:is= dilations:is= group:i=1") \
+   * activation: "none" or a float unary op without attributes applied to y (as                    \
+   * FusedMatMulBiasAct's; the optimizer's epilogue pass moves it in, rlx's CPU kernels apply it in  \
+   * place). Errors: group not dividing Ci/Co, weight/bias shape, kernel larger than the padded     \
+   * input, bad attribute lengths or values, an activation on integers (INVALID_ARGUMENT); other    \
+   * spatial ranks (UNIMPLEMENTED). */ \
+  X(CONV,           "Conv",          conv, 2, 3, "strides:is= pads:is= dilations:is= group:i=1 activation:s=none") \
   /* ConvTranspose(x[N,Ci,d1..dn], w[Ci,Co/group,k..], [b[Co]]) -> y[N,Co,o..], n = 1..3: ONNX     \
    * ConvTranspose with explicit pads, the adjoint of Conv: every x[n,c,i] adds x * w[c,o,j] at      \
    * position i*s + j*d - pb of y's channel o in c's group; o_i = s(d_i - 1) + op_i + dil(k - 1) + 1 \

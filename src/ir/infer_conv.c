@@ -42,6 +42,10 @@ static rlx_status *conv(rlx_infer_ctx *c, bool transpose) {
   RLX_TRY(spatial(c, s, p, d, nsp));
   int64_t ci = x->dims[1], co;
   if (!transpose) {
+    rlx_op act;
+    RLX_TRY(rlx_infer_activation(AS("activation"), &act));
+    if (act != RLX_OP_COUNT && !rlx_dtype_is_float(x->dtype))
+      FAIL(INVALID_ARGUMENT, "activation %s on integer input %s", AS("activation"), TSTR(x));
     if (ci >= 0 && (ci % g || !rlx_dim_compatible(w->dims[1] * g, ci)))
       FAIL(INVALID_ARGUMENT, "weight %s needs %lld input channels / group %lld; input %s", TSTR(w), (long long)ci, (long long)g, TSTR(x));
     if (w->dims[0] % g) FAIL(INVALID_ARGUMENT, "output channels %lld not divisible by group %lld", (long long)w->dims[0], (long long)g);

@@ -30,13 +30,14 @@ static void conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_
    * crashes on them on its CUDA backend. */
   rlx_mx_arr *y = nx == 0 || ny == 0 ? rlx_mx_full(c, ty.rank, ty.dims, 0, ty.dtype)
                   : transpose         ? rlx_l_conv_transpose(L, x, &tx, w, &tw, &gm, &ty)
-                                      : rlx_l_conv(L, x, &tx, w, &tw, b, "none", &gm, &ty);
-  if (!transpose && nx && ny) b = NULL; /* added by rlx_l_conv */
+                                      : rlx_l_conv(L, x, &tx, w, &tw, b, rlx_node_s(n, "activation"), &gm, &ty);
+  if (!transpose && nx && ny) b = NULL; /* added by rlx_l_conv, with the activation */
   if (b) {
     int64_t bs[RLX_MAX_RANK] = {to->dims[1]};
     for (int i = 1; i < r - 1; i++) bs[i] = 1;
     y = rlx_mx_binary(c, RLX_MXB_ADD, y, rlx_mx_reshape(c, b, r - 1, bs));
   }
+  if (!transpose && !(nx && ny)) y = rlx_l_activation(L, rlx_node_s(n, "activation"), y, ty.dtype);
   out[0] = rlx_dtype_is_int(dt) ? rlx_mx_astype(c, rlx_mx_astype(c, y, RLX_DTYPE_I64), dt) : y;
 }
 

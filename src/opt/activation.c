@@ -7,9 +7,12 @@
  *   HardSigmoid s clip(a x + b, 0, h) with s h = 1: alpha = a / h, beta = b / h
  *               (ONNX's clip(alpha x + beta, 0, 1); relu6(x + 3) / 6)
  *   HardSwish   x HardSigmoid(x; 1/6, 1/2), also s x clip(a x + b, 0, h) in that form
- *               (x relu6(x + 3) / 6, as MobileNetV3 exports write it)
+ *               (x relu6(x + 3) / 6, as MobileNetV3 exports write it); with any other scale
+ *               (x relu6(x + 3), its / 6 folded into the next Conv's weights) as k HardSwish(x)
+ *               (a Mul by the constant k, which fold_affine moves into a following Conv)
  * Constants match within a relative 1e-4. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "opt/opt.h"
 
@@ -83,8 +86,11 @@ static bool hard_sigmoid_form(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_val
   return true;
 }
 
-/* The fused op and operand for dst value v, when v is one of the forms above. */
-static bool match(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_op *op, rlx_value *x, double *alpha, double *beta) {
+/* The fused op and operand for dst value v, when v is one of the forms above; *k is the factor
+ * the op's result is multiplied by (1 but for the scaled HardSwish). */
+static bool match(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_op *op, rlx_value *x, double *alpha, double *beta,
+                  double *k) {
+  *k = 1;
   if (!rlx_dtype_is_float(d->types[v].dtype)) return false;
   double s;
   if (hard_sigmoid_form(d, cx, v, x, alpha, beta, &s) && rlx_opt_near(s, 1)) return *op = RLX_OP_HARD_SIGMOID, true;
@@ -102,9 +108,11 @@ static bool match(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_op
     rlx_value a = fs.f[i], e = fs.f[1 - i], hx;
     bool tanh_form;
     if (rlx_opt_near(fs.k, 0.5) && gelu_factor(d, cx, e, a, &tanh_form)) return *x = a, *op = tanh_form ? RLX_OP_GELU_APPROX : RLX_OP_GELU, true;
-    if (hard_sigmoid_form(d, cx, e, &hx, alpha, beta, &s) && hx == a && rlx_opt_near(fs.k * s, 1) && rlx_opt_near(*alpha, 1.0 / 6) &&
-        rlx_opt_near(*beta, 0.5))
+    if (hard_sigmoid_form(d, cx, e, &hx, alpha, beta, &s) && hx == a && fs.k * s != 0 && rlx_opt_near(*alpha, 1.0 / 6) &&
+        rlx_opt_near(*beta, 0.5)) {
+      if (!rlx_opt_near(fs.k * s, 1)) *k = fs.k * s;
       return *x = a, *op = RLX_OP_HARD_SWISH, true;
+    }
   }
   return false;
 }
@@ -116,14 +124,33 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
   rlx_graph *d = r->rw->dst;
   rlx_value x, y;
   rlx_op op;
-  double alpha = 0, beta = 0;
-  if (!match(d, r->cx, rlx_opt_mapped(r, n->out0), &op, &x, &alpha, &beta)) return NULL;
+  double alpha = 0, beta = 0, k;
+  if (!match(d, r->cx, rlx_opt_mapped(r, n->out0), &op, &x, &alpha, &beta, &k)) return NULL;
+  const bool *scaled_later = r->state;
+  if (k != 1 && scaled_later[n->out0]) return NULL; /* the scaling node matches with the whole factor */
   rlx_attr a[2] = {RLX_ATTR_F("alpha", alpha), RLX_ATTR_F("beta", beta)};
   RLX_TRY(rlx_graph_add1(d, op, n->name, 1, &x, op == RLX_OP_HARD_SIGMOID ? 2 : 0, a, &y));
+  if (k != 1) {
+    rlx_value in[2] = {y, 0};
+    RLX_TRY(rlx_opt_scalar_const(d, d->types[y].dtype, k, &in[1]));
+    RLX_TRY(rlx_graph_add1(d, RLX_OP_MUL, n->name, 2, in, 0, NULL, &y));
+  }
   rlx_opt_replace(r, n, 0, y);
   return NULL;
 }
 
 rlx_status *rlx_pass_activation(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_graph **out, bool *changed) {
-  return rlx_opt_run_rule(g, cx, rule, NULL, out, changed);
+  /* values that a Mul or Div by a scalar constant reads */
+  bool *scaled_later = calloc(g->n_vals ? g->n_vals : 1, sizeof *scaled_later);
+  if (!scaled_later) return RLX_ERR(RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const rlx_node *n = &g->nodes[i];
+    double c;
+    if ((n->op != RLX_OP_MUL && n->op != RLX_OP_DIV) || n->n_in != 2) continue;
+    for (int side = 0; side < 2; side++)
+      if (rlx_opt_scalar(g, n->in[1 - side], cx, &c) && (side == 0 || n->op == RLX_OP_MUL)) scaled_later[n->in[side]] = true;
+  }
+  rlx_status *st = rlx_opt_run_rule(g, cx, rule, scaled_later, out, changed);
+  free(scaled_later);
+  return st;
 }

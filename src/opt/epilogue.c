@@ -1,8 +1,11 @@
-/* epilogue.c: MatMul + bias + activation into FusedMatMulBiasAct (rlx/optimize.h).
+/* epilogue.c: MatMul + bias + activation into FusedMatMulBiasAct, Conv + activation into Conv's
+ * activation attribute (rlx/optimize.h).
  * Add(MatMul(x, W[K,N]), b) with b one value per column (shape [..,1,N], broadcasting along the
  * last axis only) becomes FusedMatMulBiasAct(x, W, b[N]); an activation (Relu, Gelu, GeluApprox,
  * Silu, Sigmoid, Tanh) of a MatMul or of a FusedMatMulBiasAct without one moves into its
- * activation attribute. The MatMul's result must have no other reader. */
+ * activation attribute, and one of a float Conv without one (those, or HardSwish) into the
+ * Conv's (rlx's CPU convolution kernels apply it to each block of output while it is in cache).
+ * The MatMul's or Conv's result must have no other reader. */
 #include <string.h>
 
 #include "opt/opt.h"
@@ -26,6 +29,22 @@ static bool column_vector(const rlx_type *tb, const rlx_type *ty) {
   return true;
 }
 
+/* Conv p (in dst) with activation n's op: a copy of p carrying it replaces n. */
+static rlx_status *conv_act(rlx_opt_rule_ctx *r, const rlx_node *n, const rlx_node *p, bool *fired) {
+  rlx_attr at[16];
+  if (p->n_attrs >= 16) return RLX_ERR(INTERNAL, "epilogue: %u attributes", p->n_attrs);
+  RLX_TRY(rlx_rw_attrs(p, at));
+  uint32_t na = 0;
+  for (uint32_t i = 0; i < p->n_attrs; i++)
+    if (strcmp(at[i].name, "activation")) at[na++] = at[i];
+  at[na++] = RLX_ATTR_S("activation", rlx_op_name(n->op));
+  rlx_value out;
+  RLX_TRY(rlx_graph_add1(r->rw->dst, RLX_OP_CONV, n->name, p->n_in, p->in, na, at, &out));
+  rlx_opt_replace(r, n, 0, out);
+  *fired = true;
+  return NULL;
+}
+
 static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
   const rlx_graph *s = r->rw->src;
   rlx_graph *d = r->rw->dst;
@@ -45,8 +64,11 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
     }
     return NULL;
   }
-  if (!is_act(n->op) || r->uses[n->in[0]] != 1) return NULL;
+  if ((!is_act(n->op) && n->op != RLX_OP_HARD_SWISH) || r->uses[n->in[0]] != 1) return NULL;
   const rlx_node *p = rlx_opt_dst_producer(r, n->in[0]);
+  if (p->op == RLX_OP_CONV && !strcmp(rlx_node_s(p, "activation"), "none") && rlx_dtype_is_float(d->types[p->out0].dtype))
+    return conv_act(r, n, p, fired);
+  if (!is_act(n->op)) return NULL;
   bool fused = p->op == RLX_OP_FUSED_MATMUL_BIAS_ACT && !strcmp(rlx_node_s(p, "activation"), "none");
   bool plain = p->op == RLX_OP_MATMUL && d->types[p->in[1]].rank == 2 && rlx_dtype_is_float(d->types[p->out0].dtype);
   if (!fused && !plain) return NULL;

@@ -56,8 +56,10 @@ static bool find_target(rlx_opt_rule_ctx *r, rlx_value y, target *t) {
   const rlx_graph *d = r->rw->dst;
   const rlx_node *p = rlx_opt_producer(d, y);
   *t = (target){.op = p->op, .b = RLX_RW_NONE};
-  if (p->op == RLX_OP_CONV) t->conv = true;
-  else if (p->op == RLX_OP_FUSED_MATMUL_BIAS_ACT) {
+  if (p->op == RLX_OP_CONV) {
+    if (strcmp(rlx_node_s(p, "activation"), "none")) return false; /* the map would follow the activation */
+    t->conv = true;
+  } else if (p->op == RLX_OP_FUSED_MATMUL_BIAS_ACT) {
     if (strcmp(rlx_node_s(p, "activation"), "none")) return false;
   } else if (p->op != RLX_OP_MATMUL) return false;
   t->x = p->in[0], t->w = p->in[1];

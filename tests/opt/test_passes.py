@@ -114,6 +114,25 @@ case("epilogue", "gemm_bias_sigmoid", model([
     helper.make_node("Gemm", ["x", "W", "b"], ["a"]), helper.make_node("Sigmoid", ["a"], ["y"])], {"x": xg}, ["y"], ep),
     {"x": xg}, {"MatMul": 1, "Add": 1, "Sigmoid": 1}, {"FusedMatMulBiasAct": 1, "MatMul": 0, "Add": 0, "Sigmoid": 0})
 
+# Conv + activation into the Conv's activation attribute (HardSwish after the activation pass
+# writes ONNX's out as one op); not when the conv's result has another reader; a scalar Mul after
+# a Conv that carries an activation is not folded into its weights
+xc, cw = f32(2, 6, 9, 8, lo=-2, hi=2), {"W": f32(7, 6, 3, 3), "b": f32(7), "k": np.array(1.5, np.float32)}
+case("epilogue", "conv_bias_relu", model([
+    helper.make_node("Conv", ["x", "W", "b"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["y"])],
+    {"x": xc}, ["y"], cw), {"x": xc}, {"Conv": 1, "Relu": 1}, {"Conv": 1, "Relu": 0})
+case("epilogue", "conv_hardswish", model([
+    helper.make_node("Conv", ["x", "W"], ["c"], strides=[2, 2]), helper.make_node("HardSwish", ["c"], ["y"])],
+    {"x": xc}, ["y"], cw, opset=14), {"x": xc}, {"Conv": 1, "Min": 1}, {"Conv": 1, "HardSwish": 0, "Min": 0},
+    spec="activation,epilogue,dce")
+case("epilogue", "conv_sigmoid_second_reader_kept", model([
+    helper.make_node("Conv", ["x", "W", "b"], ["c"]), helper.make_node("Sigmoid", ["c"], ["y"])],
+    {"x": xc}, ["y", "c"], cw), {"x": xc}, {"Conv": 1, "Sigmoid": 1}, {"Conv": 1, "Sigmoid": 1})
+case("epilogue", "mul_after_conv_relu_not_folded", model([
+    helper.make_node("Conv", ["x", "W", "b"], ["c"]), helper.make_node("Relu", ["c"], ["r"]),
+    helper.make_node("Mul", ["r", "k"], ["y"])], {"x": xc}, ["y"], cw), {"x": xc}, {"Conv": 1, "Relu": 1, "Mul": 1},
+    {"Conv": 1, "Relu": 0, "Mul": 1}, spec="epilogue,fold_affine,dce")
+
 
 # ---- activation: GELU (exact, tanh), SiLU, HardSigmoid, HardSwish written out ----
 def sc(name, v):
@@ -143,11 +162,24 @@ case("activation", "hardswish_relu6_div6", model([
     helper.make_node("Add", ["x", "three"], ["a"]), helper.make_node("Max", ["a", "zero"], ["b"]), helper.make_node("Min", ["b", "six"], ["r"]),
     helper.make_node("Mul", ["x", "r"], ["m"]), helper.make_node("Div", ["m", "six"], ["y"])], {"x": xa}, ["y"], consts),
     {"x": xa}, {"Min": 1, "Div": 1}, {"HardSwish": 1, "Min": 0, "Max": 0, "Mul": 0, "Div": 0, "Add": 0})
-# x relu6(x + 3) / 5 is not HardSwish: left alone
-case("activation", "not_hardswish_kept", model([
+# x relu6(x + 3) without the / 6 (exporters fold it into the next Conv): 6 HardSwish(x); with the
+# whole pipeline the 6 moves into the pointwise Conv after it and the HardSwish into the one before
+case("activation", "hardswish_times_6", model([
     helper.make_node("Add", ["x", "three"], ["a"]), helper.make_node("Max", ["a", "zero"], ["b"]), helper.make_node("Min", ["b", "six"], ["r"]),
-    helper.make_node("Mul", ["x", "r"], ["m"]), helper.make_node("Div", ["m", "five"], ["y"])], {"x": xa}, ["y"],
-    {**consts, "five": np.array(5, np.float32)}), {"x": xa}, {"Min": 1, "Div": 1}, {"HardSwish": 0, "HardSigmoid": 0, "Min": 1, "Div": 1})
+    helper.make_node("Mul", ["x", "r"], ["y"])], {"x": xa}, ["y"], consts),
+    {"x": xa}, {"Min": 1, "Mul": 1}, {"HardSwish": 1, "Mul": 1, "Min": 0, "Max": 0, "Add": 0})
+xh = f32(1, 4, 6, 7, lo=-4, hi=4)
+case("activation", "conv_hardswish6_conv", model([
+    helper.make_node("Conv", ["x", "Wd"], ["c"], group=4, pads=[1, 1, 1, 1]),
+    helper.make_node("Add", ["c", "three"], ["a"]), helper.make_node("Max", ["a", "zero"], ["b"]), helper.make_node("Min", ["b", "six"], ["r"]),
+    helper.make_node("Mul", ["c", "r"], ["m"]), helper.make_node("Conv", ["m", "Wp"], ["y"])], {"x": xh}, ["y"],
+    {**consts, "Wd": f32(4, 1, 3, 3), "Wp": f32(5, 4, 1, 1)}),
+    {"x": xh}, {"Conv": 2, "Min": 1, "Mul": 1}, {"Conv": 2, "HardSwish": 0, "Mul": 0, "Min": 0, "Max": 0, "Add": 0}, spec="all")
+# x relu6(x + 2) / 6 is not HardSwish (nor a multiple of it): left alone
+case("activation", "not_hardswish_kept", model([
+    helper.make_node("Add", ["x", "two"], ["a"]), helper.make_node("Max", ["a", "zero"], ["b"]), helper.make_node("Min", ["b", "six"], ["r"]),
+    helper.make_node("Mul", ["x", "r"], ["m"]), helper.make_node("Div", ["m", "six"], ["y"])], {"x": xa}, ["y"],
+    {**consts, "two": np.array(2, np.float32)}), {"x": xa}, {"Min": 1, "Div": 1}, {"HardSwish": 0, "HardSigmoid": 0, "Min": 1, "Div": 1})
 
 
 # ---- norm: LayerNorm and RmsNorm written out ----

@@ -11,7 +11,7 @@ import onnx
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from opcase import IS, Case, I, error_case as err, node, simple
+from opcase import IS, Case, I, S, error_case as err, node, simple
 
 rng = np.random.default_rng(7)
 
@@ -180,6 +180,22 @@ def conv_cases():
     yield conv_case("Conv2d_gemm_1x1_stride2", uni((1, 40, 17, 19)), uni((36, 40, 1, 1)), strides=[2, 2], atol=1e-4)
     yield conv_case("Conv2d_gemm_few_positions", uni((1, 96, 3, 3)), uni((200, 96, 3, 3)), uni((200,)),
                     pads=[1, 1, 1, 1], ref_check=False, atol=1e-4)
+    # the activation attribute (the optimizer's epilogue sets it): applied by both CPU kernels
+    # (Relu, HardSwish) or after them (Silu), after the bias; the empty-batch path; integers refused
+    xa, wa, ba = uni((1, 12, 9, 10), -3, 3), uni((10, 12, 3, 3)), uni((10,))
+    for act, f in (("Relu", lambda v: np.maximum(v, 0)), ("HardSwish", lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
+                   ("Silu", lambda v: v / (1 + np.exp(-v)))):
+        ref = f(conv_ref(xa, wa, ba, pads=[1, 1, 1, 1]))
+        yield simple(f"Conv2d_gemm_act_{act}", "Conv", {"x": xa, "w": wa, "b": ba}, ref.astype(np.float32), atol=1e-4,
+                     rtol=1e-4, pads=IS([1, 1, 1, 1]), activation=S(act))
+    xd, wd = uni((2, 3, 7, 9), -3, 3), uni((3, 1, 3, 3))
+    yield simple("Conv2d_direct_act_HardSwish", "Conv", {"x": xd, "w": wd},
+                 (lambda v: v * np.clip(v / 6 + 0.5, 0, 1))(conv_ref(xd, wd, group=3)).astype(np.float32), atol=1e-4,
+                 group=I(3), activation=S("HardSwish"))
+    yield simple("Conv2d_act_empty_batch", "Conv", {"x": uni((0, 4, 5, 5)), "w": uni((4, 4, 3, 3)), "b": uni((4,), 1, 2)},
+                 np.zeros((0, 4, 3, 3), np.float32), activation=S("Relu"))
+    yield err("Conv_act_integer", "Conv", {"x": np.ones((1, 2, 4, 4), np.int32), "w": np.ones((2, 2, 3, 3), np.int32)},
+              activation=S("Relu"))
     # the CPU's direct kernel (at most 4 input channels per group): rows wide enough for its
     # 8-wide interior blocks plus ragged edges, both strides, dilation, pads wider than the
     # kernel, batch > 1, a channel multiplier, dense convolutions over 1 and 3 input channels,
