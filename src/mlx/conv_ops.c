@@ -202,9 +202,12 @@ static rlx_mx_arr *pointwise_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t
   return rlx_l_reshape(L, y, ty);
 }
 
-/* Up to this many input channels per group the direct kernel beats the im2col and GEMM paths
- * (bench/bench_kernels.py: depthwise, and 1-3 input channels). */
+/* Up to this many input channels per group, and this many multiply-adds per output (C/group
+ * times the kernel size), the direct kernel beats the GEMM one (bench/bench_kernels.py:
+ * depthwise, and 1-3 input channels); longer windows (Silero VAD's STFT as a [258, 1, 256]
+ * convolution with stride 128, ResNet's 7x7 stem over 3 channels) go to GEMM. */
 #define DIRECT_MAX_CG 4
+#define DIRECT_MAX_K 64
 
 rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw, rlx_mx_arr *b,
                        const char *act, const rlx_conv_geom *gm, const rlx_type *ty) {
@@ -214,7 +217,9 @@ rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_a
   if (cpu && !f64 && nsp <= 2) { /* bias and the activation (when the kernels have it) fused */
     rlx_mx_act ka = {RLX_MX_ACT_NONE, 0, 0};
     bool fused = kernel_act(act, &ka);
-    rlx_mx_arr *y = kernel_conv(L, x, tx, w, tw, b, ka, gm, ty, tw->dims[1] <= DIRECT_MAX_CG);
+    int64_t k = tw->dims[1];
+    for (int i = 0; i < nsp; i++) k *= tw->dims[2 + i];
+    rlx_mx_arr *y = kernel_conv(L, x, tx, w, tw, b, ka, gm, ty, tw->dims[1] <= DIRECT_MAX_CG && k <= DIRECT_MAX_K);
     return fused ? y : rlx_l_activation(L, act, y, ty->dtype);
   }
   bool one = gm->group == 1;

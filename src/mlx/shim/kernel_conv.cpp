@@ -40,6 +40,7 @@ struct Geom {
   int64_t sh, sw, ph, pw, dh, dw;
   int64_t K, P;  // patch rows C/g * kh * kw, output positions OH * OW
   bool unit;     // 1x1, stride 1, no pads: the patches are the input
+  bool column;   // H and W (and kernel, strides, pads, dilations) swapped, see Conv2d::geom
 };
 
 constexpr int BLK = 8;
@@ -129,10 +130,18 @@ void im2col(const Geom &g, const float *x, int64_t p0, int64_t n, float *col) {
       int64_t iy = oy * g.sh - g.ph + ky * g.dh;
       if (iy < 0 || iy >= g.H) {
         std::memset(dst, 0, run * sizeof(float));
-      } else {
+      } else {  // dst[j] = row[ix0 + j sw] for j in [lo, hi) (inside the row), zeros around
         const float *row = xc + iy * g.W;
-        int64_t ix = ox * g.sw - g.pw + kx * g.dw;
-        for (int64_t j = 0; j < run; j++, ix += g.sw) dst[j] = ix >= 0 && ix < g.W ? row[ix] : 0.f;
+        int64_t ix0 = ox * g.sw - g.pw + kx * g.dw;
+        int64_t lo = std::min(run, ix0 >= 0 ? 0 : (-ix0 + g.sw - 1) / g.sw);
+        int64_t hi = std::max(lo, std::min(run, g.W - ix0 <= 0 ? 0 : (g.W - ix0 - 1) / g.sw + 1));
+        std::memset(dst, 0, lo * sizeof(float));
+        if (g.sw == 1) {
+          std::memcpy(dst + lo, row + ix0 + lo, (hi - lo) * sizeof(float));
+        } else {
+          for (int64_t j = lo; j < hi; j++) dst[j] = row[ix0 + j * g.sw];
+        }
+        std::memset(dst + hi, 0, (run - hi) * sizeof(float));
       }
       dst += run, p += run;
     }
@@ -200,6 +209,7 @@ class Conv2d : public mx::UnaryPrimitive {
   }
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
     Geom g = geom(in);
+    if (g.column) std::swap(g.OH, g.OW);
     return {{(int)g.N, (int)g.Co, (int)g.OH, (int)g.OW}};
   }
 
@@ -214,6 +224,13 @@ class Conv2d : public mx::UnaryPrimitive {
     g.OW = (g.W + p_[1] + p_[3] - d_[1] * (g.kw - 1) - 1) / s_[1] + 1;
     g.K = g.cg * g.kh * g.kw, g.P = g.OH * g.OW;
     g.unit = g.kh == 1 && g.kw == 1 && s_[0] == 1 && s_[1] == 1 && !p_[0] && !p_[1] && !p_[2] && !p_[3];
+    // A column (W = 1, kernel width 1, no pads along W: 1D convolutions written as [N,C,L,1]) has
+    // the memory layout of a row [N,C,1,L]: both kernels run it as one, with rows of L, not of 1.
+    if (g.W == 1 && g.kw == 1 && !p_[1] && !p_[3] && g.H > 1) {
+      std::swap(g.H, g.W), std::swap(g.kh, g.kw), std::swap(g.sh, g.sw), std::swap(g.ph, g.pw), std::swap(g.dh, g.dw);
+      std::swap(g.OH, g.OW);
+      g.column = true;
+    }
     return g;
   }
   int64_t s_[2], p_[4], d_[2], group_;

@@ -180,6 +180,12 @@ def conv_cases():
     yield conv_case("Conv2d_gemm_1x1_stride2", uni((1, 40, 17, 19)), uni((36, 40, 1, 1)), strides=[2, 2], atol=1e-4)
     yield conv_case("Conv2d_gemm_few_positions", uni((1, 96, 3, 3)), uni((200, 96, 3, 3)), uni((200,)),
                     pads=[1, 1, 1, 1], ref_check=False, atol=1e-4)
+    # columns ([N,C,L,1], kernel width 1: 1D convolutions as jax2tf writes them) run as rows, on
+    # both kernels; not with pads along W
+    yield conv_case("Conv2d_column_gemm", uni((2, 6, 17, 1)), uni((5, 6, 3, 1)), uni((5,)), strides=[2, 1],
+                    pads=[1, 0, 2, 0], dilations=[2, 1], atol=1e-4)
+    yield conv_case("Conv2d_column_direct", uni((1, 3, 19, 1)), uni((3, 1, 4, 1)), pads=[2, 0, 1, 0], group=3)
+    yield conv_case("Conv2d_column_w_pads", uni((1, 6, 9, 1)), uni((4, 6, 3, 1)), pads=[1, 1, 1, 1], atol=1e-4)
     # the activation attribute (the optimizer's epilogue sets it): applied by both CPU kernels
     # (Relu, HardSwish) or after them (Silu), after the bias; the empty-batch path; integers refused
     xa, wa, ba = uni((1, 12, 9, 10), -3, 3), uni((10, 12, 3, 3)), uni((10,))
