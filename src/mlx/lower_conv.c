@@ -180,6 +180,12 @@ static void resize_weights(const resize_axis_spec *s, int64_t taps, double stret
                            bool *outside) {
   for (int64_t o = 0; o < s->out; o++) {
     double x = source_coord(s, (double)o, &outside[o]);
+    /* Past the taps' reach every tap clamps to the same edge and the kernels sum to 1, so x is
+     * clamped to just beyond it: the same result, and a huge or NaN coordinate (hostile scales or
+     * roi) is never converted to an integer out of range. */
+    double reach = (double)taps + 2;
+    if (!(x >= -reach)) x = -reach;
+    else if (x > (double)s->in + reach) x = (double)s->in + reach;
     int32_t *io = idx + o * taps;
     double *wo = w + o * taps;
     if (s->mode == 0) {

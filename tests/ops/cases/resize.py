@@ -65,6 +65,10 @@ def cases():
     yield resize_case("Resize_cubic_a_exclude_outside", x, sizes=[1, 2, 6, 3], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)
     yield resize_case("Resize_nearest_crop_and_resize", x, sizes=[1, 2, 5, 4], roi=[0, 0, -0.3, 0.1, 1, 1, 0.8, 1.3], mode="nearest",
                       coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-1.0)
+    # source coordinates near -1e30 (a hostile roi): extrapolated, never converted to an integer out of range (fuzz_graph)
+    for mode in ["nearest", "linear", "cubic"]:
+        yield resize_case(f"Resize_{mode}_crop_far_roi", x, sizes=[1, 2, 3, 4], roi=[0, 0, -1e30, 0, 1, 1, -1e29, 1], mode=mode,
+                          coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=7.0)
     x1 = rng.uniform(-2, 2, size=(6,)).astype(np.float32)
     yield resize_case("Resize_linear_1d", x1, sizes=[11], mode="linear")
     x3 = rng.uniform(-2, 2, size=(2, 3, 4)).astype(np.float32)
