@@ -14,17 +14,27 @@ given), reporting the median round.
 Prints a table (predicted, measured, predicted/measured) and the summary: share of zoo models
 predicted within 2x, and with --device both, whether the predicted faster device is the measured one.
 
+--cpu-time (CPU only): validation on a loaded machine. Everything runs on one thread (RLX_NUM_THREADS=1,
+OPENBLAS_NUM_THREADS=1), the calibration times with the process's CPU time (RLX_CALIBRATE_CLOCK=cpu,
+cached in a temporary directory) and a run's time is the CPU time of `rlx run --repeat 1+R` minus that
+of `--repeat 1`, over R: both are what an idle machine's wall clock would show for one thread, nearly
+independent of the other processes.
+
 usage: cost_model.py RLX [--device cpu|gpu|both] [--rounds N] [--repeat R] [--models a,b] [--no-micro]
-                         [--no-zoo] [--cache DIR] [--json FILE] [--recalibrate]
+                         [--no-zoo] [--cache DIR] [--json FILE] [--recalibrate] [--cpu-time] [--budget-s S]
 """
 import argparse
+import atexit
 import json
 import os
 import re
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -59,6 +69,8 @@ def zoo_models(cache, only):
         for m in names:
             try:
                 path, feeds, _tol, _what = zoo.model_spec(m, cache)
+                if not os.path.exists(path):
+                    raise FileNotFoundError(f"{path} is not installed")
                 out.append((m, path, feeds))
             except Exception as e:  # a model whose package is missing
                 print(f"skipped {m}: {e}", file=sys.stderr)
@@ -72,7 +84,7 @@ def micro_models(d):
     specs = []
 
     def add(name, nodes, inputs, inits, out_shape):
-        ins = [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in inputs.items()]
+        ins = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape)) for k, v in inputs.items()]
         g = helper.make_graph(nodes, name, ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
                               [numpy_helper.from_array(v, k) for k, v in inits.items()])
         path = os.path.join(d, f"{name}.onnx")
@@ -86,7 +98,8 @@ def micro_models(d):
         "conv3x3_64x56x56": (64, 56, 56, 64, 3, 1, 1), "conv3x3_s2_32x160x160": (32, 160, 160, 64, 3, 1, 2),
         "conv1x1_240x12x200": (240, 12, 200, 480, 1, 1, 1), "conv1x1_64x64x64": (64, 64, 64, 128, 1, 1, 1),
         "dwconv3x3_96x56x56": (96, 56, 56, 96, 3, 96, 1), "dwconv5x5_240x12x200": (240, 12, 200, 240, 5, 240, 1),
-        "dwconv3x3_s2_32x160x160": (32, 160, 160, 32, 3, 32, 2),
+        "dwconv3x3_s2_32x160x160": (32, 160, 160, 32, 3, 32, 2), "conv3x3_96to24_120x160": (96, 120, 160, 24, 3, 1, 1),
+        "conv3x3_s2_3x480x640": (3, 480, 640, 16, 3, 1, 2),
     }.items():
         p = k // 2
         ho, wo = (h + 2 * p - k) // s + 1, (w_ + 2 * p - k) // s + 1
@@ -103,6 +116,38 @@ def micro_models(d):
         [64, 256, 128])
     add("maxpool3x3_s2_64x112x112", [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)],
         {"x": f(1, 64, 112, 112)}, {}, [1, 64, 56, 56])
+    add("resize_nearest2x_96x60x80", [helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest", nearest_mode="floor",
+                                                       coordinate_transformation_mode="asymmetric")],
+        {"x": f(1, 96, 60, 80)}, {"sc": np.array([1, 1, 2, 2], np.float32)}, [1, 96, 120, 160])
+    add("hardswish_16x240x320", [helper.make_node("HardSwish", ["x"], ["y"])], {"x": f(1, 16, 240, 320)}, {}, [1, 16, 240, 320])
+    add("gelu_128x3072", [helper.make_node("Mul", ["x", "r2"], ["a"]), helper.make_node("Erf", ["a"], ["e"]),
+                          helper.make_node("Add", ["e", "one"], ["b"]), helper.make_node("Mul", ["x", "b"], ["c"]),
+                          helper.make_node("Mul", ["c", "half"], ["y"])],
+        {"x": f(128, 3072)}, {"r2": np.array(0.70710677, np.float32), "one": np.array(1, np.float32),
+                              "half": np.array(0.5, np.float32)}, [128, 3072])
+    add("linear_gelu_128x768x3072", [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["h"]),
+                                     helper.make_node("Mul", ["h", "r2"], ["a"]), helper.make_node("Erf", ["a"], ["e"]),
+                                     helper.make_node("Add", ["e", "one"], ["b1"]), helper.make_node("Mul", ["h", "b1"], ["c"]),
+                                     helper.make_node("Mul", ["c", "half"], ["y"])],
+        {"x": f(1, 128, 768)}, {"w": f(768, 3072), "b": f(3072), "r2": np.array(0.70710677, np.float32),
+                                "one": np.array(1, np.float32), "half": np.array(0.5, np.float32)}, [1, 128, 3072])
+    c = lambda v: np.array(v, np.float32)  # noqa: E731
+    add("gelu_tanh_128x3072", [helper.make_node("Mul", ["x", "x"], ["x2"]), helper.make_node("Mul", ["x2", "x"], ["x3"]),
+                               helper.make_node("Mul", ["x3", "k"], ["a"]), helper.make_node("Add", ["x", "a"], ["i"]),
+                               helper.make_node("Mul", ["i", "s"], ["i2"]), helper.make_node("Tanh", ["i2"], ["t"]),
+                               helper.make_node("Add", ["t", "one"], ["b"]), helper.make_node("Mul", ["x", "b"], ["m"]),
+                               helper.make_node("Mul", ["m", "half"], ["y"])],
+        {"x": f(128, 3072)}, {"k": c(0.044715), "s": c(0.7978846), "one": c(1), "half": c(0.5)}, [128, 3072])
+    add("erf_128x3072", [helper.make_node("Erf", ["x"], ["y"])], {"x": f(128, 3072)}, {}, [128, 3072])
+    add("tanh_128x3072", [helper.make_node("Tanh", ["x"], ["y"])], {"x": f(128, 3072)}, {}, [128, 3072])
+    add("mul_channel_96x60x80", [helper.make_node("Mul", ["x", "s"], ["y"])], {"x": f(1, 96, 60, 80)}, {"s": f(1, 96, 1, 1)},
+        [1, 96, 60, 80])
+    add("convtranspose2x2_s2_64x60x80", [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2])],
+        {"x": f(1, 64, 60, 80)}, {"w": f(64, 32, 2, 2)}, [1, 32, 120, 160])
+    add("concat_4x24x120x160", [helper.make_node("Concat", ["a", "b", "c", "d"], ["y"], axis=1)],
+        {k: f(1, 24, 120, 160) for k in "abcd"}, {}, [1, 96, 120, 160])
+    add("gather_rows_128_of_30522x768", [helper.make_node("Gather", ["w", "i"], ["y"], axis=0)],
+        {"i": rng.integers(0, 30522, (1, 128)).astype(np.int64)}, {"w": f(30522, 768)}, [1, 128, 768])
     # attention written out: softmax(q k^T / 8) v, [1,12,128,64]
     add("attention_1x12x128x64", [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
                                   helper.make_node("MatMul", ["q", "kt"], ["s"]), helper.make_node("Mul", ["s", "c"], ["ss"]),
@@ -112,11 +157,16 @@ def micro_models(d):
     return specs
 
 
-def run(cmd, env=None):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"{' '.join(cmd[:3])}...: {r.stderr.strip()[-400:]}")
     return r.stdout
+
+
+def children_cpu_s():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
 
 
 def shape_args(feeds, d, name):
@@ -138,9 +188,18 @@ def predict(rlx, path, inputs):
     return {"cpu": float(re.search(r"device auto: cpu \(no GPU available; predicted ([0-9.]+) ms", out).group(1))}
 
 
-def measure(rlx, path, inputs, device, repeat):
-    out = run([rlx, "run", path, *inputs, "--device", device, "--repeat", str(repeat)])
-    return float(re.search(r"then ([0-9.]+) ms per run", out).group(1))
+def measure(rlx, path, inputs, device, repeat, cpu_time=False):
+    """ms per run: `rlx run`'s wall-clock mean, or with cpu_time the CPU time of `--repeat 1+R` minus
+    that of `--repeat 1`, over R."""
+    if not cpu_time:
+        out = run([rlx, "run", path, *inputs, "--device", device, "--repeat", str(repeat)])
+        return float(re.search(r"then ([0-9.]+) ms per run", out).group(1))
+    spent = []
+    for r in (1, 1 + repeat):
+        t0 = children_cpu_s()
+        run([rlx, "run", path, *inputs, "--device", device, "--repeat", str(r)])
+        spent.append(children_cpu_s() - t0)
+    return (spent[1] - spent[0]) / repeat * 1e3
 
 
 def main():
@@ -156,7 +215,18 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--recalibrate", action="store_true",
                     help="calibrate again before each model (a shared, loaded machine: figures and timings under the same load)")
+    ap.add_argument("--budget-s", type=float, default=0,
+                    help="start no model after this many seconds (0: no limit); the table covers those done")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="one thread, CPU time instead of wall-clock time, for calibration and runs (CPU only; see above)")
     a = ap.parse_args()
+    if a.cpu_time:
+        if a.device != "cpu":
+            ap.error("--cpu-time measures the CPU only")
+        cache = tempfile.mkdtemp(prefix="rlx-cost-model-")
+        atexit.register(shutil.rmtree, cache, True)
+        os.environ.update(RLX_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", RLX_CALIBRATE_CLOCK="cpu", XDG_CACHE_HOME=cache)
+    start = time.time()
     devices = ["cpu", "gpu"] if a.device == "both" else [a.device]
     only = set(a.models.split(",")) if a.models else None
     for dev in devices:
@@ -165,7 +235,10 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         todo = [] if a.no_zoo else [("zoo", *m) for m in zoo_models(a.cache, only)]
         todo += [] if a.no_micro else [("micro", *m) for m in micro_models(d) if not only or m[0] in only]
-        for kind, name, path, feeds in todo:
+        for i, (kind, name, path, feeds) in enumerate(todo):
+            if a.budget_s and time.time() - start > a.budget_s:
+                print(f"budget of {a.budget_s:.0f} s spent: skipped {', '.join(t[1] for t in todo[i:])}", flush=True)
+                break
             try:
                 if a.recalibrate:
                     for dev in devices:
@@ -176,7 +249,7 @@ def main():
                 for _ in range(a.rounds):
                     for dev in devices:
                         rep = a.repeat or max(3, min(100, int(1000 / max(pred[dev], 1e-3))))
-                        times[dev].append(measure(a.rlx, path, inputs, dev, rep))
+                        times[dev].append(measure(a.rlx, path, inputs, dev, rep, a.cpu_time))
             except RuntimeError as e:
                 print(f"{name}: {e}", file=sys.stderr)
                 continue
@@ -198,6 +271,7 @@ def main():
             right = [r for r in rs if (r["gpu_pred_ms"] < r["cpu_pred_ms"]) == (r["gpu_meas_ms"] < r["cpu_meas_ms"])]
             wrong = [r["model"] for r in rs if r not in right]
             print(f"{kind}: CPU/GPU ranking right for {len(right)}/{len(rs)}" + (f" (wrong: {', '.join(wrong)})" if wrong else ""))
+    print(f"({time.time() - start:.0f} s)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

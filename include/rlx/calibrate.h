@@ -16,8 +16,12 @@
  *
  * Cost model (rlx_cost_predict): for each node, FLOPs and bytes follow from the node's static
  * input and output types (shape inference), and the node's time is max(FLOPs / rate, bytes /
- * bandwidth) with the rate and bandwidth of its family's figure, plus the per-node dispatch
- * overhead; a run adds rlx's per-run overhead and the host transfers of its inputs and outputs.
+ * bandwidth) with the rate and bandwidth of the figure that measures the path rlx's lowering
+ * takes for it on the device (rlx's direct convolution kernel, a 1x1 convolution as a matmul, an
+ * activation as its passes, ...), plus the per-node dispatch overhead; a run adds rlx's per-run
+ * overhead and the host transfers of its inputs and outputs. Predict the graph that runs: an
+ * imported model's graph is already the optimizer's output (rlx_onnx_model_graph; the import
+ * runs the pipeline), so fused ops and folded BatchNorms are priced as such.
  * Control flow is unrolled as the lowering does (both If branches; While max_iterations times;
  * Scan `length` times).
  *
@@ -49,12 +53,16 @@ extern "C" {
   X(dispatch_overhead_ns, "ns", "per node: (64 chained Adds on float32[256] - 1 Add) / 63")              \
   X(transfer_gbps, "GB/s", "Neg of 1M float32 from the host, read back: 8 MB per run")                  \
   X(transcendental_gbps, "GB/s", "Sigmoid of 1M float32, 8 bytes per element")                           \
+  X(erf_gbps, "GB/s", "Erf of 1M float32, 8 bytes per element")                                          \
+  X(tanh_gbps, "GB/s", "Tanh of 1M float32, 8 bytes per element")                                        \
   X(strided_copy_gbps, "GB/s", "Neg(Transpose(x)), x [1024,1024] float32, 8 MB")                         \
   X(softmax_gbps, "GB/s", "Softmax over the last axis of [1024,1024] float32, 8 MB")                     \
   X(pool_gbps, "GB/s", "MaxPool 3x3 stride 2 pads 1 of [1,64,64,64]: 9 x output bytes")                  \
+  X(resize_gbps, "GB/s", "Resize nearest 2x of [1,32,64,64]: bytes of both per-axis passes' outputs")   \
   X(conv_flops, "FLOP/s", "Conv x[1,32,64,64] w[64,32,3,3] pads 1")                                      \
   X(conv_depthwise_flops, "FLOP/s", "Conv x[1,128,64,64] w[128,1,3,3] group 128 pads 1")                \
-  X(conv_pointwise_flops, "FLOP/s", "Conv x[1,128,40,40] w[256,128,1,1]")
+  X(conv_pointwise_flops, "FLOP/s", "Conv x[1,128,40,40] w[256,128,1,1]")                               \
+  X(conv_overhead_ns, "ns", "Conv x[1,16,8,8] w[16,16,3,3] pads 1 less Neg of x: a conv's fixed cost")
 
 /* The figures of one device (see RLX_CALIBRATION_FIGURES for each figure). A plain value. */
 typedef struct rlx_calibration {
@@ -128,17 +136,20 @@ rlx_status *rlx_calibration_get(rlx_device device, const rlx_calibrate_options *
 /* Cost families: which figure prices a node. */
 #define RLX_COST_FAMILY_TABLE(X)                                                                   \
   X(MATMUL, "matmul")           /* matmul ops: 2 M K N FLOPs at sgemm_small (M K N < 32768) or   \
-                                   sgemm_large (the reference's rule) */                           \
+                                   sgemm_large (the reference's rule); a FusedMatMulBiasAct's bias \
+                                   add and activation count as elementwise */                     \
   X(CONV, "conv")               /* Conv/ConvTranspose: 2 * out * Ci/group * prod(kernel) FLOPs at \
-                                   conv_pointwise (1x1, group 1), conv_depthwise (Ci/group = 1, \
-                                   group > 1) or conv_flops; Pool: output bytes x window taps at  \
-                                   pool_gbps; Resize: bytes at memory_bw */     \
+                                   the figure of the path the lowering takes on the device (see  \
+                                   cost.c: direct kernel, 1x1 GEMM, im2col GEMM) plus            \
+                                   conv_overhead; Pool: output bytes x window taps at pool_gbps; \
+                                   Resize: its per-axis passes' bytes at resize_gbps */           \
   X(ATTENTION, "attention")     /* Attention: 2 Sk (|q| + |y|) FLOPs at attention_flops */         \
   X(NORM_REDUCE, "norm/reduce") /* Softmax/LogSoftmax bytes at softmax_gbps; other norms and    \
                                    reductions at reduce_gbps */                                    \
-  X(ELEMENTWISE, "elementwise") /* unary, binary, where, cast, regions: bytes at memory_bw, or at \
-                                   transcendental_gbps for exp/log/trig/tanh/sigmoid/gelu/silu/  \
-                                   erf/softplus/pow */                                             \
+  X(ELEMENTWISE, "elementwise") /* binary, where, cast, regions: bytes at memory_bw; unary ops as \
+                                   the lowering computes them: passes of simple ops at memory_bw \
+                                   plus one of erf (erf_gbps), tanh (tanh_gbps) or another       \
+                                   transcendental (transcendental_gbps), e.g. Gelu = 4 + erf */   \
   X(MOVEMENT, "data movement")  /* Transpose: 2 x output bytes at strided_copy; Concat, Pad, Tile, \
                                    gathers, scatters: bytes at memory_bw; views (Reshape, Slice,  \
                                    Narrow, Expand) cost 0 */                                       \

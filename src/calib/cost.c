@@ -20,6 +20,7 @@ const char *rlx_cost_family_name(rlx_cost_family f) {
 
 typedef struct cost_ctx {
   const rlx_calibration *cal;
+  rlx_device device;
   rlx_cost_estimate *est;
 } cost_ctx;
 
@@ -38,16 +39,21 @@ static double dims_from(const rlx_type *t, int from) {
   return n;
 }
 
-/* Records one node run `mult` times: its time is max(flops / rate, bytes / bandwidth). */
-static void charge(cost_ctx *c, rlx_cost_family f, double flops, double rate, double bytes, double gbps, double mult) {
-  double s = fmax(rate > 0 ? flops / rate : 0, bytes / (gbps * 1e9));
+/* Records work of `s` seconds run `mult` times; `node`: it is a node of family f (not a part of one
+ * priced in another family). */
+static void charge_s(cost_ctx *c, rlx_cost_family f, bool node, double flops, double bytes, double s, double mult) {
   rlx_cost_estimate *e = c->est;
   e->family_s[f] += s * mult;
   e->family_flops[f] += flops * mult;
   e->family_bytes[f] += bytes * mult;
-  e->family_nodes[f] += (size_t)mult;
+  if (node) e->family_nodes[f] += (size_t)mult;
   e->flops += flops * mult;
   e->bytes += bytes * mult;
+}
+
+/* Records one node run `mult` times: its time is max(flops / rate, bytes / bandwidth). */
+static void charge(cost_ctx *c, rlx_cost_family f, double flops, double rate, double bytes, double gbps, double mult) {
+  charge_s(c, f, true, flops, bytes, fmax(rate > 0 ? flops / rate : 0, bytes / (gbps * 1e9)), mult);
 }
 
 static bool family_is(const rlx_node *n, const char *const *names) {
@@ -59,18 +65,51 @@ static bool family_is(const rlx_node *n, const char *const *names) {
 
 static rlx_status *cost_graph(cost_ctx *c, const rlx_graph *g, const rlx_type *types, double mult);
 
-/* Elementwise ops priced at transcendental_gbps (MLX's CPU backend computes them element by
- * element with libm-style functions, several times slower than an add). */
-static bool is_transcendental(rlx_op op) {
+/* How the lowering computes a unary op (src/mlx/lower_elementwise.c): `plain` passes of MLX's
+ * simple elementwise ops (each reads and writes the tensor, at memory_bw) plus at most one pass of
+ * a transcendental function at its figure (0: none). MLX evaluates each pass on its own in lazy
+ * mode. */
+typedef struct unary_cost {
+  int plain;
+  double gbps;
+} unary_cost;
+
+static unary_cost unary_of(const rlx_calibration *cal, rlx_op op) {
   switch (op) {
+    case RLX_OP_GELU: return (unary_cost){4, cal->erf_gbps};         /* x/2 (1 + erf(x / sqrt 2)) */
+    case RLX_OP_GELU_APPROX: return (unary_cost){7, cal->tanh_gbps}; /* x/2 (1 + tanh(c (x + a x^3))) */
+    case RLX_OP_SILU: return (unary_cost){1, cal->transcendental_gbps};
+    case RLX_OP_HARD_SWISH: return (unary_cost){5, 0};
+    case RLX_OP_HARD_SIGMOID: return (unary_cost){4, 0};
+    case RLX_OP_ERF: return (unary_cost){0, cal->erf_gbps};
+    case RLX_OP_TANH: return (unary_cost){0, cal->tanh_gbps};
+    /* the exp family's kernels and MLX's libm-style functions: about a sigmoid's rate */
     case RLX_OP_EXP: case RLX_OP_LOG: case RLX_OP_SIN: case RLX_OP_COS: case RLX_OP_TAN: case RLX_OP_ASIN:
-    case RLX_OP_ACOS: case RLX_OP_ATAN: case RLX_OP_SINH: case RLX_OP_COSH: case RLX_OP_TANH: case RLX_OP_ASINH:
-    case RLX_OP_ACOSH: case RLX_OP_ATANH: case RLX_OP_SIGMOID: case RLX_OP_GELU: case RLX_OP_GELU_APPROX:
-    case RLX_OP_SILU: case RLX_OP_ERF: case RLX_OP_SOFTPLUS: case RLX_OP_POW:
-      return true;
+    case RLX_OP_ACOS: case RLX_OP_ATAN: case RLX_OP_SINH: case RLX_OP_COSH: case RLX_OP_ASINH: case RLX_OP_ACOSH:
+    case RLX_OP_ATANH: case RLX_OP_SIGMOID: case RLX_OP_SOFTPLUS: case RLX_OP_POW:
+      return (unary_cost){0, cal->transcendental_gbps};
     default:
-      return false;
+      return (unary_cost){1, 0};
   }
+}
+
+/* Charges an elementwise op computed as `u` over a result of out_b bytes whose operands and result
+ * move `bytes` in all (the transcendental pass; plain passes read and write the result). */
+static void charge_unary(cost_ctx *c, unary_cost u, bool node, double bytes, double out_b, double mult) {
+  double s = u.plain * 2 * out_b / (c->cal->memory_bw_gbps * 1e9) + (u.gbps > 0 ? bytes / (u.gbps * 1e9) : 0);
+  charge_s(c, RLX_COST_ELEMENTWISE, node, 0, u.plain * 2 * out_b + (u.gbps > 0 ? bytes : 0), s, mult);
+}
+
+/* The activation of a fused op ("none" or a unary op name) over out_b bytes. */
+static void charge_activation(cost_ctx *c, const char *act, double out_b, double mult) {
+  rlx_op op;
+  if (!strcmp(act, "none")) return;
+  rlx_status *st = rlx_op_from_name(act, &op);
+  if (st) { /* inference validated the name */
+    rlx_status_free(st);
+    return;
+  }
+  charge_unary(c, unary_of(c->cal, op), false, 2 * out_b, out_b, mult);
 }
 
 /* Costs sub-graph `sub` with its inputs bound to operand types in[0..n), `mult` times. */
@@ -107,8 +146,66 @@ static rlx_status *cost_control(cost_ctx *c, const rlx_node *n, const rlx_type *
   return cost_sub(c, rlx_node_g(n, "body"), step, n->n_in, mult * length);
 }
 
+/* Conv and ConvTranspose, priced by the path the lowering takes (src/mlx/conv_ops.c), each with
+ * conv_overhead_ns. On the CPU, float convolutions over 1-2 spatial dims run rlx's kernels with
+ * the bias and a Relu/Sigmoid/HardSwish activation fused: the direct kernel for at most 4 input
+ * channels per group and 64 multiply-adds per output (conv_depthwise_flops), else the tiled GEMM
+ * kernel (conv_pointwise_flops for 1x1 without stride or pads, whose patches are the input;
+ * conv_flops with im2col tiles); others (float64, integers, 3D) go through MLX at conv_flops. A ConvTranspose whose stride is its kernel
+ * is one matmul on the CPU (conv_pointwise_flops); otherwise it runs as the convolution of its
+ * stride-dilated input with the flipped kernel. On a GPU MLX's convolutions: depthwise (one channel
+ * per group) ones at conv_depthwise_flops, 1x1 ones at conv_pointwise_flops, the others at
+ * conv_flops. An activation not fused costs its passes (elementwise). */
+static void cost_conv(cost_ctx *c, const rlx_node *n, const rlx_type *in, const rlx_type *out, double bytes, double out_b,
+                      double mult) {
+  const rlx_calibration *cal = c->cal;
+  const rlx_type *x = &in[0], *w = &in[1];
+  int nsp = x->rank - 2;
+  double kernel = dims_from(w, 2), group = (double)rlx_node_i(n, "group"), positions = dims_from(&out[0], 2);
+  double cg = (double)x->dims[1] / group, co = (double)out[0].dims[1], batch = (double)x->dims[0];
+  bool cpu = c->device == RLX_DEVICE_CPU, kernels = cpu && rlx_dtype_is_float(x->dtype) && x->dtype != RLX_DTYPE_F64 && nsp <= 2;
+  size_t ns = 0, np = 0;
+  const int64_t *strides = rlx_node_attr(n, "strides") ? rlx_node_is(n, "strides", &ns) : NULL;
+  const int64_t *pads = rlx_node_attr(n, "pads") ? rlx_node_is(n, "pads", &np) : NULL;
+  bool unit = kernel == 1 && group == 1, stride_is_kernel = group == 1;
+  for (size_t i = 0; i < ns; i++) unit &= strides[i] == 1, stride_is_kernel &= strides[i] == w->dims[2 + i];
+  for (size_t i = 0; i < np; i++) unit &= pads[i] == 0;
+  if (!ns) stride_is_kernel &= kernel == 1;
+  double fixed = cal->conv_overhead_ns * 1e-9, bw = cal->memory_bw_gbps * 1e9;
+  if (n->op == RLX_OP_CONV_TRANSPOSE && cpu && stride_is_kernel && x->dtype != RLX_DTYPE_F64) {
+    double flops = 2.0 * numel(x) * co / group * kernel;
+    charge_s(c, RLX_COST_CONV, true, flops, bytes, fmax(flops / cal->conv_pointwise_flops, bytes / bw) + fixed, mult);
+    return;
+  }
+  /* every output position meets Ci/group * prod(kernel) weights (for ConvTranspose, of its
+   * stride-dilated input: the zeros it inserts are multiplied too) */
+  double flops = 2.0 * batch * co * positions * cg * kernel, rate = cal->conv_flops;
+  if (kernels && cg <= 4 && cg * kernel <= 64) rate = cal->conv_depthwise_flops;
+  else if (unit) rate = cal->conv_pointwise_flops;
+  else if (!cpu && group > 1 && cg == 1) rate = cal->conv_depthwise_flops;
+  charge_s(c, RLX_COST_CONV, true, flops, bytes, fmax(flops / rate, bytes / bw) + fixed, mult);
+  const char *act = n->op == RLX_OP_CONV ? rlx_node_s(n, "activation") : "none";
+  bool fused = kernels && (!strcmp(act, "Relu") || !strcmp(act, "Sigmoid") || !strcmp(act, "HardSwish"));
+  if (!fused) charge_activation(c, act, out_b, mult);
+}
+
+/* Resize: per resized axis (in order, as the lowering goes) one gather of its taps into the next
+ * intermediate, plus a multiply and an add per tap for the interpolating modes; priced as the
+ * bytes of those intermediates (times 3 x taps when interpolating) at resize_gbps. */
+static void cost_resize(cost_ctx *c, const rlx_node *n, const rlx_type *in, const rlx_type *out, double mult) {
+  const char *mode = rlx_node_s(n, "mode");
+  double per = !strcmp(mode, "nearest") ? 1 : !strcmp(mode, "linear") ? 3 * 2 : 3 * 4, work = 0;
+  rlx_type t = in[0];
+  for (int i = 0; i < t.rank; i++) {
+    if (t.dims[i] == out[0].dims[i]) continue;
+    t.dims[i] = out[0].dims[i];
+    work += nbytes(&t) * per;
+  }
+  charge(c, RLX_COST_CONV, 0, 0, work, c->cal->resize_gbps, mult);
+}
+
 static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in, const rlx_type *out, double mult) {
-  static const char *const elementwise[] = {"unary", "binary", "where", "cast", "region", "act_grad", "quant", NULL};
+  static const char *const elementwise[] = {"binary", "where", "cast", "region", "act_grad", "quant", NULL};
   static const char *const norm_reduce[] = {"norm", "norm_grad", "reduce", NULL};
   static const char *const movement[] = {"shape", "gather", "index_grad", NULL};
   const rlx_calibration *cal = c->cal;
@@ -132,17 +229,12 @@ static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in,
     double flops = 2.0 * numel(&out[0]) * k;
     /* the reference's rule: the small-shape rate below m k n = 32768 */
     charge(c, RLX_COST_MATMUL, flops, flops / 2 < 32768 ? cal->sgemm_small_flops : cal->sgemm_large_flops, bytes, bw, mult);
-  } else if (n->op == RLX_OP_CONV || n->op == RLX_OP_CONV_TRANSPOSE) {
-    const rlx_type *w = &in[1];
-    double kernel = dims_from(w, 2), group = (double)rlx_node_i(n, "group"), rate = cal->conv_flops, flops;
-    if (n->op == RLX_OP_CONV) { /* w[Co, Ci/group, k..] */
-      flops = 2.0 * numel(&out[0]) * (double)w->dims[1] * kernel;
-      if (group == 1 && kernel == 1) rate = cal->conv_pointwise_flops;
-      else if (group > 1 && w->dims[1] == 1) rate = cal->conv_depthwise_flops;
-    } else { /* w[Ci, Co/group, k..]: every input element meets Co/group * prod(k) weights */
-      flops = 2.0 * numel(&in[0]) * (double)w->dims[1] * kernel;
+    if (n->op == RLX_OP_FUSED_MATMUL_BIAS_ACT) { /* the bias add and the activation: passes of their own */
+      if (n->n_in == 3) charge_s(c, RLX_COST_ELEMENTWISE, false, 0, 2 * out_b, 2 * out_b / (bw * 1e9), mult);
+      charge_activation(c, rlx_node_s(n, "activation"), out_b, mult);
     }
-    charge(c, RLX_COST_CONV, flops, rate, bytes, bw, mult);
+  } else if (n->op == RLX_OP_CONV || n->op == RLX_OP_CONV_TRANSPOSE) {
+    cost_conv(c, n, in, out, bytes, out_b, mult);
   } else if (n->op == RLX_OP_POOL) { /* a reduction over a windows view: every tap of every output */
     size_t nk = 0;
     const int64_t *k = rlx_node_is(n, "kernel_shape", &nk);
@@ -150,7 +242,7 @@ static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in,
     for (size_t i = 0; i < nk; i++) taps *= (double)k[i];
     charge(c, RLX_COST_CONV, 0, 0, out_b * taps, cal->pool_gbps, mult);
   } else if (n->op == RLX_OP_RESIZE) {
-    charge(c, RLX_COST_CONV, 0, 0, bytes, bw, mult);
+    cost_resize(c, n, in, out, mult);
   } else if (n->op == RLX_OP_ATTENTION) { /* q k^T and p v: 2 Sk D FLOPs per query element each */
     double sk = (double)in[1].dims[in[1].rank == 4 ? 2 : 1];
     charge(c, RLX_COST_ATTENTION, 2.0 * sk * (numel(&in[0]) + numel(&out[0])), cal->attention_flops, bytes, bw, mult);
@@ -158,8 +250,10 @@ static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in,
     charge(c, RLX_COST_NORM_REDUCE, 0, 0, bytes, cal->softmax_gbps, mult);
   } else if (family_is(n, norm_reduce)) {
     charge(c, RLX_COST_NORM_REDUCE, 0, 0, bytes, cal->reduce_gbps, mult);
+  } else if (family_is(n, (const char *const[]){"unary", NULL})) {
+    charge_unary(c, unary_of(cal, n->op), true, bytes, out_b, mult);
   } else if (family_is(n, elementwise) || n->op == RLX_OP_ROPE) {
-    charge(c, RLX_COST_ELEMENTWISE, 0, 0, bytes, is_transcendental(n->op) ? cal->transcendental_gbps : bw, mult);
+    charge(c, RLX_COST_ELEMENTWISE, 0, 0, bytes, bw, mult);
   } else if (n->op == RLX_OP_TRANSPOSE) { /* a view; its consumer reads it strided (or copies it) */
     charge(c, RLX_COST_MOVEMENT, 0, 0, 2 * out_b, cal->strided_copy_gbps, mult);
   } else if (family_is(n, movement)) {
@@ -199,7 +293,7 @@ rlx_status *rlx_cost_predict(const rlx_graph *g, const rlx_calibration *cal, rlx
   RLX_CALIBRATION_FIGURES(RLX_X)
 #undef RLX_X
   rlx_cost_estimate est = {.device = device};
-  cost_ctx c = {.cal = cal, .est = &est};
+  cost_ctx c = {.cal = cal, .device = device, .est = &est};
   for (size_t i = 0; i < g->n_inputs; i++) {
     const rlx_type *t = &g->types[g->nodes[g->inputs[i]].out0];
     if (!rlx_type_is_static(t))

@@ -4,8 +4,12 @@
  * rlx executables in lazy mode (inputs kept on the device as handles, outputs not read back,
  * unless the figure is about transfers), so that they follow rlx's lowering. Each figure: warm-ups,
  * then the median of the timed samples, each the mean time of the work repeated for at least 10 ms
- * (median: robust to the other processes of a shared machine). */
+ * (median: robust to the other processes of a shared machine). RLX_CALIBRATE_CLOCK=cpu times with
+ * the process's CPU time instead of the wall clock: with one thread of work (RLX_NUM_THREADS=1,
+ * OPENBLAS_NUM_THREADS=1) that is the time the work takes on an idle machine, however loaded this
+ * one is (bench/cost_model.py --cpu-time validates the model that way). */
 #include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +30,15 @@ typedef struct measurer {
                          machine a sample then sees its share of the CPU as a long model run does,
                          not a lucky uninterrupted time slice */
   double *samples; /* reps entries */
+  bool cpu_clock;  /* RLX_CALIBRATE_CLOCK=cpu: process CPU time, not the wall clock */
 } measurer;
+
+/* The measurer's clock in ns. */
+static uint64_t clock_ns(const measurer *m) {
+  struct timespec ts;
+  if (!m->cpu_clock || clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)) return rlx_now_ns();
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -119,13 +131,13 @@ static rlx_status *time_mx(measurer *m, mx_body body, int iters, size_t n_ops, c
     kept[i] = rlx_mx_keep(c, a);
   }
   for (int r = 0; r < CAL_WARMUPS + m->reps && !rlx_mx_failed(c); r++) {
-    uint64_t t0 = rlx_now_ns(), dt;
+    uint64_t t0 = clock_ns(m), dt;
     int n = 0;
     do {
       body(c, kept, iters);
       rlx_mx_clear(c);
       n++;
-    } while ((dt = rlx_now_ns() - t0) < m->window_ns && !rlx_mx_failed(c));
+    } while ((dt = clock_ns(m) - t0) < m->window_ns && !rlx_mx_failed(c));
     if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)dt * 1e-9 / n;
   }
   rlx_status *st = rlx_mx_take_error(c);
@@ -178,6 +190,15 @@ static rlx_status *build_pool(rlx_graph *g, rlx_value x, const void *ud, rlx_val
   return rlx_graph_add1(g, RLX_OP_POOL, NULL, 1, &x, 4, a, y);
 }
 
+/* Resize nearest 2x on the spatial dims (the zoo's upsampling). */
+static rlx_status *build_resize(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+  const rlx_type *t = ud;
+  int64_t sizes[] = {t->dims[0], t->dims[1], 2 * t->dims[2], 2 * t->dims[3]};
+  rlx_attr a[] = {RLX_ATTR_IS("sizes", 4, sizes), RLX_ATTR_S("mode", "nearest"), RLX_ATTR_S("coordinate_transformation_mode", "asymmetric"),
+                  RLX_ATTR_S("nearest_mode", "floor")};
+  return rlx_graph_add1(g, RLX_OP_RESIZE, NULL, 1, &x, 4, a, y);
+}
+
 static rlx_status *build_add_chain(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
   int n = *(const int *)ud;
   for (int i = 0; i < n; i++) RLX_TRY(rlx_graph_add1(g, RLX_OP_ADD, NULL, 2, (rlx_value[]){x, x}, 0, NULL, &x));
@@ -217,14 +238,14 @@ static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder bui
   if (!st && !host_io) st = rlx_executable_set_output_readback(ex, 0, false);
   const char *name = "x";
   for (int r = 0; !st && r < CAL_WARMUPS + m->reps; r++) {
-    uint64_t t0 = rlx_now_ns(), dt;
+    uint64_t t0 = clock_ns(m), dt;
     int n = 0;
     do {
       rlx_tensor *out = NULL;
       st = rlx_executable_run(ex, host_io, &name, (rlx_tensor *const *)&x, 1, &out);
       rlx_tensor_free(out);
       n++;
-    } while ((dt = rlx_now_ns() - t0) < m->window_ns && !st);
+    } while ((dt = clock_ns(m) - t0) < m->window_ns && !st);
     if (r >= CAL_WARMUPS) m->samples[r - CAL_WARMUPS] = (double)dt * 1e-9 / n;
   }
   rlx_tensor_free(x);
@@ -234,11 +255,20 @@ static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder bui
   return st;
 }
 
-static rlx_status *measure_conv(measurer *m, int64_t c_in, int64_t hw, conv_spec s, double *out) {
+/* Median seconds of Conv x[1,c_in,hw,hw] with s. */
+static rlx_status *time_conv(measurer *m, int64_t c_in, int64_t hw, conv_spec s, double *out) {
   rlx_type tx = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, c_in, hw, hw}};
+  return time_graph(m, &tx, build_conv, &s, false, out);
+}
+
+static double conv_flops_of(int64_t c_in, int64_t hw, conv_spec s) {
+  return 2.0 * (double)(s.c_out * hw * hw) * (double)(s.c_in_per_group * s.k * s.k);
+}
+
+static rlx_status *measure_conv(measurer *m, int64_t c_in, int64_t hw, conv_spec s, double *out) {
   double t;
-  RLX_TRY(time_graph(m, &tx, build_conv, &s, false, &t));
-  *out = 2.0 * (double)(s.c_out * hw * hw) * (double)(s.c_in_per_group * s.k * s.k) / t;
+  RLX_TRY(time_conv(m, c_in, hw, s, &t));
+  *out = conv_flops_of(c_in, hw, s) / t;
   return NULL;
 }
 
@@ -247,7 +277,8 @@ static rlx_status *measure_rlx_figure(measurer *m, int i, rlx_calibration *cal) 
   const rlx_type tiny = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {2}}, mega = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {1 << 20}},
                  square = {.dtype = RLX_DTYPE_F32, .rank = 2, .dims = {1024, 1024}};
   const double bytes = 8.0 * (1 << 20); /* 1M float32 read and written */
-  const rlx_op neg = RLX_OP_NEG, sigmoid = RLX_OP_SIGMOID, softmax = RLX_OP_SOFTMAX;
+  static const rlx_op unary[] = {RLX_OP_SIGMOID, RLX_OP_ERF, RLX_OP_TANH};
+  const rlx_op neg = RLX_OP_NEG, softmax = RLX_OP_SOFTMAX;
   double t, t0;
   switch (i) {
     case 0:
@@ -267,30 +298,45 @@ static rlx_status *measure_rlx_figure(measurer *m, int i, rlx_calibration *cal) 
       RLX_TRY(time_graph(m, &mega, build_unary, &neg, true, &t));
       cal->transfer_gbps = bytes / t * 1e-9;
       return NULL;
-    case 3:
-      RLX_TRY(time_graph(m, &mega, build_unary, &sigmoid, false, &t));
-      cal->transcendental_gbps = bytes / t * 1e-9;
+    case 3: case 4: case 5: {
+      RLX_TRY(time_graph(m, &mega, build_unary, &unary[i - 3], false, &t));
+      double *fig[] = {&cal->transcendental_gbps, &cal->erf_gbps, &cal->tanh_gbps};
+      *fig[i - 3] = bytes / t * 1e-9;
       return NULL;
-    case 4:
+    }
+    case 6:
       RLX_TRY(time_graph(m, &square, build_transpose, NULL, false, &t));
       cal->strided_copy_gbps = bytes / t * 1e-9;
       return NULL;
-    case 5:
+    case 7:
       RLX_TRY(time_graph(m, &square, build_unary, &softmax, false, &t));
       cal->softmax_gbps = bytes / t * 1e-9;
       return NULL;
-    case 6: {
+    case 8: {
       const rlx_type x = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 64, 64, 64}};
       RLX_TRY(time_graph(m, &x, build_pool, NULL, false, &t));
       cal->pool_gbps = 9.0 * 4 * 64 * 32 * 32 / t * 1e-9;
       return NULL;
     }
-    case 7:
+    case 9: { /* the rows pass writes [1,32,128,64], the columns pass [1,32,128,128] */
+      const rlx_type x = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 32, 64, 64}};
+      RLX_TRY(time_graph(m, &x, build_resize, &x, false, &t));
+      cal->resize_gbps = 4.0 * 32 * (128 * 64 + 128 * 128) / t * 1e-9;
+      return NULL;
+    }
+    case 10:
       return measure_conv(m, 32, 64, (conv_spec){64, 32, 3, 1}, &cal->conv_flops);
-    case 8:
+    case 11:
       return measure_conv(m, 128, 64, (conv_spec){128, 1, 3, 128}, &cal->conv_depthwise_flops);
-    default:
+    case 12:
       return measure_conv(m, 128, 40, (conv_spec){256, 128, 1, 1}, &cal->conv_pointwise_flops);
+    default: { /* what a tiny convolution costs beyond a one-node run */
+      const rlx_type x = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 16, 8, 8}};
+      RLX_TRY(time_conv(m, 16, 8, (conv_spec){16, 16, 3, 1}, &t));
+      RLX_TRY(time_graph(m, &x, build_unary, &neg, false, &t0));
+      cal->conv_overhead_ns = fmax((t - t0) * 1e9, 1.0);
+      return NULL;
+    }
   }
 }
 
@@ -357,7 +403,9 @@ rlx_status *rlx_calibration_measure(rlx_device device, const rlx_calibrate_optio
   rlx_precision precision = resolved_precision(device, opts);
   /* MLX reads the GPU precision at its first float32 matmul: fix it first, as a GPU run does */
   if (device == RLX_DEVICE_GPU) RLX_TRY(rlx_exec_claim_gpu_precision(precision));
-  measurer m = {.device = device, .precision = precision, .reps = quick ? 3 : 15, .window_ns = quick ? 1000000 : 10000000};
+  const char *clock = getenv("RLX_CALIBRATE_CLOCK");
+  measurer m = {.device = device, .precision = precision, .reps = quick ? 3 : 15, .window_ns = quick ? 1000000 : 10000000,
+                .cpu_clock = device == RLX_DEVICE_CPU && clock && !strcmp(clock, "cpu")};
   if (!(m.samples = calloc((size_t)m.reps, sizeof *m.samples))) return RLX_OOM();
   rlx_calibration cal = {0};
   rlx_calib_device_name(device, cal.device_name, sizeof cal.device_name);

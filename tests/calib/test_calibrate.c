@@ -68,6 +68,8 @@ static void test_measure_plausible(void **state) {
   assert_true(measured.dispatch_overhead_ns >= 1 && measured.dispatch_overhead_ns < 1e8);
   assert_true(measured.transfer_gbps > 0.01 && measured.transcendental_gbps > 0.01 && measured.strided_copy_gbps > 0.01 &&
               measured.softmax_gbps > 0.01 && measured.pool_gbps > 0.001);
+  assert_true(measured.erf_gbps > 0.01 && measured.tanh_gbps > 0.01 && measured.resize_gbps > 0.001);
+  assert_true(measured.conv_overhead_ns >= 1 && measured.conv_overhead_ns < 1e8);
   assert_true(measured.run_overhead_ns > 100 && measured.run_overhead_ns < 1e8);
   assert_true(measured.conv_flops > 1e7 && measured.conv_depthwise_flops > 1e6 && measured.conv_pointwise_flops > 1e7);
   assert_string_equal(measured.mlx_version, rlx_mlx_version());
@@ -292,6 +294,7 @@ static rlx_calibration round_cal(void) {
   c.attention_flops = 50e9, c.reduce_gbps = 5, c.dispatch_overhead_ns = 2000, c.transfer_gbps = 10;
   c.run_overhead_ns = 30000, c.transcendental_gbps = 4, c.strided_copy_gbps = 8, c.softmax_gbps = 3, c.pool_gbps = 1;
   c.conv_flops = 40e9, c.conv_depthwise_flops = 2e9, c.conv_pointwise_flops = 30e9;
+  c.erf_gbps = 0.5, c.tanh_gbps = 2, c.resize_gbps = 0.25, c.conv_overhead_ns = 5000;
   return c;
 }
 
@@ -342,8 +345,8 @@ static void test_cost_families(void **state) {
   NEAR(e.family_s[RLX_COST_MATMUL], fmax(mm_flops / 100e9, mm_bytes / 20e9));
   double dw_flops = 2.0 * 8 * 16 * 16 * 9, dw_bytes = 4.0 * (8 * 16 * 16 * 2 + 8 * 9);
   NEAR(e.family_flops[RLX_COST_CONV], dw_flops);
-  NEAR(e.family_s[RLX_COST_CONV], fmax(dw_flops / 2e9, dw_bytes / 20e9));
-  NEAR(e.family_s[RLX_COST_ELEMENTWISE], 2.0 * 64 * 256 * 4 / 20e9 + 2.0 * 64 * 256 * 4 / 4e9);
+  NEAR(e.family_s[RLX_COST_CONV], fmax(dw_flops / 2e9, dw_bytes / 20e9) + 5e-6);
+  NEAR(e.family_s[RLX_COST_ELEMENTWISE], 2.0 * 64 * 256 * 4 / 20e9 + 2.0 * 64 * 256 * 4 / 2e9); /* Relu, Tanh */
   NEAR(e.family_s[RLX_COST_NORM_REDUCE], 2.0 * 64 * 256 * 4 / 3e9);
   NEAR(e.family_bytes[RLX_COST_MOVEMENT], 0);
   double transfer = 4.0 * (64 * 128 + 8 * 16 * 16 + 256 * 64 + 8 * 16 * 16);
@@ -371,6 +374,86 @@ static void test_cost_families(void **state) {
   cal.memory_bw_gbps = 0;
   FAILS(rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &e), INVALID_ARGUMENT, "memory_bw_gbps");
   rlx_graph_free(g);
+}
+
+/* A graph of one node op(x[, w]) with float32 x (and a param w), attributes a. */
+static rlx_graph *one_node(rlx_op op, int rx, const int64_t *dx, int rw, const int64_t *dw, size_t na, const rlx_attr *a) {
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value in[2] = {in_f32(g, "x", rx, dx)}, y;
+  if (rw) in[1] = param_f32(g, "w", rw, dw);
+  OK(rlx_graph_add1(g, op, "op", rw ? 2 : 1, in, na, a, &y));
+  OK(rlx_graph_set_outputs(g, 1, &y));
+  return g;
+}
+
+/* The seconds family f gets for graph g on device d. */
+static double family_s(rlx_graph *g, rlx_device d, rlx_cost_family f) {
+  rlx_calibration cal = round_cal();
+  rlx_cost_estimate e;
+  OK(rlx_cost_predict(g, &cal, d, &e));
+  rlx_graph_free(g);
+  return e.family_s[f];
+}
+
+/* Convolutions are priced by the path the lowering takes on the device, each with its fixed cost
+ * (conv_overhead_ns, 5 us here); an activation rlx's CPU kernels fuse is free there. */
+static void test_cost_conv_paths(void **state) {
+  int64_t pads1[4] = {1, 1, 1, 1}, s2[2] = {2, 2};
+  rlx_attr pad[] = {RLX_ATTR_IS("pads", 4, pads1)}, stride[] = {RLX_ATTR_IS("strides", 2, s2)};
+  /* dense over 3 input channels: rlx's direct kernel on the CPU (conv_depthwise_flops), MLX's
+   * convolution on a GPU (conv_flops) */
+  int64_t x3[4] = {1, 3, 64, 64}, w3[4] = {16, 3, 3, 3};
+  double f3 = 2.0 * 16 * 64 * 64 * 3 * 9, b3 = 4.0 * (3 * 64 * 64 + 16 * 3 * 9 + 16 * 64 * 64);
+  NEAR(family_s(one_node(RLX_OP_CONV, 4, x3, 4, w3, 1, pad), RLX_DEVICE_CPU, RLX_COST_CONV), fmax(f3 / 2e9, b3 / 20e9) + 5e-6);
+  NEAR(family_s(one_node(RLX_OP_CONV, 4, x3, 4, w3, 1, pad), RLX_DEVICE_GPU, RLX_COST_CONV), fmax(f3 / 40e9, b3 / 20e9) + 5e-6);
+  /* 1x1 without stride: the GEMM kernel on the input itself (conv_pointwise_flops); with stride 2
+   * it takes im2col tiles (conv_flops) */
+  int64_t x1[4] = {1, 64, 32, 32}, w1[4] = {128, 64, 1, 1};
+  double f1 = 2.0 * 128 * 32 * 32 * 64, f1s = f1 / 4;
+  NEAR(family_s(one_node(RLX_OP_CONV, 4, x1, 4, w1, 0, NULL), RLX_DEVICE_CPU, RLX_COST_CONV), f1 / 30e9 + 5e-6);
+  NEAR(family_s(one_node(RLX_OP_CONV, 4, x1, 4, w1, 1, stride), RLX_DEVICE_CPU, RLX_COST_CONV), f1s / 40e9 + 5e-6);
+  /* an activation: fused on the CPU when the kernels have it (Relu), else its passes (Gelu: 4 and
+   * an erf over y [1,128,32,32]); after MLX's convolution on a GPU */
+  double pass = 2.0 * 128 * 32 * 32 * 4;
+  rlx_attr relu[] = {RLX_ATTR_S("activation", "Relu")}, gelu[] = {RLX_ATTR_S("activation", "Gelu")};
+  NEAR(family_s(one_node(RLX_OP_CONV, 4, x1, 4, w1, 1, relu), RLX_DEVICE_CPU, RLX_COST_ELEMENTWISE), 0);
+  NEAR(family_s(one_node(RLX_OP_CONV, 4, x1, 4, w1, 1, relu), RLX_DEVICE_GPU, RLX_COST_ELEMENTWISE), pass / 20e9);
+  NEAR(family_s(one_node(RLX_OP_CONV, 4, x1, 4, w1, 1, gelu), RLX_DEVICE_CPU, RLX_COST_ELEMENTWISE), 4 * pass / 20e9 + pass / 0.5e9);
+  /* ConvTranspose with stride = kernel on the CPU: one matmul of x[64, 1024] by w^T */
+  int64_t wt[4] = {64, 32, 2, 2};
+  NEAR(family_s(one_node(RLX_OP_CONV_TRANSPOSE, 4, x1, 4, wt, 1, stride), RLX_DEVICE_CPU, RLX_COST_CONV),
+       2.0 * 64 * 32 * 32 * 32 * 4 / 30e9 + 5e-6);
+}
+
+/* Unary ops cost their passes; a fused matmul's bias and activation are elementwise; Resize
+ * costs its per-axis passes. */
+static void test_cost_passes(void **state) {
+  int64_t d[2] = {64, 256};
+  double pass = 2.0 * 64 * 256 * 4;
+  NEAR(family_s(one_node(RLX_OP_GELU, 2, d, 0, NULL, 0, NULL), RLX_DEVICE_CPU, RLX_COST_ELEMENTWISE), 4 * pass / 20e9 + pass / 0.5e9);
+  NEAR(family_s(one_node(RLX_OP_GELU_APPROX, 2, d, 0, NULL, 0, NULL), RLX_DEVICE_CPU, RLX_COST_ELEMENTWISE), 7 * pass / 20e9 + pass / 2e9);
+  NEAR(family_s(one_node(RLX_OP_HARD_SWISH, 2, d, 0, NULL, 0, NULL), RLX_DEVICE_CPU, RLX_COST_ELEMENTWISE), 5 * pass / 20e9);
+  NEAR(family_s(one_node(RLX_OP_SILU, 2, d, 0, NULL, 0, NULL), RLX_DEVICE_CPU, RLX_COST_ELEMENTWISE), pass / 20e9 + pass / 4e9);
+  /* FusedMatMulBiasAct x[64,128] @ w[128,256] + b, Gelu */
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x = in_f32(g, "x", 2, (int64_t[]){64, 128}), w = param_f32(g, "w", 2, (int64_t[]){128, 256});
+  rlx_value b = param_f32(g, "b", 1, (int64_t[]){256}), y;
+  rlx_attr act = RLX_ATTR_S("activation", "Gelu");
+  OK(rlx_graph_add1(g, RLX_OP_FUSED_MATMUL_BIAS_ACT, "fc", 3, (rlx_value[]){x, w, b}, 1, &act, &y));
+  OK(rlx_graph_set_outputs(g, 1, &y));
+  rlx_calibration cal = round_cal();
+  rlx_cost_estimate e;
+  OK(rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &e));
+  NEAR(e.family_s[RLX_COST_ELEMENTWISE], pass / 20e9 + 4 * pass / 20e9 + pass / 0.5e9);
+  assert_int_equal(e.family_nodes[RLX_COST_MATMUL], 1);
+  assert_int_equal(e.family_nodes[RLX_COST_ELEMENTWISE], 0);
+  rlx_graph_free(g);
+  /* Resize nearest 2x of [1,8,16,16]: passes write [1,8,32,16] and [1,8,32,32] */
+  int64_t xr[4] = {1, 8, 16, 16}, sizes[4] = {1, 8, 32, 32};
+  rlx_attr ra[] = {RLX_ATTR_IS("sizes", 4, sizes), RLX_ATTR_S("mode", "nearest")};
+  NEAR(family_s(one_node(RLX_OP_RESIZE, 4, xr, 0, NULL, 2, ra), RLX_DEVICE_CPU, RLX_COST_CONV), 4.0 * 8 * (32 * 16 + 32 * 32) / 0.25e9);
 }
 
 /* If computes both branches; Scan runs its body `length` times; symbolic dims are refused. */
@@ -431,7 +514,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_measure_plausible), cmocka_unit_test(test_save_load),
       cmocka_unit_test(test_corrupt_cache),     cmocka_unit_test(test_concurrent_writers),
       cmocka_unit_test(test_two_processes_calibrate), cmocka_unit_test(test_cost_families),
-      cmocka_unit_test(test_cost_control),
+      cmocka_unit_test(test_cost_control),      cmocka_unit_test(test_cost_conv_paths),
+      cmocka_unit_test(test_cost_passes),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[400];
