@@ -190,7 +190,8 @@
    * code * scale, dequantized with MLX ops, then matmul. float64 x: every scheme dequantizes on   \
    * the device (float32 codes, float64 products) and multiplies in float64 (CPU only). On the CPU  \
    * an x of more than 4 rows takes that dequantize-then-matmul path for every scheme (MLX's CPU    \
-   * quantized_matmul goes row by row; BLAS is faster for prefill).                                \
+   * quantized_matmul goes row by row; BLAS is faster for prefill); float32 x of at most 4 rows    \
+   * times gguf_q8_0 / gguf_q4k runs rlx's matvec kernel on the packed bytes (decode steps).       \
    * Errors (INVALID_ARGUMENT, naming the input and the expected dtype/shape): unknown scheme,       \
    * wrong input count, q/packed/scales dtype or shape (a GGUF row of the wrong byte count, K not a \
    * multiple of the block), a global_scale of more than one value; block sizes MLX lacks for the   \

@@ -16,9 +16,28 @@ static rlx_mx_arr *matmul(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype 
 }
 
 /* numpy.matmul: promote 1-D operands to matrices, then reshape to the inferred result. */
+/* true when b is Transpose(W) of a 2-D W: x @ W^T, the projection of an LLM's weight [N, K]. */
+static bool transposed_2d(const rlx_lower *L, const rlx_node *n) {
+  const rlx_node *p = rlx_value_node(L->g, n->in[1]);
+  size_t np = 0;
+  const int64_t *perm = p->op == RLX_OP_TRANSPOSE ? rlx_node_is(p, "perm", &np) : NULL;
+  return perm && np == 2 && perm[0] == 1 && perm[1] == 0;
+}
+
 static void lower_matmul_np(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   const rlx_type *ta = rlx_in_type(L, n, 0), *tb = rlx_in_type(L, n, 1);
   rlx_mx_arr *a = in[0], *b = in[1];
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < ta->rank; i++) rows *= ta->dims[i];
+  /* a few rows times a transposed float32 weight on the CPU: rlx's matvec kernel reads W once
+   * where sgemm would pack it first */
+  if (rows <= 4 && ta->rank >= 1 && tb->rank == 2 && ta->dtype == RLX_DTYPE_F32 && tb->dtype == RLX_DTYPE_F32 &&
+      rlx_mx_get_device(L->mx) != RLX_MX_GPU && transposed_2d(L, n)) {
+    a = rlx_mx_reshape(L->mx, a, 2, (int64_t[]){rows, ta->dims[ta->rank - 1]});
+    rlx_mx_arr *w = rlx_mx_transpose(L->mx, b, 2, (int64_t[]){1, 0});
+    out[0] = rlx_l_reshape(L, rlx_mx_matvec(L->mx, a, w, 2), rlx_out_type(L, n, 0));
+    return;
+  }
   if (ta->rank == 1) a = rlx_mx_reshape(L->mx, a, 2, (int64_t[]){1, ta->dims[0]});
   if (tb->rank == 1) b = rlx_mx_reshape(L->mx, b, 2, (int64_t[]){tb->dims[0], 1});
   out[0] = rlx_l_reshape(L, matmul(L, a, b, ta->dtype), rlx_out_type(L, n, 0));

@@ -1,0 +1,118 @@
+"""LLM inference on the CPU: rlx (rlx/llm.h, compiled mode) against llama.cpp with the same threads,
+prefill and decode tokens/s, on one ~110M-parameter Llama-shaped model in F16, Q8_0 and Q4_K.
+
+The model is written once into --dir (default ${XDG_CACHE_HOME:-~/.cache}/rlx/llm_bench) with
+gguf-py from seeded weights: llama, 12 layers, dim 768, 12 heads (4 KV heads), SwiGLU 2048, a
+32000-token "llama" vocabulary, tied embeddings (25M + 12 x 6.3M = 100M parameters in the matrices);
+F16 and Q8_0 by gguf-py, Q4_K (every matrix, embedding included) by llama.cpp's
+llama_model_quantize (gguf-py cannot write K-quants). Both sides run the same prompt of --prompt
+tokens as one batch, then --gen greedy one-token steps; the first of --reps + 1 runs warms up
+(compiled mode traces there), the median of the rest is reported. rlx: RLX_NUM_THREADS =
+--threads (its kernel pool, which runs BLAS single-threaded tiles); llama.cpp (scripts/llama_cpp.sh's oracle program): n_threads =
+n_threads_batch = --threads, F32 KV cache like rlx's, flash attention off.
+
+usage: .venv/bin/python bench/llm_bench.py [--threads 2] [--prompt 128] [--gen 64] [--reps 3]
+       [--types f16,q8_0,q4_k] [--dir DIR] [--build build] [--prepare-only] [--json FILE]"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(here)
+ap = argparse.ArgumentParser()
+ap.add_argument("--threads", type=int, default=2)
+ap.add_argument("--prompt", type=int, default=128)
+ap.add_argument("--gen", type=int, default=64)
+ap.add_argument("--reps", type=int, default=3)
+ap.add_argument("--types", default="f16,q8_0,q4_k")
+ap.add_argument("--dir", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rlx", "llm_bench"))
+ap.add_argument("--build", default=os.path.join(root, "build"))
+ap.add_argument("--prepare-only", action="store_true")
+ap.add_argument("--json")
+args = ap.parse_args()
+os.environ["RLX_NUM_THREADS"] = str(args.threads)  # rlx runs BLAS single-threaded inside its own pool
+
+import gguf  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.join(root, "tests", "gguf"))
+from llama_ref import add_vocab, write_model  # noqa: E402
+from rlx_llm import Rlx  # noqa: E402
+
+Q = gguf.GGMLQuantizationType
+CFG = dict(arch="llama", dim=768, heads=12, kv_heads=4, ffn=2048, vocab=32000, layers=12, ctx=1024, eps=1e-5, base=10000.0, tied=True)
+
+oracle = subprocess.run([os.path.join(root, "scripts", "llama_cpp.sh")], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def vocab(w):
+    n = CFG["vocab"]
+    pieces = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + [f"\u2581t{i}" for i in range(n - 259)]
+    add_vocab(w, pieces, [0.0] * 259 + [-float(i) for i in range(n - 259)], [2, 3, 3] + [6] * 256 + [1] * (n - 259))
+
+
+def model_path(kind):
+    os.makedirs(args.dir, exist_ok=True)
+    path = os.path.join(args.dir, f"llama110m-{kind}.gguf")
+    if os.path.exists(path):
+        return path
+    t0 = time.time()
+    if kind == "q4_k":
+        src = model_path("f16")
+        subprocess.run([oracle, "quantize", src, path + ".tmp", "14", "1"], check=True)  # LLAMA_FTYPE_MOSTLY_Q4_K_S, pure
+    else:
+        wtype = {"f16": Q.F16, "q8_0": Q.Q8_0}[kind]
+        write_model(path + ".tmp", dict(CFG, wtype=wtype, embd_type=wtype), np.random.default_rng(110), vocab=vocab)
+    os.replace(path + ".tmp", path)
+    print(f"wrote {path} ({os.path.getsize(path) / 2**20:.0f} MiB) in {time.time() - t0:.0f} s", flush=True)
+    return path
+
+
+def bench_rlx(rlx, path):
+    m = rlx.open_model(path, capacity=args.prompt + args.gen + 1)
+    prompt = (1 + np.arange(args.prompt) % (CFG["vocab"] - 1)).astype(np.int32)
+    pp, tg = [], []
+    try:
+        for r in range(args.reps + 1):
+            rlx.reset(m)
+            t0 = time.perf_counter()
+            _, nxt = rlx.step(m, prompt, CFG["vocab"])
+            t1 = time.perf_counter()
+            for _ in range(args.gen):
+                _, nxt = rlx.step(m, [nxt], CFG["vocab"])
+            t2 = time.perf_counter()
+            if r:
+                pp.append(args.prompt / (t1 - t0))
+                tg.append(args.gen / (t2 - t1))
+    finally:
+        rlx.close_model(m)
+    return statistics.median(pp), statistics.median(tg)
+
+
+def bench_llama_cpp(path):
+    out = subprocess.run([oracle, "bench", path] + [str(v) for v in (args.threads, args.prompt, args.gen, args.reps)], capture_output=True, text=True,
+                         check=True).stdout
+    r = json.loads(out)
+    return r["prefill_tok_s"], r["decode_tok_s"]
+
+
+kinds = args.types.split(",")
+paths = {k: model_path(k) for k in kinds}
+if args.prepare_only:
+    sys.exit(0)
+rlx = Rlx(args.build)
+rows = []
+print(f"threads {args.threads}, prompt {args.prompt} tokens, {args.gen} decode steps, median of {args.reps}")
+print(f"{'weights':8} {'rlx prefill':>12} {'llama.cpp':>10} {'rlx decode':>11} {'llama.cpp':>10}  (tokens/s)")
+for k in kinds:
+    rp, rd = bench_rlx(rlx, paths[k])
+    lp, ld = bench_llama_cpp(paths[k])
+    rows.append(dict(weights=k, rlx_prefill=rp, llama_cpp_prefill=lp, rlx_decode=rd, llama_cpp_decode=ld))
+    print(f"{k:8} {rp:12.1f} {lp:10.1f} {rd:11.1f} {ld:10.1f}", flush=True)
+if args.json:
+    with open(args.json, "w") as f:
+        json.dump(dict(threads=args.threads, prompt=args.prompt, gen=args.gen, reps=args.reps, rows=rows), f, indent=1)
