@@ -54,12 +54,8 @@ inline int64_t end_ox(int64_t off, int64_t sw, int64_t W, int64_t OW) {
   return std::min(e, OW);
 }
 
-// One output row: y[0..OW) = bias + sum over (c, ky, kx) as described above. Not cloned under
-// ASan or TSan: they instrument the clones' IFUNC resolver, which runs at load time before their
-// runtime is set up (TSan: a segfault in the dynamic loader).
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
+// One output row: y[0..OW) = bias + sum over (c, ky, kx) as described above.
+RLX_KERNEL_CLONES
 void conv_row(const Geom &g, const float *x, const float *w, float bias, float *y, int64_t oy) {
   const int64_t OW = g.OW, W = g.W, sw = g.sw, kw = g.kw, dw = g.dw, pw = g.pw;
   for (int64_t i = 0; i < OW; i++) y[i] = bias;

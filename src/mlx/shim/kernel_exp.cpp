@@ -196,9 +196,7 @@ inline v4 vmax(v4 a, v4 b) { return a < b ? b : a; }
 inline v4 vmin(v4 a, v4 b) { return b < a ? b : a; }
 
 // The piecewise-linear activations (the caller does the others).
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
+RLX_KERNEL_CLONES
 void clamp_act(int kind, float a, float b, float *y, int64_t n) {
   const v4 zero = {}, one = zero + 1.f, va = zero + a, vb = zero + b;
   switch (kind) {

@@ -16,6 +16,15 @@
 #include "mlx/primitives.h"
 #include "mlx/shim/shim_impl.h"
 
+// Multi-versioning of a hot loop: an AVX2/FMA clone (x86-64-v3) beside the baseline, picked at
+// load time. Off under ASan and TSan: they instrument the clones' IFUNC resolver, which the
+// dynamic loader runs before their runtime is set up (TSan: a segfault at load).
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define RLX_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define RLX_KERNEL_CLONES
+#endif
+
 namespace rlx_kernels {
 
 // Threads the pool runs work on, the caller included: RLX_NUM_THREADS when set to a positive
