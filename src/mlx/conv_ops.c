@@ -89,20 +89,6 @@ rlx_mx_arr *rlx_l_conv_patches(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, 
   return patches_of(L, xp, &tp, k, gm, o, 0, gm->group, 0, o[0]);
 }
 
-/* [N,C,d..] <-> [N,d..,C] */
-static rlx_mx_arr *to_last(rlx_lower *L, rlx_mx_arr *x, int rank) {
-  int64_t p[RLX_MAX_RANK] = {0};
-  for (int i = 1; i < rank - 1; i++) p[i] = i + 1;
-  p[rank - 1] = 1;
-  return rlx_mx_transpose(L->mx, x, rank, p);
-}
-static rlx_mx_arr *to_first(rlx_lower *L, rlx_mx_arr *x, int rank) {
-  int64_t p[RLX_MAX_RANK] = {0};
-  p[1] = rank - 1;
-  for (int i = 2; i < rank; i++) p[i] = i - 1;
-  return rlx_mx_transpose(L->mx, x, rank, p);
-}
-
 /* Bytes of patches per im2col chunk (measured with an earlier benchmark: 2-4 MB beat one big
  * buffer by up to 2x on large depthwise layers and cost little on small ones). */
 #define PATCH_CHUNK_BYTES ((int64_t)4 << 20)
@@ -237,9 +223,9 @@ rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_a
     if (b_done) b = NULL;
   } else if (gemm) {
     int64_t ones[3] = {1, 1, 1};
-    y = rlx_mx_conv_general(c, to_last(L, x, r), to_last(L, w, r), nsp, gm->s, gm->p, gm->p + nsp, gm->d, ones,
+    y = rlx_mx_conv_general(c, rlx_l_to_last(L, x, r), rlx_l_to_last(L, w, r), nsp, gm->s, gm->p, gm->p + nsp, gm->d, ones,
                             (int)gm->group, false);
-    y = to_first(L, y, r);
+    y = rlx_l_to_first(L, y, r);
   } else {
     y = im2col_conv(L, x, tx, w, tw, gm, ty);
   }
@@ -326,9 +312,9 @@ rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx
   if (cg == 1 && og == 1 && nsp < 3 && tx->dtype != RLX_DTYPE_F64 && rlx_mx_get_device(c) == RLX_MX_CPU) {
     /* Depthwise: MLX's direct loop with input dilation skips the inserted zeros and measures
      * faster than zero insertion + im2col; the crop moves to the output. */
-    rlx_mx_arr *y = rlx_mx_conv_general(c, to_last(L, x, r), to_last(L, wf, r), nsp, cv.s, cv.p, cv.p + nsp, cv.d, gm->s,
+    rlx_mx_arr *y = rlx_mx_conv_general(c, rlx_l_to_last(L, x, r), rlx_l_to_last(L, wf, r), nsp, cv.s, cv.p, cv.p + nsp, cv.d, gm->s,
                                         (int)g, false);
-    y = to_first(L, y, r);
+    y = rlx_l_to_first(L, y, r);
     if (!crop) return y;
     for (int i = 0; i < r; i++) b[i] = ty->dims[i];
     for (int i = 0; i < nsp; i++) a[2 + i] = crop_lo[i], b[2 + i] += crop_lo[i];

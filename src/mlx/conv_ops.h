@@ -50,4 +50,11 @@ rlx_mx_arr *rlx_l_pad_spatial(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t, in
 rlx_mx_arr *rlx_l_pool_windows(rlx_lower *L, rlx_mx_arr *xp, const rlx_type *tp, const int64_t *k, const rlx_conv_geom *gm,
                                const int64_t *o);
 
+/* Pool node n over x, its input held channels-first (ax0 = 2) or channels-last (ax0 = 1, then so
+ * is the result): padded with the kind's neutral value (plus what ceil_mode windows need past the
+ * end), reduced one spatial axis at a time by an elementwise max / min / add / multiply over
+ * that axis's k strided slices; mean divides by prod(k), or by the same pooling of a ones tensor
+ * (count_include_pad, explicit pads and ceil_mode overhang as ONNX counts them). */
+rlx_mx_arr *rlx_l_pool_separable(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, int ax0);
+
 #endif

@@ -80,6 +80,8 @@ struct rlx_executable {
   /* per-run scratch, sized once */
   rlx_mx *ctx;        /* reused by every run (rlx_mx_reset) */
   rlx_mx_arr **vals;  /* per value */
+  bool *cl;           /* per value: channels-last flags of the lowering (lower.h), when channels_last */
+  bool channels_last; /* lower convolution chains channels-last (default on a GPU; RLX_LAYOUT) */
   rlx_mx_arr **cur;   /* per param: what the current lowering reads (value or trace leaf) */
   rlx_mx_arr **leaves;/* inputs, constants, params */
   rlx_mx_arr **outs;  /* per output, in ctx; outs[n_outputs]: this run's index check vector (lower.h) or NULL */

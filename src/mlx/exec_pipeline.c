@@ -156,10 +156,12 @@ static void bind_leaf_vals(rlx_executable *ex, rlx_mx_arr *const *leaves) {
  * outputs are fixed). */
 static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out, bool eager, bool always) {
   rlx_l_checks_begin(&ex->checks);
+  if (ex->channels_last) memset(ex->cl, 0, sizeof *ex->cl * (ex->g->n_vals ? ex->g->n_vals : 1));
   rlx_lower L = {.mx = c, .g = ex->g, .types = ex->rt, .vals = ex->vals, .eager = eager, .param = param_lookup, .param_ud = ex,
                  .group = rlx_exec_group(ex),
                  .rng = &ex->rng,
-                 .checks = &ex->checks};
+                 .checks = &ex->checks,
+                 .cl = ex->channels_last ? ex->cl : NULL};
   RLX_TRY(rlx_lower_graph(&L));
   size_t no = ex->g->n_outputs;
   for (size_t i = 0; i < no; i++) out[i] = ex->vals[ex->g->outputs[i]];

@@ -54,6 +54,17 @@ static rlx_status *resolve_mode(rlx_mode m, rlx_mode *out) {
   return rlx_status_annotate(st, "environment variable RLX_MLX_MODE");
 }
 
+/* Convolution chains run channels-last (lower_layout.c) on a GPU, where MLX's convolutions are
+ * channels-last and its strided kernels slow; RLX_LAYOUT=channels_first|channels_last overrides
+ * (channels_last on the CPU tests that lowering against the same oracles). */
+static rlx_status *resolve_layout(rlx_device device, bool *out) {
+  const char *env = getenv("RLX_LAYOUT");
+  if (!env || !*env) return *out = device == RLX_DEVICE_GPU, NULL;
+  bool last = !strcmp(env, "channels_last");
+  if (last || !strcmp(env, "channels_first")) return *out = last, NULL;
+  return RLX_ERR(INVALID_ARGUMENT, "environment variable RLX_LAYOUT: '%s' (expected channels_first or channels_last)", env);
+}
+
 static void lock(const rlx_executable *ex) { pthread_mutex_lock((pthread_mutex_t *)&ex->mu); }
 static void unlock(const rlx_executable *ex) { pthread_mutex_unlock((pthread_mutex_t *)&ex->mu); }
 
@@ -124,6 +135,7 @@ static rlx_status *init(rlx_executable *ex) {
   ex->types = calloc(nv, sizeof *ex->types);
   ex->ext_types = calloc(nv, sizeof *ex->ext_types);
   ex->vals = calloc(nv, sizeof *ex->vals);
+  ex->cl = calloc(nv, sizeof *ex->cl);
   ex->cur = calloc(np + 1, sizeof *ex->cur);
   ex->leaves = calloc(ni + nc + np + ex->rng.n + 1, sizeof *ex->leaves);
   ex->outs = calloc(no + 1, sizeof *ex->outs);
@@ -134,7 +146,7 @@ static rlx_status *init(rlx_executable *ex) {
   ex->res = calloc(no, sizeof *ex->res);
   ex->slot_off = calloc(no, sizeof *ex->slot_off);
   ex->slot_nbytes = calloc(no, sizeof *ex->slot_nbytes);
-  if (!ex->gparam || !ex->in || !ex->consts || !ex->const_arr || !ex->types || !ex->ext_types || !ex->vals || !ex->cur ||
+  if (!ex->gparam || !ex->in || !ex->consts || !ex->const_arr || !ex->types || !ex->ext_types || !ex->vals || !ex->cl || !ex->cur ||
       !ex->leaves || !ex->outs || !ex->readback || !ex->pending || !ex->pending_types || !ex->out_types || !ex->res || !ex->slot_off || !ex->slot_nbytes)
     return RLX_OOM();
   for (size_t i = 0; i < g->n_params; i++) ex->gparam[i] = rlx_exec_param_index(ex, g->nodes[g->params[i]].name);
@@ -160,7 +172,9 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   if (g->n_outputs == 0) return RLX_ERR(INVALID_ARGUMENT, "the graph has no outputs (rlx_graph_set_outputs)");
   if (device != RLX_DEVICE_CPU && device != RLX_DEVICE_GPU) return RLX_ERR(INVALID_ARGUMENT, "invalid device %d", (int)device);
   rlx_mode m;
+  bool cl = false;
   RLX_TRY(resolve_mode(mode, &m));
+  RLX_TRY(resolve_layout(device, &cl));
   if (device == RLX_DEVICE_GPU && !rlx_mx_gpu_available())
     return RLX_ERR(UNAVAILABLE, "no GPU: MLX %s in this process has no usable GPU backend or device (install mlx-cuda-13 on a CUDA machine)",
                    rlx_mx_version());
@@ -171,6 +185,7 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   ex->g = g;
   ex->device = device;
   ex->mode = m;
+  ex->channels_last = cl;
   ex->collective = rlx_exec_has_collective(g);
   ex->precision = rlx_exec_default_precision();
   pthread_mutex_init(&ex->mu, NULL);
@@ -237,6 +252,7 @@ void rlx_executable_free(rlx_executable *ex) {
   free(ex->types);
   free(ex->ext_types);
   free(ex->vals);
+  free(ex->cl);
   free(ex->cur);
   free(ex->leaves);
   free(ex->outs);

@@ -29,7 +29,7 @@ rlx_status *rlx_lower_graph(rlx_lower *L) {
     rlx_mx_arr *in[256];
     for (uint32_t i = 0; i < n->n_in; i++) in[i] = L->vals[n->in[i]];
     rlx_mx_arr **out = &L->vals[n->out0];
-    lower_fns[n->op](L, n, in, out);
+    if (!L->cl || !rlx_lower_cl(L, n, lower_fns[n->op], in, out)) lower_fns[n->op](L, n, in, out);
     if (!rlx_mx_failed(L->mx)) {
       for (uint32_t i = 0; i < n->n_out; i++)
         if (!out[i]) rlx_lower_fail(L, RLX_STATUS_INTERNAL, "lowering produced no output %u", i);
@@ -37,6 +37,7 @@ rlx_status *rlx_lower_graph(rlx_lower *L) {
     if (L->eager) rlx_mx_eval(L->mx, out, n->n_out);
     if (rlx_mx_failed(L->mx)) return rlx_status_annotate(rlx_mx_take_error(L->mx), "%s", rlx_node_label(g, n, label, sizeof label));
   }
+  if (L->cl) rlx_lower_cl_outputs(L);
   return NULL;
 }
 

@@ -81,6 +81,9 @@ struct rlx_lower {
    * set inside If branches and While bodies, whose untaken paths are computed too). */
   rlx_l_checks *checks;
   rlx_mx_arr *guard;
+  /* Channels-last layout tracking (lower_layout.c), NULL: off (every value in its logical layout).
+   * Else per value: true when vals[v] holds a logical [N, C, d1..dn] value as [N, d1..dn, C]. */
+  bool *cl;
 };
 
 /* Lowers every non-leaf node of L->g in order (leaf values must be set in L->vals). In eager
@@ -113,6 +116,18 @@ typedef void (*rlx_lower_fn)(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const 
   void rlx_lower_##fam(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out);
 RLX_OP_TABLE(RLX_X)
 #undef RLX_X
+
+/* ---- channels-last lowering (lower_layout.c; L->cl set) ----
+ * Lowers node n (family lowering fn) where it has a channels-last form, setting L->cl of its
+ * outputs: Conv through MLX's conv_general (output channels-last), and, when an operand is
+ * channels-last, elementwise ops, Reduce and Pool. Otherwise returns false with the
+ * channels-last operands of in[] (the caller's copy) turned back into their logical layout. */
+bool rlx_lower_cl(rlx_lower *L, const rlx_node *n, rlx_lower_fn fn, rlx_mx_arr **in, rlx_mx_arr **out);
+/* Puts the graph outputs back into their logical layout. */
+void rlx_lower_cl_outputs(rlx_lower *L);
+/* [N, C, d..] <-> [N, d.., C] (transposed views) */
+rlx_mx_arr *rlx_l_to_last(rlx_lower *L, rlx_mx_arr *x, int rank);
+rlx_mx_arr *rlx_l_to_first(rlx_lower *L, rlx_mx_arr *x, int rank);
 
 /* ---- helpers for lowering functions ---- */
 /* Concrete type of input i / output i of node n. */
