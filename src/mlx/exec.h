@@ -82,6 +82,17 @@ struct rlx_executable {
   rlx_mx_arr **vals;  /* per value */
   bool *cl;           /* per value: channels-last flags of the lowering (lower.h), when channels_last */
   bool channels_last; /* lower convolution chains channels-last (default on a GPU; RLX_LAYOUT) */
+  /* channels-last conv weights (exec_layout.c): value, leaf of the constant or param it is made
+   * from, the kept array (NULL until made; dropped when the param is set); w_last per value (the
+   * lowering's, lower.h) */
+  rlx_value *wl_val;
+  size_t *wl_leaf;
+  rlx_mx_arr **wl_arr;
+  size_t n_wl;
+  rlx_mx_arr **w_last;
+  /* conv epilogues of lazy runs (lower.h, rlx_l_epilogue; made with the channels-last lowering) */
+  rlx_l_epilogue epi;
+  uint32_t *uses;
   rlx_mx_arr **cur;   /* per param: what the current lowering reads (value or trace leaf) */
   rlx_mx_arr **leaves;/* inputs, constants, params */
   rlx_mx_arr **outs;  /* per output, in ctx; outs[n_outputs]: this run's index check vector (lower.h) or NULL */
@@ -157,6 +168,18 @@ void rlx_exec_rng_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **keys);
 rlx_status *rlx_exec_rng_commit(rlx_executable *ex, rlx_mx *c);
 /* INVALID_ARGUMENT unless tensor type `got` fits declared type `want` (symbolic dims fit any size). */
 RLX_MUST_USE rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got);
+/* The channels-last lowering (exec_layout.c): whether it is on for `device` (RLX_LAYOUT); at
+ * creation, the conv weights that are constants or params (after consts and params are known)
+ * and the conv epilogue function;
+ * freeing; dropping the weights made from param k; this run's weight leaves out[0..n_wl) (made
+ * and kept on first use, from ex->leaves' constants and params; errors go to c); binding them
+ * to ex->w_last. */
+RLX_MUST_USE rlx_status *rlx_exec_resolve_layout(rlx_device device, bool *out);
+RLX_MUST_USE rlx_status *rlx_exec_layout_init(rlx_executable *ex);
+void rlx_exec_layout_free(rlx_executable *ex);
+void rlx_exec_layout_param_set(rlx_executable *ex, size_t k);
+void rlx_exec_layout_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out);
+void rlx_exec_layout_bind(rlx_executable *ex, rlx_mx_arr *const *leaves);
 /* What RLX_PRECISION_DEFAULT means now: TF32 when MLX_ENABLE_TF32 is set to a nonzero number, else FP32. */
 rlx_precision rlx_exec_default_precision(void);
 /* Before a GPU run: fixes this process's GPU float32 precision to p (FP32 or TF32) on first use,

@@ -54,17 +54,6 @@ static rlx_status *resolve_mode(rlx_mode m, rlx_mode *out) {
   return rlx_status_annotate(st, "environment variable RLX_MLX_MODE");
 }
 
-/* Convolution chains run channels-last (lower_layout.c) on a GPU, where MLX's convolutions are
- * channels-last and its strided kernels slow; RLX_LAYOUT=channels_first|channels_last overrides
- * (channels_last on the CPU tests that lowering against the same oracles). */
-static rlx_status *resolve_layout(rlx_device device, bool *out) {
-  const char *env = getenv("RLX_LAYOUT");
-  if (!env || !*env) return *out = device == RLX_DEVICE_GPU, NULL;
-  bool last = !strcmp(env, "channels_last");
-  if (last || !strcmp(env, "channels_first")) return *out = last, NULL;
-  return RLX_ERR(INVALID_ARGUMENT, "environment variable RLX_LAYOUT: '%s' (expected channels_first or channels_last)", env);
-}
-
 static void lock(const rlx_executable *ex) { pthread_mutex_lock((pthread_mutex_t *)&ex->mu); }
 static void unlock(const rlx_executable *ex) { pthread_mutex_unlock((pthread_mutex_t *)&ex->mu); }
 
@@ -137,7 +126,7 @@ static rlx_status *init(rlx_executable *ex) {
   ex->vals = calloc(nv, sizeof *ex->vals);
   ex->cl = calloc(nv, sizeof *ex->cl);
   ex->cur = calloc(np + 1, sizeof *ex->cur);
-  ex->leaves = calloc(ni + nc + np + ex->rng.n + 1, sizeof *ex->leaves);
+  ex->leaves = calloc(ni + nc + np + ex->rng.n + g->n_nodes + 1, sizeof *ex->leaves); /* + conv weights (exec_layout.c) */
   ex->outs = calloc(no + 1, sizeof *ex->outs);
   ex->readback = calloc(no, sizeof *ex->readback);
   ex->pending = calloc(no, sizeof *ex->pending);
@@ -163,6 +152,7 @@ static rlx_status *init(rlx_executable *ex) {
     return RLX_ERR(UNIMPLEMENTED, "the graph uses %lld symbols; executables support at most %d", (long long)g->n_symbols,
                    RLX_EXEC_MAX_SYMBOLS);
   ex->rt = ex->types;
+  RLX_TRY(rlx_exec_layout_init(ex));
   RLX_TRY(layout_slots(ex));
   return rlx_mx_create(ex->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, &ex->ctx);
 }
@@ -174,7 +164,7 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   rlx_mode m;
   bool cl = false;
   RLX_TRY(resolve_mode(mode, &m));
-  RLX_TRY(resolve_layout(device, &cl));
+  RLX_TRY(rlx_exec_resolve_layout(device, &cl));
   if (device == RLX_DEVICE_GPU && !rlx_mx_gpu_available())
     return RLX_ERR(UNAVAILABLE, "no GPU: MLX %s in this process has no usable GPU backend or device (install mlx-cuda-13 on a CUDA machine)",
                    rlx_mx_version());
@@ -243,6 +233,7 @@ void rlx_executable_free(rlx_executable *ex) {
   }
   for (size_t i = 0; ex->const_arr && i < ex->n_consts; i++) rlx_mx_release(ex->const_arr[i]);
   rlx_exec_rng_free(ex);
+  rlx_exec_layout_free(ex);
   rlx_mx_free(ex->ctx);
   free(ex->params);
   free(ex->gparam);
@@ -333,6 +324,7 @@ rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const
   RLX_TRY(rlx_exec_check_type("param", name, &ex->params[k].type, rlx_tensor_type(value)));
   lock(ex);
   rlx_status *st = rlx_exec_upload(ex, value, &ex->params[k].val);
+  if (!st) rlx_exec_layout_param_set(ex, k);
   unlock(ex);
   return rlx_status_annotate(st, "param '%s'", name);
 }

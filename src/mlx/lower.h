@@ -84,7 +84,25 @@ struct rlx_lower {
   /* Channels-last layout tracking (lower_layout.c), NULL: off (every value in its logical layout).
    * Else per value: true when vals[v] holds a logical [N, C, d1..dn] value as [N, d1..dn, C]. */
   bool *cl;
+  /* With cl: per value, NULL or the channels-last [O, k.., I/group] form of a Conv weight (a kept
+   * leaf, exec_layout.c), used instead of transposing the weight on every run. */
+  rlx_mx_arr *const *w_last;
+  /* With cl, NULL or: Conv epilogues in one kernel (lower_layout.c; lazy runs). */
+  struct rlx_l_epilogue *epilogue;
 };
+
+/* A Conv's bias add, an optional residual add and a ReLU as one compiled function: with uses per
+ * value (its readers, a graph output counting as one), a ReLU whose operand is y + b or
+ * (y + b) + r (y a Conv's output, b its bias, r a channels-last value of y's shape, each sum read
+ * once) computes relu(y + b [+ r]) by fn (rlx_l_epilogue_trace), and the sums are never
+ * evaluated. pre: per value, the y, b, r of such a sum (NULLs elsewhere), reset every lowering. */
+typedef struct rlx_l_epilogue {
+  rlx_mx_fn *fn;
+  const uint32_t *uses;
+  rlx_mx_arr *(*pre)[3];
+} rlx_l_epilogue;
+/* The trace of rlx_l_epilogue.fn (rlx_mx_trace_fn): in = y, b[, r]; out = relu(y + b [+ r]). */
+rlx_status *rlx_l_epilogue_trace(void *ud, rlx_mx *c, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out);
 
 /* Lowers every non-leaf node of L->g in order (leaf values must be set in L->vals). In eager
  * mode each node's outputs are evaluated right away, so a failure names the node that failed.

@@ -34,8 +34,31 @@ static int cl_axis(int a, int r) { return a == 0 ? 0 : a == 1 ? r - 1 : a - 1; }
 
 static bool cl_float(rlx_dtype dt) { return dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16; }
 
+/* A 1x1 convolution of group 1 without padding on channels-last x (strides: a strided slice
+ * first) as one matmul [N*d.., Ci] @ [Ci, Co] of w ([Co, 1.., Ci], channels-last): on a GPU
+ * cuBLAS reads and writes channels-last, while MLX hands cuDNN channels-last tensors that its
+ * float32 kernels convert to channels-first and back around every convolution. */
+static rlx_mx_arr *pointwise(rlx_lower *L, rlx_mx_arr *x, rlx_mx_arr *w, const rlx_type *tx, const rlx_type *ty,
+                             const rlx_conv_geom *gm) {
+  rlx_mx *c = L->mx;
+  int r = tx->rank, nsp = r - 2;
+  int64_t lo[RLX_MAX_RANK] = {0}, hi[RLX_MAX_RANK], st[RLX_MAX_RANK], rows = ty->dims[0], ci = tx->dims[1], co = ty->dims[1];
+  int64_t yd[RLX_MAX_RANK] = {ty->dims[0]};
+  bool strided = false;
+  hi[0] = tx->dims[0], st[0] = 1, hi[r - 1] = ci, st[r - 1] = 1;
+  for (int i = 0; i < nsp; i++) {
+    hi[1 + i] = tx->dims[2 + i], st[1 + i] = gm->s[i], strided |= gm->s[i] != 1;
+    rows *= ty->dims[2 + i], yd[1 + i] = ty->dims[2 + i];
+  }
+  yd[r - 1] = co;
+  if (strided) x = rlx_mx_slice(c, x, r, lo, hi, st);
+  rlx_mx_arr *wt = rlx_l_swap(L, rlx_mx_reshape(c, w, 2, (int64_t[]){co, ci}), 2, 0, 1);
+  return rlx_mx_reshape(c, rlx_mx_matmul(c, rlx_mx_reshape(c, x, 2, (int64_t[]){rows, ci}), wt), r, yd);
+}
+
 /* Conv through MLX's conv_general where rlx_l_conv takes it on a GPU (1D/2D, or 3D of group 1),
- * float, not empty: the input as is when channels-last, the output and bias add channels-last. */
+ * or as a matmul (pointwise), float, not empty: the input as is when channels-last, the output
+ * and bias add channels-last. */
 static bool conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   const rlx_type *tx = rlx_in_type(L, n, 0), *ty = rlx_out_type(L, n, 0);
@@ -48,9 +71,50 @@ static bool conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_
   for (int i = 0; i < r; i++) nx *= tx->dims[i], ny *= ty->dims[i];
   if (!nx || !ny) return false;
   rlx_mx_arr *x = L->cl[n->in[0]] ? in[0] : rlx_l_to_last(L, in[0], r);
-  rlx_mx_arr *y = rlx_mx_conv_general(c, x, rlx_l_to_last(L, in[1], r), nsp, gm.s, gm.p, gm.p + nsp, gm.d, ones, (int)gm.group, false);
+  rlx_mx_arr *w = L->w_last && L->w_last[n->in[1]] ? L->w_last[n->in[1]] : rlx_l_to_last(L, in[1], r);
+  bool one = gm.group == 1;
+  for (int i = 0; i < nsp; i++) one &= rlx_in_type(L, n, 1)->dims[2 + i] == 1 && gm.p[i] == 0 && gm.p[nsp + i] == 0;
+  rlx_mx_arr *y = one ? pointwise(L, x, w, tx, ty, &gm)
+                      : rlx_mx_conv_general(c, x, w, nsp, gm.s, gm.p, gm.p + nsp, gm.d, ones, (int)gm.group, false);
   out[0] = n->n_in == 3 ? rlx_mx_binary(c, RLX_MXB_ADD, y, in[2]) : y;
+  if (n->n_in == 3 && L->epilogue) L->epilogue->pre[n->out0][0] = y, L->epilogue->pre[n->out0][1] = in[2];
   return true;
+}
+
+rlx_status *rlx_l_epilogue_trace(void *ud, rlx_mx *c, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out) {
+  (void)ud;
+  rlx_type t;
+  if (n_in < 2 || n_in > 3 || n_out != 1 || !rlx_mx_type(in[0], &t))
+    return RLX_ERR(INTERNAL, "conv epilogue traced with %zu inputs and %zu outputs", n_in, n_out);
+  rlx_mx_arr *s = rlx_mx_binary(c, RLX_MXB_ADD, in[0], in[1]);
+  if (n_in == 3) s = rlx_mx_binary(c, RLX_MXB_ADD, s, in[2]);
+  out[0] = rlx_mx_binary(c, RLX_MXB_MAXIMUM, s, rlx_mx_scalar(c, 0, t.dtype));
+  return NULL;
+}
+
+/* The epilogue forms of n (see rlx_l_epilogue): a ReLU of a pending sum as one call of the
+ * compiled function (true), or an Add of a pending y + b and a residual of the same shape
+ * recorded as pending (false: the Add is lowered as usual). */
+static bool epilogue(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_l_epilogue *e = L->epilogue;
+  if (n->op == RLX_OP_RELU) {
+    rlx_mx_arr **p = e->pre[n->in[0]];
+    if (!p[0] || e->uses[n->in[0]] != 1) return false;
+    rlx_mx_call(L->mx, e->fn, p, p[2] ? 3 : 2, out, 1);
+    return true;
+  }
+  if (n->op != RLX_OP_ADD) return false;
+  const rlx_type *to = rlx_out_type(L, n, 0);
+  for (int side = 0; side < 2; side++) {
+    rlx_value v = n->in[side], r = n->in[1 - side];
+    const rlx_type *tr = rlx_in_type(L, n, 1 - side);
+    rlx_mx_arr **p = e->pre[v];
+    if (!p[0] || p[2] || e->uses[v] != 1 || !L->cl[r] || tr->rank != to->rank || memcmp(tr->dims, to->dims, sizeof(int64_t) * (size_t)to->rank))
+      continue;
+    e->pre[n->out0][0] = p[0], e->pre[n->out0][1] = p[1], e->pre[n->out0][2] = in[1 - side];
+    return false;
+  }
+  return false;
 }
 
 /* Reduce of a channels-last float value over a non-empty set of given axes: permuted axes; kept
@@ -89,7 +153,7 @@ static bool elementwise(rlx_lower *L, const rlx_node *n, rlx_lower_fn fn, rlx_mx
     for (int k = 0; k < r; k++) d[k] = k < r - t->rank ? 1 : t->dims[k - (r - t->rank)];
     in[i] = rlx_l_to_last(L, rlx_mx_reshape(L->mx, in[i], r, d), r);
   }
-  fn(L, n, in, out);
+  if (!L->epilogue || !epilogue(L, n, in, out)) fn(L, n, in, out);
   return true;
 }
 

@@ -4,7 +4,9 @@ Conv (1D, 2D grouped and dilated, 3D) feeding elementwise ops with per-channel, 
 and full-size logical operands, BatchNormalization, Where, Cast, max/average pooling (pads,
 count_include_pad, ceil_mode), Reduce (kept and dropped axes, the channel axis too), residual Adds,
 and readers of the logical layout (Concat, Resize, Flatten, Transpose, outputs).
-usage: test_layout.py RLX_BINARY"""
+1x1 convolutions of group 1 without padding run as matmuls on the channels-last rows; Conv + bias +
+ReLU and Conv + bias + residual Add + ReLU as one compiled function in lazy mode (rlx_l_epilogue),
+except where a sum has another reader. usage: test_layout.py RLX_BINARY"""
 import os
 import subprocess
 import sys
@@ -44,6 +46,7 @@ def resnet_like():
          conv("p1", "down", 8, 16, 1, I),
          helper.make_node("Add", ["c3", "down"], ["res"]),
          helper.make_node("Relu", ["res"], ["r3"]),
+         conv("r3", "c4", 16, 8, 1, I, strides=[2, 2]),           # pointwise, strided
          helper.make_node("Mul", ["r3", "chan"], ["m1"]),         # [16,1,1] per channel
          helper.make_node("Add", ["m1", "row"], ["a1"]),          # [4] along W
          helper.make_node("Sub", ["a1", "y"], ["a2"]),            # full-size graph input, logical layout
@@ -69,7 +72,7 @@ def resnet_like():
           const("half", 0.5), numpy_helper.from_array(np.array([1], np.int64), "ax1"),
           numpy_helper.from_array(np.array([3], np.int64), "ax3"), const("fc_w", rng.standard_normal((10, 16))),
           const("fc_b", rng.standard_normal(10)), const("scales", [1, 1, 2, 2])]
-    outs = ["logits", "mp2", "rmax", "rsum", "cat", "tr", "r3"]
+    outs = ["logits", "mp2", "rmax", "rsum", "cat", "tr", "r3", "c2", "c4"]  # c2: a conv output with two readers
     g = helper.make_graph(n, "resnet_like",
                           [helper.make_tensor_value_info("x", F, [2, 3, 16, 16]), helper.make_tensor_value_info("y", F, [2, 16, 4, 4])],
                           [helper.make_tensor_value_info(o, F, None) for o in outs], I)
@@ -110,8 +113,8 @@ with tempfile.TemporaryDirectory() as d:
         sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         refs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
         for layout in ("channels_last", "channels_first"):
-            for mode in ("lazy", "eager"):
-                for opt in ("all", "none"):
+            for mode in ("lazy", "eager", "compiled"):
+                for opt in ("all", "none") if mode != "compiled" else ("all",):
                     out = os.path.join(d, f"out_{layout}_{mode}_{opt}")
                     env = dict(os.environ, RLX_LAYOUT=layout)
                     r = subprocess.run([RLX, "run", path, *args, "--mode", mode, "--optimize", opt, "--output-dir", out],

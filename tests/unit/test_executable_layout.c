@@ -1,0 +1,101 @@
+/* The channels-last lowering of executables (RLX_LAYOUT=channels_last, exec_layout.c): conv
+ * weights that are params or constants, kept in channels-last form across runs and remade when a
+ * param is set, and the conv epilogues (bias, residual add, ReLU in one compiled function in lazy
+ * runs), in every mode against closed forms. */
+#include "exec_test_util.h"
+
+enum { CI = 2, CO = 3, H = 5, W = 4 };
+
+/* p = conv3x3(x, w, b, pad 1), h = relu(p); y = relu(conv1x1(h, v, c) + h), and p as a second output:
+ * x [1,CI,H,W] (input), w [CO,CI,3,3] (param), b, v [CO,CO,1,1], c (constants). */
+static const float B[CO] = {0.1f, -0.2f, 0.05f}, C[CO] = {-0.3f, 0.2f, 0.1f};
+static const float V[CO * CO] = {0.5f, -1.0f, 0.25f, 0.75f, 0.5f, -0.5f, -0.25f, 1.0f, 0.5f};
+
+static rlx_graph *conv_graph(bool two_outputs) {
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x = g_input(g, "x", RLX_DTYPE_F32, 4, DIMS(1, CI, H, W));
+  rlx_value w = g_param(g, "w", RLX_DTYPE_F32, 4, DIMS(CO, CI, 3, 3));
+  rlx_value b = g_const(g, RLX_DTYPE_F32, 1, DIMS(CO), B);
+  rlx_value v = g_const(g, RLX_DTYPE_F32, 4, DIMS(CO, CO, 1, 1), V);
+  rlx_value c = g_const(g, RLX_DTYPE_F32, 1, DIMS(CO), C);
+  rlx_attr pads = RLX_ATTR_IS("pads", 4, ((const int64_t[]){1, 1, 1, 1}));
+  rlx_value p = g_op(g, RLX_OP_CONV, 3, VALS(x, w, b), 1, &pads);
+  rlx_value h = g_op(g, RLX_OP_RELU, 1, &p, 0, NULL);
+  rlx_value s = g_op(g, RLX_OP_ADD, 2, VALS(g_op(g, RLX_OP_CONV, 3, VALS(h, v, c), 0, NULL), h), 0, NULL);
+  rlx_value y = g_op(g, RLX_OP_RELU, 1, &s, 0, NULL);
+  OK(rlx_graph_set_outputs(g, two_outputs ? 2 : 1, VALS(y, p)));
+  return g;
+}
+
+static void conv_expected(const float *x, const float *w, float *y, float *p) {
+  float h[CO * H * W];
+  for (int o = 0; o < CO; o++)
+    for (int i = 0; i < H; i++)
+      for (int j = 0; j < W; j++) {
+        double acc = B[o];
+        for (int ci = 0; ci < CI; ci++)
+          for (int ki = 0; ki < 3; ki++)
+            for (int kj = 0; kj < 3; kj++) {
+              int ii = i + ki - 1, jj = j + kj - 1;
+              if (ii >= 0 && ii < H && jj >= 0 && jj < W) acc += (double)x[(ci * H + ii) * W + jj] * w[((o * CI + ci) * 3 + ki) * 3 + kj];
+            }
+        p[(o * H + i) * W + j] = (float)acc;
+        h[(o * H + i) * W + j] = (float)(acc > 0 ? acc : 0);
+      }
+  for (int o = 0; o < CO; o++)
+    for (int q = 0; q < H * W; q++) {
+      double acc = C[o] + h[o * H * W + q];
+      for (int k = 0; k < CO; k++) acc += (double)V[o * CO + k] * h[k * H * W + q];
+      y[o * H * W + q] = (float)(acc > 0 ? acc : 0);
+    }
+}
+
+static void check_conv(rlx_executable *ex, const float *w, bool two_outputs, uint32_t seed) {
+  float x[CI * H * W], want_y[CO * H * W], want_p[CO * H * W];
+  fill_random(x, LEN(x), seed);
+  conv_expected(x, w, want_y, want_p);
+  rlx_tensor *tx = tf32(4, DIMS(1, CI, H, W), x), *y[2] = {NULL, NULL};
+  OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, &tx, two_outputs ? 2 : 1, y));
+  expect_f32(y[0], 4, DIMS(1, CO, H, W), want_y, 1e-5);
+  if (two_outputs) expect_f32(y[1], 4, DIMS(1, CO, H, W), want_p, 1e-5);
+  rlx_tensor_free(y[0]);
+  rlx_tensor_free(y[1]);
+  rlx_tensor_free(tx);
+}
+
+/* Every mode, with p read once (both epilogues fuse in lazy runs) and twice (p is also an
+ * output: its ReLU stays as it is); a new w changes the results (the channels-last
+ * weight is remade) without a new trace in compiled mode. */
+static void test_conv_params_and_epilogues(void **state) {
+  (void)state;
+  setenv("RLX_LAYOUT", "channels_last", 1);
+  float w1[CO * CI * 9], w2[CO * CI * 9];
+  fill_random(w1, LEN(w1), 11);
+  fill_random(w2, LEN(w2), 12);
+  rlx_tensor *t1 = tf32(4, DIMS(CO, CI, 3, 3), w1), *t2 = tf32(4, DIMS(CO, CI, 3, 3), w2);
+  for (int two = 0; two < 2; two++) {
+    rlx_graph *g = conv_graph(two);
+    for (size_t m = 0; m < LEN(all_modes); m++) {
+      rlx_executable *ex = make_exec(g, all_modes[m]);
+      OK(rlx_executable_set_param(ex, "w", t1));
+      check_conv(ex, w1, two, 1);
+      check_conv(ex, w1, two, 2);
+      OK(rlx_executable_set_param(ex, "w", t2));
+      check_conv(ex, w2, two, 3);
+      assert_int_equal(rlx_executable_num_traces(ex), all_modes[m] == RLX_MODE_COMPILED);
+      rlx_executable_free(ex);
+    }
+    rlx_graph_free(g);
+  }
+  rlx_tensor_free(t1);
+  rlx_tensor_free(t2);
+  unsetenv("RLX_LAYOUT");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_conv_params_and_epilogues),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
