@@ -92,10 +92,10 @@ struct rlx_lower {
 };
 
 /* A Conv's bias add, an optional residual add and a ReLU as one compiled function: with uses per
- * value (its readers, a graph output counting as one), a ReLU whose operand is y + b or
- * (y + b) + r (y a Conv's output, b its bias, r a channels-last value of y's shape, each sum read
- * once) computes relu(y + b [+ r]) by fn (rlx_l_epilogue_trace), and the sums are never
- * evaluated. pre: per value, the y, b, r of such a sum (NULLs elsewhere), reset every lowering. */
+ * value (its readers, a graph output counting as one), a Conv with a bias carrying the activation
+ * Relu, or a ReLU whose operand is y + b or (y + b) + r (y the output of a Conv with a bias and
+ * no activation, b its bias, r a channels-last value of y's shape, each sum read once), computes
+ * relu(y + b [+ r]) by fn (rlx_l_epilogue_trace), and the sums are never evaluated. pre: per value, the y, b, r of such a sum (NULLs elsewhere), reset every lowering. */
 typedef struct rlx_l_epilogue {
   rlx_mx_fn *fn;
   const uint32_t *uses;

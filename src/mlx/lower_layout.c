@@ -57,8 +57,9 @@ static rlx_mx_arr *pointwise(rlx_lower *L, rlx_mx_arr *x, rlx_mx_arr *w, const r
 }
 
 /* Conv through MLX's conv_general where rlx_l_conv takes it on a GPU (1D/2D, or 3D of group 1),
- * or as a matmul (pointwise), float, not empty: the input as is when channels-last, the output
- * and bias add channels-last. */
+ * or as a matmul (pointwise), float, not empty: the input as is when channels-last, the output,
+ * bias add and activation channels-last. In lazy runs a bias + Relu is one call of the epilogue
+ * function, and a bias add without an activation is recorded for a residual Add + Relu. */
 static bool conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   const rlx_type *tx = rlx_in_type(L, n, 0), *ty = rlx_out_type(L, n, 0);
@@ -76,8 +77,14 @@ static bool conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_
   for (int i = 0; i < nsp; i++) one &= rlx_in_type(L, n, 1)->dims[2 + i] == 1 && gm.p[i] == 0 && gm.p[nsp + i] == 0;
   rlx_mx_arr *y = one ? pointwise(L, x, w, tx, ty, &gm)
                       : rlx_mx_conv_general(c, x, w, nsp, gm.s, gm.p, gm.p + nsp, gm.d, ones, (int)gm.group, false);
-  out[0] = n->n_in == 3 ? rlx_mx_binary(c, RLX_MXB_ADD, y, in[2]) : y;
-  if (n->n_in == 3 && L->epilogue) L->epilogue->pre[n->out0][0] = y, L->epilogue->pre[n->out0][1] = in[2];
+  const char *act = rlx_node_s(n, "activation");
+  rlx_l_epilogue *e = n->n_in == 3 ? L->epilogue : NULL;
+  if (e && !strcmp(act, "Relu")) {
+    rlx_mx_call(c, e->fn, (rlx_mx_arr *[]){y, in[2]}, 2, out, 1);
+    return true;
+  }
+  if (e && !strcmp(act, "none")) e->pre[n->out0][0] = y, e->pre[n->out0][1] = in[2];
+  out[0] = rlx_l_activation(L, act, n->n_in == 3 ? rlx_mx_binary(c, RLX_MXB_ADD, y, in[2]) : y, tx->dtype);
   return true;
 }
 

@@ -6,7 +6,8 @@ count_include_pad, ceil_mode), Reduce (kept and dropped axes, the channel axis t
 and readers of the logical layout (Concat, Resize, Flatten, Transpose, outputs).
 1x1 convolutions of group 1 without padding run as matmuls on the channels-last rows; Conv + bias +
 ReLU and Conv + bias + residual Add + ReLU as one compiled function in lazy mode (rlx_l_epilogue),
-except where a sum has another reader. usage: test_layout.py RLX_BINARY"""
+except where a sum has another reader; activations that --optimize all moves into the Conv (ReLU,
+HardSwish) applied channels-last. usage: test_layout.py RLX_BINARY"""
 import os
 import subprocess
 import sys
@@ -66,13 +67,15 @@ def resnet_like():
          helper.make_node("Gemm", ["fl", "fc_w", "fc_b"], ["logits"], transB=1),
          helper.make_node("Resize", ["r3", "", "scales"], ["up"], mode="nearest"),
          helper.make_node("Concat", ["up", "up"], ["cat"], axis=1),
-         helper.make_node("Transpose", ["ap2"], ["tr"], perm=[0, 2, 3, 1])]
+         helper.make_node("Transpose", ["ap2"], ["tr"], perm=[0, 2, 3, 1]),
+         conv("f32", "c5", 16, 8, 3, I, pads=[1, 1, 1, 1]),
+         helper.make_node("HardSwish", ["c5"], ["hs"])]                  # the Conv's activation under --optimize all
     I += [const("s", rng.random(8) + 0.5), const("b", rng.standard_normal(8)), const("m", rng.standard_normal(8)),
           const("v", rng.random(8) + 0.5), const("chan", rng.standard_normal((16, 1, 1))), const("row", rng.standard_normal(4)),
           const("half", 0.5), numpy_helper.from_array(np.array([1], np.int64), "ax1"),
           numpy_helper.from_array(np.array([3], np.int64), "ax3"), const("fc_w", rng.standard_normal((10, 16))),
           const("fc_b", rng.standard_normal(10)), const("scales", [1, 1, 2, 2])]
-    outs = ["logits", "mp2", "rmax", "rsum", "cat", "tr", "r3", "c2", "c4"]  # c2: a conv output with two readers
+    outs = ["logits", "mp2", "rmax", "rsum", "cat", "tr", "r3", "c2", "c4", "hs"]  # c2: a conv output with two readers
     g = helper.make_graph(n, "resnet_like",
                           [helper.make_tensor_value_info("x", F, [2, 3, 16, 16]), helper.make_tensor_value_info("y", F, [2, 16, 4, 4])],
                           [helper.make_tensor_value_info(o, F, None) for o in outs], I)

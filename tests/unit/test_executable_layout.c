@@ -1,17 +1,18 @@
 /* The channels-last lowering of executables (RLX_LAYOUT=channels_last, exec_layout.c): conv
  * weights that are params or constants, kept in channels-last form across runs and remade when a
  * param is set, and the conv epilogues (bias, residual add, ReLU in one compiled function in lazy
- * runs), in every mode against closed forms. */
+ * runs; the ReLU a node of its own or the Conv's activation), in every mode against closed forms. */
 #include "exec_test_util.h"
 
 enum { CI = 2, CO = 3, H = 5, W = 4 };
 
-/* p = conv3x3(x, w, b, pad 1), h = relu(p); y = relu(conv1x1(h, v, c) + h), and p as a second output:
- * x [1,CI,H,W] (input), w [CO,CI,3,3] (param), b, v [CO,CO,1,1], c (constants). */
+/* p = conv3x3(x, w, b, pad 1), h = relu(p); y = relu(conv1x1(h, v, c) + h), and p as a second output
+ * (form 1) or the ReLU of h as the activation of p's Conv (form 2): x [1,CI,H,W] (input),
+ * w [CO,CI,3,3] (param), b, v [CO,CO,1,1], c (constants). */
 static const float B[CO] = {0.1f, -0.2f, 0.05f}, C[CO] = {-0.3f, 0.2f, 0.1f};
 static const float V[CO * CO] = {0.5f, -1.0f, 0.25f, 0.75f, 0.5f, -0.5f, -0.25f, 1.0f, 0.5f};
 
-static rlx_graph *conv_graph(bool two_outputs) {
+static rlx_graph *conv_graph(int form) {
   rlx_graph *g;
   OK(rlx_graph_create(&g));
   rlx_value x = g_input(g, "x", RLX_DTYPE_F32, 4, DIMS(1, CI, H, W));
@@ -19,12 +20,12 @@ static rlx_graph *conv_graph(bool two_outputs) {
   rlx_value b = g_const(g, RLX_DTYPE_F32, 1, DIMS(CO), B);
   rlx_value v = g_const(g, RLX_DTYPE_F32, 4, DIMS(CO, CO, 1, 1), V);
   rlx_value c = g_const(g, RLX_DTYPE_F32, 1, DIMS(CO), C);
-  rlx_attr pads = RLX_ATTR_IS("pads", 4, ((const int64_t[]){1, 1, 1, 1}));
-  rlx_value p = g_op(g, RLX_OP_CONV, 3, VALS(x, w, b), 1, &pads);
-  rlx_value h = g_op(g, RLX_OP_RELU, 1, &p, 0, NULL);
+  rlx_attr attrs[2] = {RLX_ATTR_IS("pads", 4, ((const int64_t[]){1, 1, 1, 1})), RLX_ATTR_S("activation", "Relu")};
+  rlx_value p = g_op(g, RLX_OP_CONV, 3, VALS(x, w, b), form == 2 ? 2 : 1, attrs);
+  rlx_value h = form == 2 ? p : g_op(g, RLX_OP_RELU, 1, &p, 0, NULL);
   rlx_value s = g_op(g, RLX_OP_ADD, 2, VALS(g_op(g, RLX_OP_CONV, 3, VALS(h, v, c), 0, NULL), h), 0, NULL);
   rlx_value y = g_op(g, RLX_OP_RELU, 1, &s, 0, NULL);
-  OK(rlx_graph_set_outputs(g, two_outputs ? 2 : 1, VALS(y, p)));
+  OK(rlx_graph_set_outputs(g, form == 1 ? 2 : 1, VALS(y, p)));
   return g;
 }
 
@@ -64,9 +65,9 @@ static void check_conv(rlx_executable *ex, const float *w, bool two_outputs, uin
   rlx_tensor_free(tx);
 }
 
-/* Every mode, with p read once (both epilogues fuse in lazy runs) and twice (p is also an
- * output: its ReLU stays as it is); a new w changes the results (the channels-last
- * weight is remade) without a new trace in compiled mode. */
+/* Every mode, with p read once (both epilogues fuse in lazy runs), twice (p is also an
+ * output: its ReLU stays as it is) and with the ReLU carried by the Conv (fused too); a new w
+ * changes the results (the channels-last weight is remade) without a new trace in compiled mode. */
 static void test_conv_params_and_epilogues(void **state) {
   (void)state;
   setenv("RLX_LAYOUT", "channels_last", 1);
@@ -74,8 +75,9 @@ static void test_conv_params_and_epilogues(void **state) {
   fill_random(w1, LEN(w1), 11);
   fill_random(w2, LEN(w2), 12);
   rlx_tensor *t1 = tf32(4, DIMS(CO, CI, 3, 3), w1), *t2 = tf32(4, DIMS(CO, CI, 3, 3), w2);
-  for (int two = 0; two < 2; two++) {
-    rlx_graph *g = conv_graph(two);
+  for (int form = 0; form < 3; form++) {
+    rlx_graph *g = conv_graph(form);
+    bool two = form == 1;
     for (size_t m = 0; m < LEN(all_modes); m++) {
       rlx_executable *ex = make_exec(g, all_modes[m]);
       OK(rlx_executable_set_param(ex, "w", t1));
