@@ -7,7 +7,8 @@
 # scripts/requirements-models.txt; all are pure Python or manylinux wheels, so any Python 3 fetches
 # them. Debian packages (apt-get download; root not needed when the package lists are current):
 # protobuf-c (library, headers, and protoc-c with the C++ protobuf libraries it runs on), cJSON,
-# cmocka (the C tests) and SLEEF (the CPU kernels' vector math), each -dev package with its run-time
+# cmocka (the C tests), SLEEF (the CPU kernels' vector math) and PCRE2 (the byte-level BPE
+# tokenizers' pre-tokenizer regexes; its 8-bit library), each -dev package with its run-time
 # library, and the DejaVu font the main job renders its text with (examples/ocr_demo.py).
 # scripts/bootstrap.sh unpacks the Debian packages into .deps/ (it says how).
 set -euo pipefail
@@ -26,5 +27,6 @@ py=python3
   -r "$root/scripts/requirements-models.txt"
 cd "$dir" # apt-get download writes into the current folder
 apt-get download -q protobuf-c-compiler libprotobuf32 libprotoc32 libprotobuf-c-dev libprotobuf-c1 \
-  libcjson-dev libcjson1 libcmocka-dev libcmocka0 libsleef-dev libsleef3 fonts-dejavu-core
+  libcjson-dev libcjson1 libcmocka-dev libcmocka0 libsleef-dev libsleef3 \
+  libpcre2-dev libpcre2-8-0 fonts-dejavu-core
 ls -l
