@@ -5,7 +5,7 @@ function into families (sgemm, rlx's own kernels, MLX elementwise / copies / red
 kernels, BLAS idle spinning, allocation, ...). Shares are of CPU time (all threads), so they do
 not depend on how loaded the machine is, except that idle spinning grows with the load.
 
-usage: profile.py [--lib build/librlx.so] [--models a,b] [--runners lazy,compiled,ort1] [--runs N]
+usage: cpu_profile.py [--lib build/librlx.so] [--models a,b] [--runners lazy,compiled,ort1] [--runs N]
                   [--cpu-seconds S] [--min-share 1.5] [--keep DIR]
 Prints one markdown table per model: family, share of CPU samples per runner, and the CPU ms per
 run it stands for (samples / frequency / runs). Needs perf (perf_event_paranoid <= 2).
