@@ -40,13 +40,17 @@ static rlx_status *conv(rlx_infer_ctx *c, bool transpose) {
   if (g <= 0) FAIL(INVALID_ARGUMENT, "group must be > 0");
   int64_t s[3], p[6], d[3], op[3] = {0, 0, 0};
   RLX_TRY(spatial(c, s, p, d, nsp));
-  int64_t ci = x->dims[1], co;
+  /* the weight's channels times group, overflow-checked (a symbolic dim stays itself for group 1,
+   * else RLX_DIM_DYNAMIC) */
+  int64_t ci = x->dims[1], co, wg = g == 1 ? w->dims[1] : RLX_DIM_DYNAMIC;
+  if (w->dims[1] >= 0 && !rlx_mul_i64(w->dims[1], g, &wg))
+    FAIL(RESOURCE_EXHAUSTED, "weight %s: channels %lld times group %lld overflow int64", TSTR(w), (long long)w->dims[1], (long long)g);
   if (!transpose) {
     rlx_op act;
     RLX_TRY(rlx_infer_activation(AS("activation"), &act));
     if (act != RLX_OP_COUNT && !rlx_dtype_is_float(x->dtype))
       FAIL(INVALID_ARGUMENT, "activation %s on integer input %s", AS("activation"), TSTR(x));
-    if (ci >= 0 && (ci % g || !rlx_dim_compatible(w->dims[1] * g, ci)))
+    if (ci >= 0 && (ci % g || !rlx_dim_compatible(wg, ci)))
       FAIL(INVALID_ARGUMENT, "weight %s needs %lld input channels / group %lld; input %s", TSTR(w), (long long)ci, (long long)g, TSTR(x));
     if (w->dims[0] % g) FAIL(INVALID_ARGUMENT, "output channels %lld not divisible by group %lld", (long long)w->dims[0], (long long)g);
     co = w->dims[0];
@@ -54,7 +58,7 @@ static rlx_status *conv(rlx_infer_ctx *c, bool transpose) {
     RLX_TRY(rlx_conv_list(c->n, "output_padding", nsp, 0, op));
     if (!rlx_dim_compatible(w->dims[0], ci) || (ci >= 0 && ci % g))
       FAIL(INVALID_ARGUMENT, "weight %s must be [Ci=%lld, Co/group, k..] with group %lld", TSTR(w), (long long)ci, (long long)g);
-    co = w->dims[1] * g;
+    co = wg;
     for (int i = 0; i < nsp; i++)
       if (op[i] < 0 || (op[i] >= s[i] && op[i] >= d[i])) FAIL(INVALID_ARGUMENT, "output_padding %lld must be smaller than stride or dilation", (long long)op[i]);
   }

@@ -84,12 +84,37 @@ static void test_constant_size_checked(void **state) {
   rlx_graph_free(g);
 }
 
+/* Conv / ConvTranspose: the weight's channels times group overflowing int64 is a status (the
+ * product was undefined behaviour, with a symbolic weight dim too: fuzz_graph). */
+static void test_conv_group_overflow(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x, xs, w, ws, y;
+  rlx_type tx = ttype(RLX_DTYPE_F32, 3, (int64_t[]){1, 4, 5}), txs = ttype(RLX_DTYPE_F32, 3, (int64_t[]){1, RLX_DIM_SYMBOL(0), 5});
+  rlx_type tw = ttype(RLX_DTYPE_F32, 3, (int64_t[]){4, 2, 3}), tws = ttype(RLX_DTYPE_F32, 3, (int64_t[]){4, RLX_DIM_SYMBOL(1), 3});
+  OK(rlx_graph_add_input(g, "x", &tx, &x));
+  OK(rlx_graph_add_input(g, "xs", &txs, &xs));
+  OK(rlx_graph_add_input(g, "w", &tw, &w));
+  OK(rlx_graph_add_input(g, "ws", &tws, &ws));
+  rlx_attr big = RLX_ATTR_I("group", (int64_t)1 << 62), max = RLX_ATTR_I("group", INT64_MAX);
+  FAILS(rlx_graph_add1(g, RLX_OP_CONV, NULL, 2, (rlx_value[]){x, w}, 1, &big, &y), RESOURCE_EXHAUSTED, "times group");
+  FAILS(rlx_graph_add1(g, RLX_OP_CONV_TRANSPOSE, NULL, 2, (rlx_value[]){xs, w}, 1, &big, &y), RESOURCE_EXHAUSTED, "times group");
+  /* a symbolic weight dim times a group above 1: an unknown channel count, not a product */
+  OK(rlx_graph_add1(g, RLX_OP_CONV_TRANSPOSE, NULL, 2, (rlx_value[]){xs, ws}, 1, &max, &y));
+  assert_int_equal(rlx_graph_value_type(g, y)->dims[1], RLX_DIM_DYNAMIC);
+  OK(rlx_graph_add1(g, RLX_OP_CONV_TRANSPOSE, NULL, 2, (rlx_value[]){xs, ws}, 0, NULL, &y));
+  assert_int_equal(rlx_graph_value_type(g, y)->dims[1], RLX_DIM_SYMBOL(1));
+  rlx_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status),
       cmocka_unit_test(test_infer_shapes),
       cmocka_unit_test(test_errors_name_node_and_op),
       cmocka_unit_test(test_constant_size_checked),
+      cmocka_unit_test(test_conv_group_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
