@@ -1,6 +1,7 @@
 /* tokenizer.c: the tokenizers of rlx/llm.h from a GGUF file's vocabulary: SentencePiece-style BPE
  * over scored pieces (tokenizer.ggml.model "llama") and GPT-2-style byte-level BPE over ranked
  * merges ("gpt2"; the pre-tokenizer regex run by PCRE2). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,7 +216,9 @@ static rlx_status *load(const rlx_gguf *f, rlx_tokenizer *t) {
     if ((st = strtab_set(&t->tok, id, s, n))) return st;
     t->score[id] = (float)sc, t->type[id] = (int32_t)type;
     unsigned byte;
-    if (type == 6 && n == 6 && sscanf(s, "<0x%2X>", &byte) == 1) t->byte_id[byte] = id;
+    /* "<0xHH>": two hex digits (sscanf's %X alone also takes a sign: "<0x-A>" indexed byte_id at 2^32 - 10) */
+    if (type == 6 && n == 6 && isxdigit((unsigned char)s[3]) && isxdigit((unsigned char)s[4]) && sscanf(s, "<0x%2X>", &byte) == 1)
+      t->byte_id[byte] = id;
   }
   int64_t v;
   if ((st = opt_int(f, "tokenizer.ggml.bos_token_id", t->bpe ? -1 : 1, &v))) return st;
