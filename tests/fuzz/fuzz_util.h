@@ -9,14 +9,17 @@
 #include "rlx/rlx.h"
 
 /* Inputs larger than this many elements (after symbolic dims become 1) are not run, nor graphs
- * with a value larger than FUZZ_MAX_VALUE_BYTES or whose predicted work exceeds FUZZ_MAX_FLOPS
+ * with a value larger than FUZZ_MAX_VALUE_BYTES or whose predicted work exceeds FUZZ_MAX_FLOPS or
+ * FUZZ_MAX_BYTES moved (a pooling window view reduced by MLX materializes output x taps elements; an
+ * MLX allocation that fails is written through, issue 8's open problem, so it is not run here)
  * (valid but huge work: not what the targets look for; a Conv whose operands each fit in 64 MiB
  * can take many minutes). */
 #define FUZZ_MAX_INPUT_ELEMS ((int64_t)1 << 16)
 #define FUZZ_MAX_VALUE_BYTES ((int64_t)1 << 26)
 #define FUZZ_MAX_FLOPS 4e9
+#define FUZZ_MAX_BYTES 4e9
 
-/* false when the cost model (rlx/calibrate.h) predicts more than FUZZ_MAX_FLOPS for one run of g;
+/* false when the cost model (rlx/calibrate.h) predicts more than FUZZ_MAX_FLOPS or FUZZ_MAX_BYTES for one run of g;
  * true when it cannot say (symbolic input dims, an op it cannot price). */
 static inline bool fuzz_cheap(const rlx_graph *g) {
   rlx_calibration cal;
@@ -26,7 +29,7 @@ static inline bool fuzz_cheap(const rlx_graph *g) {
 #undef RLX_X
   rlx_cost_estimate est;
   rlx_status *st = rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &est);
-  bool cheap = st || est.flops <= FUZZ_MAX_FLOPS;
+  bool cheap = st || (est.flops <= FUZZ_MAX_FLOPS && est.bytes <= FUZZ_MAX_BYTES);
   rlx_status_free(st);
   return cheap;
 }
