@@ -41,14 +41,19 @@ extern "C" {
 /* The figures of a calibration, written once: X(field, unit, what is timed). The first six are the
  * reference's (rlx-mlx calibrate.rs; same JSON keys and units), measured on MLX arrays; the others
  * are rlx's own, measured through rlx executables in lazy mode. Rates are float32; GB = 1e9 bytes;
- * every figure is the median of the timed repetitions. */
+ * every figure is the median of the timed repetitions. A GPU runs its work asynchronously, so there
+ * the throughput figures queue many ops per synchronized run (src/calib/measure.c): rlx's own take
+ * what a chain of 32 ops adds to an empty run, per op (Sigmoid, Erf, Tanh, Softmax and Neg over 8x
+ * the elements below; Transpose, Pool, Resize and the Convs whose output cannot feed the next: 8x
+ * the elements (the batch), one op); conv_overhead_ns is then a queued conv's launch beyond a
+ * node's, not a round trip. */
 #define RLX_CALIBRATION_FIGURES(X)                                                                        \
   X(sgemm_large_flops, "FLOP/s", "[256,768] @ [768,3072], 2 m k n FLOPs")                                 \
   X(sgemm_small_flops, "FLOP/s", "50 chained [8,64] @ [64,64], one eval")                                 \
   X(roundtrip_overhead_ns, "ns", "build and evaluate a tiny graph, [1,2] @ [2,1]")                       \
-  X(memory_bw_gbps, "GB/s", "add(x, 0), x 1M float32, 8 bytes per element")                              \
-  X(attention_flops, "FLOP/s", "SDPA q=k=v [1,4,128,64], no mask, 4 B H S^2 D FLOPs")                    \
-  X(reduce_gbps, "GB/s", "sum over the last axis of [1024,1024], 4 M N bytes")                           \
+  X(memory_bw_gbps, "GB/s", "add(x, 0), x 1M float32, 8 bytes per element (GPU: 32 chained, one eval)")   \
+  X(attention_flops, "FLOP/s", "SDPA q=k=v [1,4,128,64], no mask, 4 B H S^2 D FLOPs (GPU: 32 chained)")   \
+  X(reduce_gbps, "GB/s", "sum over the last axis of [1024,1024], 4 M N bytes (GPU: 32 in one eval)")     \
   X(run_overhead_ns, "ns", "rlx_executable_run of Neg on float32[2] from the host, read back")             \
   X(dispatch_overhead_ns, "ns", "per node: (64 chained Adds on float32[256] - 1 Add) / 63")              \
   X(transfer_gbps, "GB/s", "Neg of 1M float32 from the host, read back: 8 MB per run")                  \
@@ -62,7 +67,8 @@ extern "C" {
   X(conv_flops, "FLOP/s", "Conv x[1,32,64,64] w[64,32,3,3] pads 1")                                      \
   X(conv_depthwise_flops, "FLOP/s", "Conv x[1,128,64,64] w[128,1,3,3] group 128 pads 1")                \
   X(conv_pointwise_flops, "FLOP/s", "Conv x[1,128,40,40] w[256,128,1,1]")                               \
-  X(conv_overhead_ns, "ns", "Conv x[1,16,8,8] w[16,16,3,3] pads 1 less Neg of x: a conv's fixed cost")
+  X(conv_overhead_ns, "ns", "Conv x[1,16,8,8] w[16,16,3,3] pads 1 less Neg of x: a conv's fixed cost")    \
+  X(stream_gbps, "GB/s", "Neg of 1M float32 (GPU: 8M), 8 bytes per element: elementwise pricing on a GPU")
 
 /* The figures of one device (see RLX_CALIBRATION_FIGURES for each figure). A plain value. */
 typedef struct rlx_calibration {

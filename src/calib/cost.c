@@ -22,6 +22,9 @@ typedef struct cost_ctx {
   const rlx_calibration *cal;
   rlx_device device;
   rlx_cost_estimate *est;
+  double bw_gbps; /* elementwise passes and plain data movement: memory_bw_gbps on the CPU; on a GPU
+                     stream_gbps, as the reference's 1M-float add is short enough to be about a
+                     kernel launch there (which dispatch_overhead_ns prices per node) */
 } cost_ctx;
 
 static double numel(const rlx_type *t) {
@@ -66,9 +69,9 @@ static bool family_is(const rlx_node *n, const char *const *names) {
 static rlx_status *cost_graph(cost_ctx *c, const rlx_graph *g, const rlx_type *types, double mult);
 
 /* How the lowering computes a unary op (src/mlx/lower_elementwise.c): `plain` passes of MLX's
- * simple elementwise ops (each reads and writes the tensor, at memory_bw) plus at most one pass of
- * a transcendental function at its figure (0: none). MLX evaluates each pass on its own in lazy
- * mode. */
+ * simple elementwise ops (each reads and writes the tensor, at cost_ctx.bw_gbps) plus at most one
+ * pass of a transcendental function at its figure (0: none). MLX evaluates each pass on its own in
+ * lazy mode. */
 typedef struct unary_cost {
   int plain;
   double gbps;
@@ -96,7 +99,7 @@ static unary_cost unary_of(const rlx_calibration *cal, rlx_op op) {
 /* Charges an elementwise op computed as `u` over a result of out_b bytes whose operands and result
  * move `bytes` in all (the transcendental pass; plain passes read and write the result). */
 static void charge_unary(cost_ctx *c, unary_cost u, bool node, double bytes, double out_b, double mult) {
-  double s = u.plain * 2 * out_b / (c->cal->memory_bw_gbps * 1e9) + (u.gbps > 0 ? bytes / (u.gbps * 1e9) : 0);
+  double s = u.plain * 2 * out_b / (c->bw_gbps * 1e9) + (u.gbps > 0 ? bytes / (u.gbps * 1e9) : 0);
   charge_s(c, RLX_COST_ELEMENTWISE, node, 0, u.plain * 2 * out_b + (u.gbps > 0 ? bytes : 0), s, mult);
 }
 
@@ -171,7 +174,7 @@ static void cost_conv(cost_ctx *c, const rlx_node *n, const rlx_type *in, const 
   for (size_t i = 0; i < ns; i++) unit &= strides[i] == 1, stride_is_kernel &= strides[i] == w->dims[2 + i];
   for (size_t i = 0; i < np; i++) unit &= pads[i] == 0;
   if (!ns) stride_is_kernel &= kernel == 1;
-  double fixed = cal->conv_overhead_ns * 1e-9, bw = cal->memory_bw_gbps * 1e9;
+  double fixed = cal->conv_overhead_ns * 1e-9, bw = c->bw_gbps * 1e9;
   if (n->op == RLX_OP_CONV_TRANSPOSE && cpu && stride_is_kernel && x->dtype != RLX_DTYPE_F64) {
     double flops = 2.0 * numel(x) * co / group * kernel;
     charge_s(c, RLX_COST_CONV, true, flops, bytes, fmax(flops / cal->conv_pointwise_flops, bytes / bw) + fixed, mult);
@@ -212,8 +215,10 @@ static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in,
   double in_b = 0, out_b = 0;
   for (uint32_t i = 0; i < n->n_in; i++) in_b += nbytes(&in[i]);
   for (uint32_t i = 0; i < n->n_out; i++) out_b += nbytes(&out[i]);
-  double bytes = in_b + out_b, bw = cal->memory_bw_gbps;
+  double bytes = in_b + out_b, bw = c->bw_gbps;
   if (family_is(n, (const char *const[]){"control", NULL})) return cost_control(c, n, in, mult);
+  /* per node: what one more queued node adds to a run (on a GPU its launch, measured over a chain,
+   * not a synchronized round trip: run_overhead_ns is charged once per run) */
   c->est->family_s[RLX_COST_OVERHEAD] += cal->dispatch_overhead_ns * 1e-9 * mult;
   c->est->family_nodes[RLX_COST_OVERHEAD] += (size_t)mult;
   c->est->nodes += (size_t)mult;
@@ -293,7 +298,7 @@ rlx_status *rlx_cost_predict(const rlx_graph *g, const rlx_calibration *cal, rlx
   RLX_CALIBRATION_FIGURES(RLX_X)
 #undef RLX_X
   rlx_cost_estimate est = {.device = device};
-  cost_ctx c = {.cal = cal, .device = device, .est = &est};
+  cost_ctx c = {.cal = cal, .device = device, .est = &est, .bw_gbps = device == RLX_DEVICE_GPU ? cal->stream_gbps : cal->memory_bw_gbps};
   for (size_t i = 0; i < g->n_inputs; i++) {
     const rlx_type *t = &g->types[g->nodes[g->inputs[i]].out0];
     if (!rlx_type_is_static(t))

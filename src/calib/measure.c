@@ -7,7 +7,15 @@
  * (median: robust to the other processes of a shared machine). RLX_CALIBRATE_CLOCK=cpu times with
  * the process's CPU time instead of the wall clock: with one thread of work (RLX_NUM_THREADS=1,
  * OPENBLAS_NUM_THREADS=1) that is the time the work takes on an idle machine, however loaded this
- * one is (bench/cost_model.py --cpu-time validates the model that way). */
+ * one is (bench/cost_model.py --cpu-time validates the model that way).
+ *
+ * On a GPU the work is queued and runs asynchronously: one small op per synchronized run times the
+ * launch and the synchronization, not the op. There the throughput figures queue many ops per
+ * synchronized evaluation (a chain of GPU_CHAIN ops, or GPU_CHAIN independent ones, evaluated
+ * once; the reference's shapes and units kept) and rlx's own figures take the time a run of the op
+ * adds to an empty run (`base_s`, a tiny one-node run), over a chain of GPU_CHAIN ops or, for ops
+ * whose output cannot feed the next, a batch of GPU_BATCH. On the CPU every op runs synchronously
+ * and each figure is one op per run, as before. */
 #include <math.h>
 #include <time.h>
 #include <stdio.h>
@@ -21,6 +29,8 @@
 #include "rlx/rlx.h"
 
 #define CAL_WARMUPS 2
+#define GPU_CHAIN 32 /* ops queued per synchronized run on a GPU */
+#define GPU_BATCH 8  /* batch of the non-chainable ops (pool, resize, conv) on a GPU */
 
 typedef struct measurer {
   rlx_device device;
@@ -31,6 +41,9 @@ typedef struct measurer {
                          not a lucky uninterrupted time slice */
   double *samples; /* reps entries */
   bool cpu_clock;  /* RLX_CALIBRATE_CLOCK=cpu: process CPU time, not the wall clock */
+  int chain;       /* ops queued per synchronized run: 1 on the CPU, GPU_CHAIN on a GPU */
+  int64_t batch;   /* batch of the non-chainable rlx figures: 1 on the CPU, GPU_BATCH on a GPU */
+  double base_s;   /* GPU: seconds of an empty run (a tiny one-node lazy run), < 0 until timed; CPU: 0 */
 } measurer;
 
 /* The measurer's clock in ns. */
@@ -96,20 +109,26 @@ static void body_matmul(rlx_mx *c, rlx_mx_arr *const *ops, int iters) {
   rlx_mx_eval(c, &x, 1);
 }
 
+/* iters adds chained: y = x + b, y = y + b, ... (b = 0 keeps y at x) */
 static void body_add(rlx_mx *c, rlx_mx_arr *const *ops, int iters) {
-  rlx_mx_arr *y = rlx_mx_binary(c, RLX_MXB_ADD, ops[0], ops[1]);
+  rlx_mx_arr *y = ops[0];
+  for (int i = 0; i < iters; i++) y = rlx_mx_binary(c, RLX_MXB_ADD, y, ops[1]);
   rlx_mx_eval(c, &y, 1);
 }
 
+/* iters attentions chained: y = sdpa(y, y, y) (a weighted mean of rows of 0.5 stays 0.5) */
 static void body_sdpa(rlx_mx *c, rlx_mx_arr *const *ops, int iters) {
-  rlx_mx_arr *y = rlx_mx_sdpa(c, ops[0], ops[0], ops[0], 0.125f, "", NULL);
+  rlx_mx_arr *y = ops[0];
+  for (int i = 0; i < iters; i++) y = rlx_mx_sdpa(c, y, y, y, 0.125f, "", NULL);
   rlx_mx_eval(c, &y, 1);
 }
 
+/* iters independent sums of x, evaluated together */
 static void body_sum(rlx_mx *c, rlx_mx_arr *const *ops, int iters) {
   int axis = -1;
-  rlx_mx_arr *y = rlx_mx_reduce(c, ops[0], 0, 1, &axis, false);
-  rlx_mx_eval(c, &y, 1);
+  rlx_mx_arr *y[GPU_CHAIN];
+  for (int i = 0; i < iters; i++) y[i] = rlx_mx_reduce(c, ops[0], 0, 1, &axis, false);
+  rlx_mx_eval(c, y, iters);
 }
 
 /* Median seconds of `body` over operands full(dims_i, value_i) (float32), kept on the device. */
@@ -152,29 +171,31 @@ static rlx_status *time_mx(measurer *m, mx_body body, int iters, size_t n_ops, c
 
 /* A graph y = op(x, params...) or a chain; built by a builder, run with x as a device handle and
  * the outputs left on the device. */
-typedef rlx_status *(*graph_builder)(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y);
+typedef rlx_status *(*graph_builder)(rlx_graph *g, rlx_value x, const void *ud, int i, rlx_value *y);
 
 typedef struct conv_spec {
   int64_t c_out, c_in_per_group, k, group;
 } conv_spec;
 
-static rlx_status *build_conv(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+static rlx_status *build_conv(rlx_graph *g, rlx_value x, const void *ud, int i, rlx_value *y) {
   const conv_spec *s = ud;
   rlx_type tw = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {s->c_out, s->c_in_per_group, s->k, s->k}};
   rlx_value w;
-  RLX_TRY(rlx_graph_add_param(g, "w", &tw, &w));
+  char name[16];
+  snprintf(name, sizeof name, "w%d", i);
+  RLX_TRY(rlx_graph_add_param(g, name, &tw, &w));
   int64_t pads[4] = {s->k / 2, s->k / 2, s->k / 2, s->k / 2};
   rlx_attr attrs[] = {RLX_ATTR_IS("pads", 4, pads), RLX_ATTR_I("group", s->group)};
   return rlx_graph_add1(g, RLX_OP_CONV, "conv", 2, (rlx_value[]){x, w}, 2, attrs, y);
 }
 
 /* y = op(x) for a unary op (ud: the rlx_op). */
-static rlx_status *build_unary(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+static rlx_status *build_unary(rlx_graph *g, rlx_value x, const void *ud, int i, rlx_value *y) {
   return rlx_graph_add1(g, *(const rlx_op *)ud, NULL, 1, &x, 0, NULL, y);
 }
 
 /* y = -(x^T): a consumer reading a transposed (strided) view. */
-static rlx_status *build_transpose(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+static rlx_status *build_transpose(rlx_graph *g, rlx_value x, const void *ud, int i, rlx_value *y) {
   int64_t perm[] = {1, 0};
   rlx_attr a = RLX_ATTR_IS("perm", 2, perm);
   rlx_value t;
@@ -183,7 +204,7 @@ static rlx_status *build_transpose(rlx_graph *g, rlx_value x, const void *ud, rl
 }
 
 /* MaxPool 3x3, stride 2, pads 1. */
-static rlx_status *build_pool(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+static rlx_status *build_pool(rlx_graph *g, rlx_value x, const void *ud, int i, rlx_value *y) {
   int64_t k[] = {3, 3}, s[] = {2, 2}, p[] = {1, 1, 1, 1};
   rlx_attr a[] = {RLX_ATTR_S("kind", "max"), RLX_ATTR_IS("kernel_shape", 2, k), RLX_ATTR_IS("strides", 2, s),
                   RLX_ATTR_IS("pads", 4, p)};
@@ -191,7 +212,7 @@ static rlx_status *build_pool(rlx_graph *g, rlx_value x, const void *ud, rlx_val
 }
 
 /* Resize nearest 2x on the spatial dims (the zoo's upsampling). */
-static rlx_status *build_resize(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+static rlx_status *build_resize(rlx_graph *g, rlx_value x, const void *ud, int i, rlx_value *y) {
   const rlx_type *t = ud;
   int64_t sizes[] = {t->dims[0], t->dims[1], 2 * t->dims[2], 2 * t->dims[3]};
   rlx_attr a[] = {RLX_ATTR_IS("sizes", 4, sizes), RLX_ATTR_S("mode", "nearest"), RLX_ATTR_S("coordinate_transformation_mode", "asymmetric"),
@@ -199,9 +220,9 @@ static rlx_status *build_resize(rlx_graph *g, rlx_value x, const void *ud, rlx_v
   return rlx_graph_add1(g, RLX_OP_RESIZE, NULL, 1, &x, 4, a, y);
 }
 
-static rlx_status *build_add_chain(rlx_graph *g, rlx_value x, const void *ud, rlx_value *y) {
+static rlx_status *build_add_chain(rlx_graph *g, rlx_value x, const void *ud, int i, rlx_value *y) {
   int n = *(const int *)ud;
-  for (int i = 0; i < n; i++) RLX_TRY(rlx_graph_add1(g, RLX_OP_ADD, NULL, 2, (rlx_value[]){x, x}, 0, NULL, &x));
+  for (int j = 0; j < n; j++) RLX_TRY(rlx_graph_add1(g, RLX_OP_ADD, NULL, 2, (rlx_value[]){x, x}, 0, NULL, &x));
   *y = x;
   return NULL;
 }
@@ -219,16 +240,19 @@ static rlx_status *zero_params(rlx_executable *ex, const rlx_graph *g) {
   return NULL;
 }
 
-/* Median seconds of a run. host_io: x passed from the host and y read back each run (as rlx run
- * does); else x is a device handle and y stays on the device. */
-static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder build, const void *ud, bool host_io, double *out_s) {
+/* Median seconds of a run of `chain` ops (each fed the previous one's output). host_io: x passed
+ * from the host and y read back each run (as rlx run does); else x is a device handle and y stays
+ * on the device. */
+static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder build, const void *ud, int chain, bool host_io,
+                              double *out_s) {
   rlx_graph *g = NULL;
   rlx_executable *ex = NULL;
   rlx_tensor *x = NULL;
   rlx_value vx, y;
   rlx_status *st = rlx_graph_create(&g);
   if (!st) st = rlx_graph_add_input(g, "x", tx, &vx);
-  if (!st) st = build(g, vx, ud, &y);
+  y = vx;
+  for (int i = 0; !st && i < chain; i++) st = build(g, y, ud, i, &y);
   if (!st) st = rlx_graph_set_outputs(g, 1, &y);
   if (!st) st = rlx_executable_create(g, m->device, RLX_MODE_LAZY, &ex);
   if (!st) st = rlx_executable_set_precision(ex, m->precision);
@@ -255,73 +279,90 @@ static rlx_status *time_graph(measurer *m, const rlx_type *tx, graph_builder bui
   return st;
 }
 
-/* Median seconds of Conv x[1,c_in,hw,hw] with s. */
-static rlx_status *time_conv(measurer *m, int64_t c_in, int64_t hw, conv_spec s, double *out) {
-  rlx_type tx = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, c_in, hw, hw}};
-  return time_graph(m, &tx, build_conv, &s, false, out);
-}
-
-static double conv_flops_of(int64_t c_in, int64_t hw, conv_spec s) {
-  return 2.0 * (double)(s.c_out * hw * hw) * (double)(s.c_in_per_group * s.k * s.k);
-}
-
-static rlx_status *measure_conv(measurer *m, int64_t c_in, int64_t hw, conv_spec s, double *out) {
+/* Median seconds one op (chainable: its output can be its next copy's input) takes within a run
+ * in lazy mode, x a device handle, y left on the device. On the CPU: a run of it. On a GPU: what a
+ * chain of m->chain of them (else one) adds to an empty run, per op; a floor of a tenth of that
+ * run's time per op, as on a loaded machine the difference of two medians may come out <= 0. */
+static rlx_status *time_op(measurer *m, const rlx_type *tx, graph_builder build, const void *ud, bool chainable, double *out_s) {
+  const rlx_type tiny = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {2}};
+  const rlx_op neg = RLX_OP_NEG;
+  if (m->base_s < 0) RLX_TRY(time_graph(m, &tiny, build_unary, &neg, 1, false, &m->base_s));
+  int chain = chainable ? m->chain : 1;
   double t;
-  RLX_TRY(time_conv(m, c_in, hw, s, &t));
-  *out = conv_flops_of(c_in, hw, s) / t;
+  RLX_TRY(time_graph(m, tx, build, ud, chain, false, &t));
+  *out_s = fmax(t - m->base_s, 0.1 * t) / chain;
   return NULL;
 }
 
-/* rlx's figures, in table order from run_overhead_ns. */
+static bool conv_chainable(int64_t c_in, conv_spec s) { return s.c_out == c_in && s.c_in_per_group * s.group == c_in; }
+
+/* Median seconds of one Conv x[batch,c_in,hw,hw] with s (time_op; m->batch if not chainable). */
+static rlx_status *time_conv(measurer *m, int64_t c_in, int64_t hw, conv_spec s, double *out) {
+  rlx_type tx = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {conv_chainable(c_in, s) ? 1 : m->batch, c_in, hw, hw}};
+  return time_op(m, &tx, build_conv, &s, conv_chainable(c_in, s), out);
+}
+
+static rlx_status *measure_conv(measurer *m, int64_t c_in, int64_t hw, conv_spec s, double *out) {
+  double t, batch = conv_chainable(c_in, s) ? 1 : (double)m->batch;
+  RLX_TRY(time_conv(m, c_in, hw, s, &t));
+  *out = 2.0 * batch * (double)(s.c_out * hw * hw) * (double)(s.c_in_per_group * s.k * s.k) / t;
+  return NULL;
+}
+
+/* rlx's figures, in table order from run_overhead_ns. On a GPU the 1M-element ones (but
+ * memory_bw's and transfer's) are over m->batch M elements (time_op). */
 static rlx_status *measure_rlx_figure(measurer *m, int i, rlx_calibration *cal) {
   const rlx_type tiny = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {2}}, mega = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {1 << 20}},
-                 square = {.dtype = RLX_DTYPE_F32, .rank = 2, .dims = {1024, 1024}};
-  const double bytes = 8.0 * (1 << 20); /* 1M float32 read and written */
+                 big = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {m->batch << 20}},
+                 wide = {.dtype = RLX_DTYPE_F32, .rank = 2, .dims = {1024, m->batch * 1024}},
+                 rows = {.dtype = RLX_DTYPE_F32, .rank = 2, .dims = {m->batch * 1024, 1024}};
+  const double bytes = 8.0 * (1 << 20), big_bytes = bytes * (double)m->batch; /* 1M float32 read and written */
   static const rlx_op unary[] = {RLX_OP_SIGMOID, RLX_OP_ERF, RLX_OP_TANH};
   const rlx_op neg = RLX_OP_NEG, softmax = RLX_OP_SOFTMAX;
   double t, t0;
   switch (i) {
     case 0:
-      RLX_TRY(time_graph(m, &tiny, build_unary, &neg, true, &t));
+      RLX_TRY(time_graph(m, &tiny, build_unary, &neg, 1, true, &t));
       cal->run_overhead_ns = t * 1e9;
       return NULL;
     case 1: {
       const rlx_type small = {.dtype = RLX_DTYPE_F32, .rank = 1, .dims = {256}};
       int one = 1, many = 64;
-      RLX_TRY(time_graph(m, &small, build_add_chain, &one, false, &t0));
-      RLX_TRY(time_graph(m, &small, build_add_chain, &many, false, &t));
+      RLX_TRY(time_graph(m, &small, build_add_chain, &one, 1, false, &t0));
+      RLX_TRY(time_graph(m, &small, build_add_chain, &many, 1, false, &t));
       /* a floor of 1 ns: on a loaded machine the difference of two medians may come out <= 0 */
       cal->dispatch_overhead_ns = fmax((t - t0) / (many - one) * 1e9, 1.0);
       return NULL;
     }
     case 2: /* the whole run per byte transferred: the Neg itself is a small part of it */
-      RLX_TRY(time_graph(m, &mega, build_unary, &neg, true, &t));
+      RLX_TRY(time_graph(m, &mega, build_unary, &neg, 1, true, &t));
       cal->transfer_gbps = bytes / t * 1e-9;
       return NULL;
     case 3: case 4: case 5: {
-      RLX_TRY(time_graph(m, &mega, build_unary, &unary[i - 3], false, &t));
+      RLX_TRY(time_op(m, &big, build_unary, &unary[i - 3], true, &t));
       double *fig[] = {&cal->transcendental_gbps, &cal->erf_gbps, &cal->tanh_gbps};
-      *fig[i - 3] = bytes / t * 1e-9;
+      *fig[i - 3] = big_bytes / t * 1e-9;
       return NULL;
     }
     case 6:
-      RLX_TRY(time_graph(m, &square, build_transpose, NULL, false, &t));
-      cal->strided_copy_gbps = bytes / t * 1e-9;
+      /* not chained: the optimizer may cancel a transpose against the next one */
+      RLX_TRY(time_op(m, &wide, build_transpose, NULL, false, &t));
+      cal->strided_copy_gbps = big_bytes / t * 1e-9;
       return NULL;
     case 7:
-      RLX_TRY(time_graph(m, &square, build_unary, &softmax, false, &t));
-      cal->softmax_gbps = bytes / t * 1e-9;
+      RLX_TRY(time_op(m, &rows, build_unary, &softmax, true, &t));
+      cal->softmax_gbps = big_bytes / t * 1e-9;
       return NULL;
     case 8: {
-      const rlx_type x = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 64, 64, 64}};
-      RLX_TRY(time_graph(m, &x, build_pool, NULL, false, &t));
-      cal->pool_gbps = 9.0 * 4 * 64 * 32 * 32 / t * 1e-9;
+      const rlx_type x = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {m->batch, 64, 64, 64}};
+      RLX_TRY(time_op(m, &x, build_pool, NULL, false, &t));
+      cal->pool_gbps = 9.0 * 4 * (double)m->batch * 64 * 32 * 32 / t * 1e-9;
       return NULL;
     }
     case 9: { /* the rows pass writes [1,32,128,64], the columns pass [1,32,128,128] */
-      const rlx_type x = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 32, 64, 64}};
-      RLX_TRY(time_graph(m, &x, build_resize, &x, false, &t));
-      cal->resize_gbps = 4.0 * 32 * (128 * 64 + 128 * 128) / t * 1e-9;
+      const rlx_type x = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {m->batch, 32, 64, 64}};
+      RLX_TRY(time_op(m, &x, build_resize, &x, false, &t));
+      cal->resize_gbps = 4.0 * (double)m->batch * 32 * (128 * 64 + 128 * 128) / t * 1e-9;
       return NULL;
     }
     case 10:
@@ -330,13 +371,17 @@ static rlx_status *measure_rlx_figure(measurer *m, int i, rlx_calibration *cal) 
       return measure_conv(m, 128, 64, (conv_spec){128, 1, 3, 128}, &cal->conv_depthwise_flops);
     case 12:
       return measure_conv(m, 128, 40, (conv_spec){256, 128, 1, 1}, &cal->conv_pointwise_flops);
-    default: { /* what a tiny convolution costs beyond a one-node run */
+    case 13: { /* what a tiny convolution costs beyond a node (on a GPU: queued, its launch) */
       const rlx_type x = {.dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 16, 8, 8}};
       RLX_TRY(time_conv(m, 16, 8, (conv_spec){16, 16, 3, 1}, &t));
-      RLX_TRY(time_graph(m, &x, build_unary, &neg, false, &t0));
+      RLX_TRY(time_op(m, &x, build_unary, &neg, true, &t0));
       cal->conv_overhead_ns = fmax((t - t0) * 1e9, 1.0);
       return NULL;
     }
+    default:
+      RLX_TRY(time_op(m, &big, build_unary, &neg, true, &t));
+      cal->stream_gbps = big_bytes / t * 1e-9;
+      return NULL;
   }
 }
 
@@ -365,20 +410,20 @@ static rlx_status *measure_figure(measurer *m, int i, rlx_calibration *cal) {
     }
     case 3: {
       mx_operand ops[] = {{1, {1 << 20}, 1.0}, {0, {0}, 0.0}};
-      RLX_TRY(time_mx(m, body_add, 1, 2, ops, &t));
-      cal->memory_bw_gbps = 2.0 * 4 * (1 << 20) / t * 1e-9;
+      RLX_TRY(time_mx(m, body_add, m->chain, 2, ops, &t));
+      cal->memory_bw_gbps = 2.0 * 4 * (1 << 20) * m->chain / t * 1e-9;
       break;
     }
     case 4: {
       mx_operand ops[] = {{4, {1, 4, 128, 64}, 0.5}};
-      RLX_TRY(time_mx(m, body_sdpa, 1, 1, ops, &t));
-      cal->attention_flops = 4.0 * 1 * 4 * 128 * 128 * 64 / t;
+      RLX_TRY(time_mx(m, body_sdpa, m->chain, 1, ops, &t));
+      cal->attention_flops = 4.0 * 1 * 4 * 128 * 128 * 64 * m->chain / t;
       break;
     }
     case 5: {
       mx_operand ops[] = {{2, {1024, 1024}, 1.0}};
-      RLX_TRY(time_mx(m, body_sum, 1, 1, ops, &t));
-      cal->reduce_gbps = 4.0 * 1024 * 1024 / t * 1e-9;
+      RLX_TRY(time_mx(m, body_sum, m->chain, 1, ops, &t));
+      cal->reduce_gbps = 4.0 * 1024 * 1024 * m->chain / t * 1e-9;
       break;
     }
     default:
@@ -405,7 +450,9 @@ rlx_status *rlx_calibration_measure(rlx_device device, const rlx_calibrate_optio
   if (device == RLX_DEVICE_GPU) RLX_TRY(rlx_exec_claim_gpu_precision(precision));
   const char *clock = getenv("RLX_CALIBRATE_CLOCK");
   measurer m = {.device = device, .precision = precision, .reps = quick ? 3 : 15, .window_ns = quick ? 1000000 : 10000000,
-                .cpu_clock = device == RLX_DEVICE_CPU && clock && !strcmp(clock, "cpu")};
+                .cpu_clock = device == RLX_DEVICE_CPU && clock && !strcmp(clock, "cpu"),
+                .chain = device == RLX_DEVICE_GPU ? GPU_CHAIN : 1, .batch = device == RLX_DEVICE_GPU ? GPU_BATCH : 1,
+                .base_s = device == RLX_DEVICE_GPU ? -1 : 0};
   if (!(m.samples = calloc((size_t)m.reps, sizeof *m.samples))) return RLX_OOM();
   rlx_calibration cal = {0};
   rlx_calib_device_name(device, cal.device_name, sizeof cal.device_name);
