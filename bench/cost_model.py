@@ -41,7 +41,6 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SITE = os.path.dirname(os.path.dirname(onnx.__file__))
 rng = np.random.default_rng(0)
 
 
@@ -76,7 +75,8 @@ def zoo_models(cache, only):
                 print(f"skipped {m}: {e}", file=sys.stderr)
         return out
     except ImportError:
-        return [(m, os.path.join(SITE, p), f) for m, (p, f) in packaged_fallback().items() if not only or m in only]
+        from paths import site_file  # noqa: E402
+        return [(m, site_file(p), f) for m, (p, f) in packaged_fallback().items() if not only or m in only]
 
 
 def micro_models(d):

@@ -26,15 +26,14 @@ import sys
 import time
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import classics  # noqa: E402
+from paths import site_file  # noqa: E402
 import rlxpy  # noqa: E402
 
-SITE = os.path.dirname(os.path.dirname(onnx.__file__))
 
 
 def _rand(shape):
@@ -81,7 +80,7 @@ def model_spec(name, cache):
     rng = np.random.default_rng(0)
     if name in PACKAGED:
         rel, gens, tol, what = PACKAGED[name]
-        return os.path.join(SITE, rel), {k: g(rng) for k, g in gens.items()}, tol, what
+        return site_file(rel), {k: g(rng) for k, g in gens.items()}, tol, what
     what, tol = CLASSIC[name]
     return classics.write(name, cache), classics.inputs(name), tol, what
 
