@@ -193,16 +193,23 @@ rlx_status *imp_arange(rlx_imp *I, int64_t L, rlx_value *y) {
   return st;
 }
 
+/* v as an int64 without undefined behaviour: NaN is 0, values beyond the range clamp to it */
+static int64_t sat_i64(double v) {
+  if (v != v) return 0;
+  if (v <= -0x1p63) return INT64_MIN;
+  return v >= 0x1p63 ? INT64_MAX : (int64_t)v;
+}
+
 rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out) {
   unsigned char buf[8] = {0};
   switch (dt) {
     case RLX_DTYPE_F32: { float f = (float)v; memcpy(buf, &f, 4); break; }
     case RLX_DTYPE_F64: memcpy(buf, &v, 8); break;
-    case RLX_DTYPE_I8: case RLX_DTYPE_U8: buf[0] = (unsigned char)(int64_t)v; break;
+    case RLX_DTYPE_I8: case RLX_DTYPE_U8: buf[0] = (unsigned char)sat_i64(v); break;
     case RLX_DTYPE_BOOL: buf[0] = v != 0; break;
-    case RLX_DTYPE_I16: case RLX_DTYPE_U16: { uint16_t h = (uint16_t)(int64_t)v; memcpy(buf, &h, 2); break; }
-    case RLX_DTYPE_I32: case RLX_DTYPE_U32: { int32_t i = (int32_t)(int64_t)v; memcpy(buf, &i, 4); break; }
-    case RLX_DTYPE_I64: case RLX_DTYPE_U64: { int64_t i = (int64_t)v; memcpy(buf, &i, 8); break; }
+    case RLX_DTYPE_I16: case RLX_DTYPE_U16: { uint16_t h = (uint16_t)sat_i64(v); memcpy(buf, &h, 2); break; }
+    case RLX_DTYPE_I32: case RLX_DTYPE_U32: { int32_t i = (int32_t)sat_i64(v); memcpy(buf, &i, 4); break; }
+    case RLX_DTYPE_I64: case RLX_DTYPE_U64: { int64_t i = sat_i64(v); memcpy(buf, &i, 8); break; }
     default: { /* float16/bfloat16/complex: make f32 and cast */
       float f = (float)v;
       memcpy(buf, &f, 4);
