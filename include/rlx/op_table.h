@@ -623,11 +623,59 @@
    * multiple of n_group, topk_group outside [1, n_group], top_k outside [1, topk_group E/n_group],  \
    * score_func. */ \
   X(LLADA2_GROUP_LIMITED_GATE, "Llada2GroupLimitedGate", gate, 1, 2, "top_k:i n_group:i=1 topk_group:i=1 score_func:s=sigmoid norm_topk_prob:i=1 routed_scaling_factor:f=1") \
-  /* Host-only ops of the reference system (its rlx-cpu code, no MLX lowering there): kept in the \
-   * vocabulary so graphs from it name them, but rlx_graph_add fails with UNIMPLEMENTED naming the \
-   * op for any inputs and attributes (the schema accepts any, so that error is the one reported). */ \
-  X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", unsupported, 0, 256, "*") /* 3-D Gaussian splatting rasterizer (7 inputs there) */ \
-  X(GAUSSIAN_SPLAT_RENDER_BACKWARD, "GaussianSplatRenderBackward", unsupported, 0, 256, "*") /* its gradient (8 inputs there) */
+  /* ---- 3-D Gaussian splatting (the reference's GaussianSplatRender family; it runs them as host \
+   * code, rlx as MLX ops). Scene of N Gaussians, inputs in the reference's order and layout:      \
+   * positions[N,3] (centres mu), scales[N,3] (log standard deviations), rotations[N,4]          \
+   * (quaternions w,x,y,z, normalized here; |q| < 1e-12 culls the Gaussian), opacities[N]       \
+   * (clamped to [0,1]), colors[N,3] (RGB), sh_coeffs[N,K,3] (spherical-harmonics coefficients, \
+   * K >= 0), meta[M >= 15]: camera position c (0..2), target (3..5), up (6..8), vertical field  \
+   * of view in degrees (9), near (10), far (11), background RGB bg (12..14); the reference's     \
+   * builder writes M = 23 with the render attributes repeated (15..22), which rlx ignores. Every \
+   * input has positions' dtype: float32, float16 or bfloat16 (computed in float32).             \
+   * Camera (the reference's look_at camera): f = normalize(target - c), r = normalize(up x f),  \
+   * u = f x r, focal length F = 0.5 height / tan(fov / 2) pixels, principal point at the image   \
+   * centre; pixel (px, py) (row py, column px) casts the ray c + t d, d = r (px + 0.5 - width/2)/F \
+   * + u (py + 0.5 - height/2)/F + f. Gaussian i is drawn only when its centre's depth            \
+   * f.(mu_i - c) lies in (near, far) and q_i is nonzero. Its density is                          \
+   * exp(-0.5 |A_i (x - mu_i)|^2), A_i = S_i^-1 R_i^T, R_i the rotation matrix of q_i and          \
+   * S_i = radius_scale diag(exp(scales_i)) (covariance R S S^T R^T, Kerbl et al., 3D Gaussian     \
+   * Splatting, SIGGRAPH 2023); a ray takes the density's maximum along it (the reference's        \
+   * ray-splat evaluation): alpha_i = opacity_i exp(-0.5 m), m = |o|^2 - (o.e)^2/|e|^2 with          \
+   * o = A_i (c - mu_i), e = A_i d, and alpha_i = 0 when that maximum lies behind the camera       \
+   * (o.e >= 0) or alpha_i < alpha_cutoff. Colour (the reference's SH bands 0 and 1, 3DGS's        \
+   * constants C0 = 0.28209479177387814, C1 = 0.4886025119029199): rgb_i = 0.5 + C0 sh[i,0] -      \
+   * C1 y sh[i,1] + C1 z sh[i,2] - C1 x sh[i,3] with (x,y,z) = normalize(c - mu_i) and the         \
+   * coefficients beyond K taken as 0 (those of bands >= 2, k >= 4, are not used); when K = 0 or \
+   * every |sh[i,0,ch]| <= 1e-8 (no DC term anywhere), the reference's rule puts clamp(colors_i,    \
+   * 0, 1) in place of 0.5 + C0 sh[i,0]. Compositing (front to back, Gaussians sorted by their     \
+   * distance |mu_i - c|, ties in any order): T = 1; for each Gaussian with alpha_i > 0 in turn:    \
+   * acc += T alpha_i rgb_i, T *= 1 - alpha_i, and stop once T < transmittance_threshold. Pixel    \
+   * = (max(acc + T bg, 0)^2.2 per channel, 1 - T) (the reference's output gamma 2.2).            \
+   * Lowered densely (every pixel against every Gaussian, a cumulative product for T): its        \
+   * temporaries hold height x width x N floats each, so height x width x max(N,1) is bounded by   \
+   * 2^24 (RESOURCE_EXHAUSTED beyond). tile_size, max_splat_steps and max_list_entries size the    \
+   * reference's tile lists and are only checked (>= 1, >= 0, >= 1): rlx never drops a Gaussian  \
+   * from a full list (the reference's host rasterizer ignores max_splat_steps too). Errors        \
+   * (INVALID_ARGUMENT): shapes, dtypes, width or height < 1, alpha_cutoff or                      \
+   * transmittance_threshold outside [0,1], radius_scale not > 0. Differences from the reference:  \
+   * no Gaussians (N = 0) render the background with alpha 0 (the reference returns zeros), a      \
+   * pixel's alpha is always 1 - T (the reference gives 1 to pixels of empty tiles), culling is by \
+   * near/far (the reference: depth > 1e-4 and a fitted screen ellipse). ---- */ \
+  /* GaussianSplatRender(positions, scales, rotations, opacities, colors, sh_coeffs, meta) ->       \
+   * image[height*width*4] RGBA, row-major pixels (py*width + px)*4, in positions' dtype.          \
+   * Defaults: the reference's GaussianSplatRenderParams. */ \
+  X(GAUSSIAN_SPLAT_RENDER, "GaussianSplatRender", splat, 7, 7, "width:i height:i tile_size:i=16 radius_scale:f=1.6 alpha_cutoff:f=0.00392156862745098 max_splat_steps:i=32 transmittance_threshold:f=0.01 max_list_entries:i=576") \
+  /* GaussianSplatRenderBackward(the 7 inputs, d_image[height*width*4]) -> the gradient of         \
+   * sum(d_image * GaussianSplatRender(...)) packed as the reference packs it: d_positions[N*3],    \
+   * d_scales[N*3], d_rotations[N*4], d_opacities[N], d_colors[N*3], d_sh_coeffs[N*max(K,1)*3]     \
+   * (zeros when K = 0) concatenated, in positions' dtype; meta gets no gradient. The exact        \
+   * gradient of the render above (MLX's vjp of its lowering; the sorting order, the cutoffs and   \
+   * the stop are piecewise constant), all four channels of d_image included (the reference drops  \
+   * the alpha channel's). loss_grad_clip > 0 clamps d_image to [-loss_grad_clip, loss_grad_clip]  \
+   * first (0: no clamp); sh_band 0 zeroes the gradients of the band-1 coefficients (k >= 1);     \
+   * max_anisotropy is accepted and unused (it belongs to the reference's training step). Defaults \
+   * give the exact gradient (the reference's bundle defaults to loss_grad_clip 1, sh_band 0). */ \
+  X(GAUSSIAN_SPLAT_RENDER_BACKWARD, "GaussianSplatRenderBackward", splat, 8, 8, "width:i height:i tile_size:i=16 radius_scale:f=1.6 alpha_cutoff:f=0.00392156862745098 max_splat_steps:i=32 transmittance_threshold:f=0.01 max_list_entries:i=576 loss_grad_clip:f=0 sh_band:i=1 max_anisotropy:f=10")
 
 /* clang-format on */
 #endif

@@ -24,7 +24,7 @@ bool rlx_opt_pure(const rlx_node *n) {
   }
   const char *fam = rlx_op_info_get(n->op)->family;
   /* collectives communicate: their value depends on the other ranks, never fold or merge them */
-  if (!strcmp(fam, "unsupported") || !strcmp(fam, "collective")) return false;
+  if (!strcmp(fam, "collective")) return false;
   for (uint32_t i = 0; i < n->n_attrs; i++)
     if (n->attrs[i].kind == RLX_ATTR_GRAPH) return false;
   return true;

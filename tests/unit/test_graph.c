@@ -63,7 +63,7 @@ static void test_errors_name_node_and_op(void **state) {
   FAILS(rlx_graph_add1(g, RLX_OP_RESHAPE, NULL, 1, &a, 1, &shp, &y), INVALID_ARGUMENT, "6 elements");
   rlx_attr dq = RLX_ATTR_S("scheme", "gguf_q4k");
   FAILS(rlx_graph_add1(g, RLX_OP_DEQUANT_MATMUL, NULL, 3, (rlx_value[]){a, a, a}, 1, &dq, &y), INVALID_ARGUMENT, "scheme 'gguf_q4k' takes 2 inputs");
-  FAILS(rlx_graph_add1(g, RLX_OP_GAUSSIAN_SPLAT_RENDER, NULL, 1, &a, 0, NULL, &y), UNIMPLEMENTED, "GaussianSplatRender");
+  FAILS(rlx_graph_add1(g, RLX_OP_GAUSSIAN_SPLAT_RENDER, NULL, 1, &a, 0, NULL, &y), INVALID_ARGUMENT, "expected 7 inputs, got 1");
   assert_int_equal(y, 12345); /* untouched by failures */
   assert_int_equal(rlx_graph_num_nodes(g), 3);
   FAILS(rlx_graph_set_outputs(g, 0, NULL), INVALID_ARGUMENT, "at least one output");

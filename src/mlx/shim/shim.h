@@ -95,6 +95,16 @@ RLX_MUST_USE rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shape
 bool rlx_mx_call(rlx_mx *c, rlx_mx_fn *f, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out);
 void rlx_mx_fn_free(rlx_mx_fn *f);
 
+/* ---- vjp (mlx::core::vjp) ----
+ * The vector-Jacobian product of the computation a trace callback builds (called once, on arena
+ * arrays of a fresh context on c's device and stream standing for primals[0..n_in)), with one
+ * cotangent per output (cot[0..n_out), of the output's shape): grads[i] = the gradient of
+ * sum_j sum(cot_j * out_j) with respect to primals[i], of its shape, in c's arena. Lazy like any
+ * op (works inside compile traces). false on failure (error recorded; a callback's status comes
+ * back as the context error). */
+bool rlx_mx_vjp(rlx_mx *c, rlx_mx_trace_fn fn, void *ud, rlx_mx_arr *const *primals, size_t n_in, rlx_mx_arr *const *cot,
+                size_t n_out, rlx_mx_arr **grads);
+
 /* ---- elementwise ---- */
 typedef enum rlx_mx_unary_op {
   RLX_MXU_ABS, RLX_MXU_NEGATIVE, RLX_MXU_EXP, RLX_MXU_LOG, RLX_MXU_SQRT, RLX_MXU_RSQRT,

@@ -378,6 +378,52 @@ struct TraceError : std::exception {
   const char *what() const noexcept override { return rlx_status_message(st); }
 };
 
+// Calls a trace callback on `in` in a fresh context of the device and stream; its n_out outputs,
+// or a TraceError carrying its status.
+static std::vector<mx::array> run_trace(rlx_mx_trace_fn fn, void *ud, mx::Device device, mx::Stream stream,
+                                        const std::vector<mx::array> &in, size_t n_out) {
+  rlx_mx trace(device, stream);
+  std::vector<rlx_mx_arr *> hin;
+  hin.reserve(in.size());
+  for (const auto &a : in) hin.push_back(trace.put(a));
+  std::vector<rlx_mx_arr *> hout(n_out, nullptr);
+  rlx_status *st = fn(ud, &trace, hin.data(), hin.size(), hout.data(), hout.size());
+  if (!st) st = rlx_mx_take_error(&trace);
+  for (size_t i = 0; !st && i < hout.size(); i++)
+    if (!hout[i]) st = rlx_status_make(RLX_STATUS_INTERNAL, "trace produced no output %zu", i);
+  if (st) throw TraceError(st);
+  std::vector<mx::array> res;
+  res.reserve(hout.size());
+  for (auto *h : hout) res.push_back(A(h));
+  return res;
+}
+
+// Runs body (returning bool) on a live context; a callback's status or MLX's exception becomes
+// the context's error (false).
+template <class F>
+static bool guarded(rlx_mx *c, F body) {
+  if (!c || c->err) return false;
+  try {
+    return body();
+  } catch (TraceError &e) {
+    rlx_mx_fail(c, e.st);
+    return false;
+  } catch (...) {
+    c->fail_current();
+    return false;
+  }
+}
+
+extern "C" bool rlx_mx_vjp(rlx_mx *c, rlx_mx_trace_fn fn, void *ud, rlx_mx_arr *const *primals, size_t n_in,
+                           rlx_mx_arr *const *cot, size_t n_out, rlx_mx_arr **grads) {
+  return guarded(c, [&] {
+    auto body = [&](const std::vector<mx::array> &in) { return run_trace(fn, ud, c->device, c->stream, in, n_out); };
+    auto res = mx::vjp(body, gather_arrays(primals, n_in), gather_arrays(cot, n_out));
+    for (size_t i = 0; i < n_in; i++) grads[i] = c->put(std::move(res.second[i]));
+    return true;
+  });
+}
+
 struct rlx_mx_fn {
   rlx_mx_trace_fn fn;
   void *ud;
@@ -398,20 +444,7 @@ extern "C" rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapele
     f->id = next_fn_id.fetch_add(2, std::memory_order_relaxed);
     rlx_mx_fn *self = f.get();
     auto body = [self](const std::vector<mx::array> &in) {
-      rlx_mx trace(self->device, self->stream);
-      std::vector<rlx_mx_arr *> hin;
-      hin.reserve(in.size());
-      for (const auto &a : in) hin.push_back(trace.put(a));
-      std::vector<rlx_mx_arr *> hout(self->n_out, nullptr);
-      rlx_status *st = self->fn(self->ud, &trace, hin.data(), hin.size(), hout.data(), hout.size());
-      if (!st) st = rlx_mx_take_error(&trace);
-      for (size_t i = 0; !st && i < hout.size(); i++)
-        if (!hout[i]) st = rlx_status_make(RLX_STATUS_INTERNAL, "trace produced no output %zu", i);
-      if (st) throw TraceError(st);
-      std::vector<mx::array> res;
-      res.reserve(hout.size());
-      for (auto *h : hout) res.push_back(A(h));
-      return res;
+      return run_trace(self->fn, self->ud, self->device, self->stream, in, self->n_out);
     };
     f->compiled = mx::detail::compile(body, self->id, shapeless);
     *out = f.release();
@@ -422,8 +455,7 @@ extern "C" rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapele
 }
 
 extern "C" bool rlx_mx_call(rlx_mx *c, rlx_mx_fn *f, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out) {
-  if (!c || c->err) return false;
-  try {
+  return guarded(c, [&] {
     drain_deferred();
     const CacheRef &mine = thread_cache();
     bool known = false;
@@ -439,13 +471,7 @@ extern "C" bool rlx_mx_call(rlx_mx *c, rlx_mx_fn *f, rlx_mx_arr *const *in, size
     }
     for (size_t i = 0; i < n_out; i++) out[i] = c->put(std::move(res[i]));
     return true;
-  } catch (TraceError &e) {
-    rlx_mx_fail(c, e.st);
-    return false;
-  } catch (...) {
-    c->fail_current();
-    return false;
-  }
+  });
 }
 
 extern "C" void rlx_mx_fn_free(rlx_mx_fn *f) {
