@@ -122,6 +122,7 @@ typedef struct builder {
   rlx_graph *g;
   const rlx_gguf *f;
   rlx_status *st;
+  bool f16; /* F16 matrices stay float16 params (the CPU, see linear) */
 } builder;
 
 static rlx_value op(builder *b, rlx_op o, size_t n, const rlx_value *in, size_t na, const rlx_attr *attrs) {
@@ -170,7 +171,9 @@ static const char *scheme_of(uint32_t type) {
 }
 
 /* Looks up tensor `name` and checks it is a ggml [K, N] matrix (N = 0: any; K = 0 with N: a
- * vector of N). Declares its param: float32 [N, K] (or [N]) or packed uint8 [N, row bytes]. */
+ * vector of N). Declares its param: float32 [N, K] (or [N]), float16 [N, K] for an F16 matrix
+ * with b->f16 (kept as stored: half the bytes a decode step reads), or packed uint8 [N, row
+ * bytes]. */
 static rlx_value weight(builder *b, const char *name, int64_t K, int64_t N, const char **out_scheme) {
   if (b->st) return 0;
   size_t i;
@@ -201,16 +204,26 @@ static rlx_value weight(builder *b, const char *name, int64_t K, int64_t N, cons
   rlx_status_free(absent);
   if (vec) return leaf(b, true, name, RLX_DTYPE_F32, 1, (const int64_t[]){N});
   if (scheme) return leaf(b, true, name, RLX_DTYPE_U8, 2, (const int64_t[]){N, (int64_t)(t.nbytes / (size_t)N)});
-  return leaf(b, true, name, RLX_DTYPE_F32, 2, (const int64_t[]){N, K});
+  return leaf(b, true, name, t.type == RLX_GGML_F16 && b->f16 ? RLX_DTYPE_F16 : RLX_DTYPE_F32, 2, (const int64_t[]){N, K});
 }
 
-/* y = x W^T (+ bias) for the file's [N, K] matrix `name`; bias `bias_name` [N] when the file has it. */
+/* v as float32 (a float16 weight widened where it is used). */
+static rlx_value f32(builder *b, rlx_value v) {
+  if (b->st || rlx_graph_value_type(b->g, v)->dtype == RLX_DTYPE_F32) return v;
+  return op(b, RLX_OP_CAST, 1, &v, 1, (rlx_attr[]){RLX_ATTR_I("to", RLX_DTYPE_F32)});
+}
+
+/* y = x W^T (+ bias) for the file's [N, K] matrix `name`; bias `bias_name` [N] when the file has
+ * it. A float16 W is MatMul(x, Transpose(Cast(W))), which rlx's CPU kernel runs on W as stored
+ * (lower_matmul.c); on a GPU, MLX would widen W at every run, so F16 files are widened once at
+ * upload there (b->f16 false). */
 static rlx_value linear(builder *b, rlx_value x, const char *name, const char *bias_name, int64_t K, int64_t N) {
   const char *scheme = NULL;
   rlx_value w = weight(b, name, K, N, &scheme), y;
   if (scheme) {
     y = op(b, RLX_OP_DEQUANT_MATMUL, 2, V2(x, w), 1, (rlx_attr[]){RLX_ATTR_S("scheme", scheme)});
   } else {
+    w = f32(b, w);
     rlx_value wt = op(b, RLX_OP_TRANSPOSE, 1, &w, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 2, ((const int64_t[]){1, 0}))});
     y = op(b, RLX_OP_MATMUL, 2, V2(x, wt), 0, NULL);
   }
@@ -237,7 +250,7 @@ static rlx_value embed(builder *b, const rlx_llm_config *c, rlx_value tokens, in
   const char *scheme = NULL;
   rlx_value w = weight(b, "token_embd.weight", c->dim, c->vocab, &scheme);
   rlx_value rows = op(b, RLX_OP_GATHER, 2, V2(w, tokens), 0, NULL); /* [1, S, E] or packed [1, S, RB] */
-  if (!scheme || b->st) return rows;
+  if (!scheme || b->st) return f32(b, rows);
   const rlx_type *rt = rlx_graph_value_type(b->g, rows);
   int64_t RB = rt->dims[2], E = c->dim;
   if (E > RLX_LLM_MAX_EYE_DIM) { /* a small hostile file must not make rlx copy a huge identity */
@@ -280,46 +293,48 @@ static void rope_tables(builder *b, const rlx_llm_config *c, int64_t C, rlx_valu
   free(sv);
 }
 
-/* The cache placement P [C, S] (P[c, j] = c == positions[j]), keep = 1 - rowsum(P) [C, 1] and
- * the additive mask [S, C] (0 where key c <= query position, -1e9 elsewhere). */
-static void cache_placement(builder *b, int64_t C, int64_t S, rlx_value positions, rlx_value *place, rlx_value *keep, rlx_value *bias) {
+/* The additive attention mask [S, C] (0 where key c <= query position, -1e9 elsewhere) and the
+ * cache rows the step writes: positions as int32 [1, Hkv, S, D] (ScatterElements indices on the
+ * cache's position axis). */
+static void cache_indices(builder *b, int64_t C, int64_t S, int64_t Hkv, int64_t D, rlx_value positions, rlx_value *rows, rlx_value *bias) {
   int32_t *ks = malloc(sizeof(int32_t) * (size_t)C);
   if (!ks) {
     if (!b->st) b->st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     return;
   }
   for (int64_t i = 0; i < C; i++) ks[i] = (int32_t)i;
-  rlx_value kcol = constant(b, RLX_DTYPE_I32, 2, (const int64_t[]){C, 1}, ks);
   rlx_value krow = constant(b, RLX_DTYPE_I32, 2, (const int64_t[]){1, C}, ks);
   free(ks);
-  rlx_value prow = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 2, ((const int64_t[]){1, S}))});
   rlx_value pcol = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 2, ((const int64_t[]){S, 1}))});
-  rlx_value hit = op(b, RLX_OP_EQUAL, 2, V2(kcol, prow), 0, NULL);
-  *place = op(b, RLX_OP_CAST, 1, &hit, 1, (rlx_attr[]){RLX_ATTR_I("to", RLX_DTYPE_F32)});
-  rlx_value taken = op(b, RLX_OP_REDUCE, 1, place, 3,
-                       (rlx_attr[]){RLX_ATTR_S("kind", "sum"), RLX_ATTR_IS("axes", 1, ((const int64_t[]){1})), RLX_ATTR_I("keepdims", 1)});
-  rlx_value one = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){1});
-  *keep = op(b, RLX_OP_SUB, 2, V2(one, taken), 0, NULL);
   rlx_value visible = op(b, RLX_OP_LESS_EQUAL, 2, V2(krow, pcol), 0, NULL);
   rlx_value zero = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){0});
   rlx_value neg = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){-1e9f});
   *bias = op(b, RLX_OP_WHERE, 3, ((const rlx_value[]){visible, zero, neg}), 0, NULL);
+  rlx_value p4 = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 4, ((const int64_t[]){1, 1, S, 1}))});
+  *rows = op(b, RLX_OP_EXPAND, 1, &p4, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 4, ((const int64_t[]){1, Hkv, S, D}))});
+}
+
+/* [1, S, H*D] -> [1, H, S, D] (heads first: the layout of the caches and of attention). */
+static rlx_value heads_first(builder *b, rlx_value x, int64_t S, int64_t H, int64_t D) {
+  x = op(b, RLX_OP_RESHAPE, 1, &x, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 4, ((const int64_t[]){1, S, H, D}))});
+  return op(b, RLX_OP_TRANSPOSE, 1, &x, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 4, ((const int64_t[]){0, 2, 1, 3}))});
 }
 
 /* The cached step: inputs tokens int32 [1, S], positions int32 [S], caches k<l>, v<l> float32
- * [1, C, Hkv*D]; outputs logits [1, S, V], next int64 [1, S], then k<l>', v<l>' per layer. */
+ * [1, Hkv, C, D] (heads first, so attention reads them in place); outputs logits [1, S, V], next
+ * int64 [1, S], then k<l>', v<l>' per layer. */
 static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, const rlx_llm_options *o, rlx_graph **out) {
-  builder b = {.f = f};
+  builder b = {.f = f, .f16 = o->device != RLX_DEVICE_GPU};
   TRY(rlx_graph_create(&b.g));
   int64_t S = RLX_DIM_SYMBOL(0), E = c->dim, H = c->n_heads, Hkv = c->n_kv_heads, D = c->head_dim, F = c->ffn_dim, V = c->vocab;
   rlx_value tokens = leaf(&b, false, "tokens", RLX_DTYPE_I32, 2, (const int64_t[]){1, S});
   rlx_value positions = leaf(&b, false, "positions", RLX_DTYPE_I32, 1, (const int64_t[]){S});
   rlx_value h = embed(&b, c, tokens, S);
-  rlx_value cos_t = 0, sin_t = 0, place = 0, keep = 0, bias = 0;
+  rlx_value cos_t = 0, sin_t = 0, rows = 0, bias = 0;
   rope_tables(&b, c, C, &cos_t, &sin_t);
   rlx_value cs = op(&b, RLX_OP_GATHER, 2, V2(cos_t, positions), 0, NULL); /* [S, n_rot/2] */
   rlx_value sn = op(&b, RLX_OP_GATHER, 2, V2(sin_t, positions), 0, NULL);
-  cache_placement(&b, C, S, positions, &place, &keep, &bias);
+  cache_indices(&b, C, S, Hkv, D, positions, &rows, &bias);
   size_t n_out = 2 + 2 * (size_t)c->n_layers;
   rlx_value *outs = calloc(n_out, sizeof *outs);
   if (!outs && !b.st) b.st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
@@ -335,16 +350,17 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
     rlx_value v = linear(&b, x, NAME("attn_v"), BIAS("attn_v"), E, Hkv * D);
     q = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){q, cs, sn}), 3, rope_attr);
     k = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){k, cs, sn}), 3, rope_attr);
-    rlx_value kv[2] = {k, v};
+    rlx_value kv[2] = {heads_first(&b, k, S, Hkv, D), heads_first(&b, v, S, Hkv, D)};
     for (int j = 0; j < 2; j++) {
       char cn[32];
       snprintf(cn, sizeof cn, "%c%lld", j ? 'v' : 'k', (long long)l);
-      rlx_value cache = leaf(&b, false, cn, RLX_DTYPE_F32, 3, (const int64_t[]){1, C, Hkv * D});
-      rlx_value kept = op(&b, RLX_OP_MUL, 2, V2(cache, keep), 0, NULL);
-      kv[j] = op(&b, RLX_OP_ADD, 2, V2(kept, op(&b, RLX_OP_MATMUL, 2, V2(place, kv[j]), 0, NULL)), 0, NULL);
+      rlx_value cache = leaf(&b, false, cn, RLX_DTYPE_F32, 4, (const int64_t[]){1, Hkv, C, D});
+      kv[j] = op(&b, RLX_OP_SCATTER_ELEMENTS, 3, ((const rlx_value[]){cache, rows, kv[j]}), 1, (rlx_attr[]){RLX_ATTR_I("axis", 2)});
       outs[2 + 2 * l + j] = kv[j];
     }
-    rlx_value a = op(&b, RLX_OP_ATTENTION, 4, ((const rlx_value[]){q, kv[0], kv[1], bias}), 3, heads);
+    rlx_value a = op(&b, RLX_OP_ATTENTION, 4, ((const rlx_value[]){heads_first(&b, q, S, H, D), kv[0], kv[1], bias}), 3, heads);
+    a = op(&b, RLX_OP_TRANSPOSE, 1, &a, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 4, ((const int64_t[]){0, 2, 1, 3}))});
+    a = op(&b, RLX_OP_RESHAPE, 1, &a, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 3, ((const int64_t[]){1, S, H * D}))});
     h = op(&b, RLX_OP_ADD, 2, V2(h, linear(&b, a, NAME("attn_output"), NULL, H * D, E)), 0, NULL);
     x = rms_norm(&b, c, h, NAME("ffn_norm"));
     rlx_value gate = linear(&b, x, NAME("ffn_gate"), NULL, E, F), up = linear(&b, x, NAME("ffn_up"), NULL, E, F);
@@ -359,8 +375,8 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
   bool tied = missing != NULL; /* no output.weight: the logits use the embedding table */
   rlx_status_free(missing);
   rlx_value logits = linear(&b, h, tied ? "token_embd.weight" : "output.weight", NULL, E, V);
-  bool greedy = o->temperature == 0 || o->top_k == 1;
-  rlx_attr sample[4] = {RLX_ATTR_F("temperature", greedy ? 1.0 : o->temperature), RLX_ATTR_I("top_k", greedy ? 1 : o->top_k),
+  bool greedy = o->temperature == 0 || o->top_k == 1; /* temperature 0: Sample's argmax, no sort of the vocabulary */
+  rlx_attr sample[4] = {RLX_ATTR_F("temperature", greedy ? 0.0 : o->temperature), RLX_ATTR_I("top_k", greedy ? 1 : o->top_k),
                         RLX_ATTR_F("top_p", o->top_p > 0 ? o->top_p : 1.0), RLX_ATTR_I("seed", (int64_t)o->seed)};
   rlx_value next = op(&b, RLX_OP_SAMPLE, 1, &logits, 4, sample);
   if (!b.st) {
@@ -383,8 +399,9 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
 
 /* ---- params ---- */
 
-/* Uploads param `name` from the file: packed bytes as they are, F32 as it is, F16 widened. */
-static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *name) {
+/* Uploads param `name` from the file: packed bytes, F32 as it is, F16 matrices as they are with
+ * f16 (build's builder.f16), F16 vectors and otherwise F16 matrices widened. */
+static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *name, bool f16) {
   size_t i;
   rlx_gguf_tensor t;
   TRY(rlx_gguf_find_tensor(f, name, &i));
@@ -394,9 +411,9 @@ static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *nam
   int rank = t.n_dims > 1 ? 2 : 1;
   rlx_tensor *v = NULL;
   rlx_status *st;
-  if (t.type == RLX_GGML_F32) {
+  if (t.type == RLX_GGML_F32 || (t.type == RLX_GGML_F16 && rank == 2 && f16)) {
     /* borrowed from the read-only mapping: set_param only reads it */
-    st = rlx_tensor_wrap(RLX_DTYPE_F32, rank, dims, (void *)(uintptr_t)t.data, t.nbytes, &v);
+    st = rlx_tensor_wrap(t.type == RLX_GGML_F32 ? RLX_DTYPE_F32 : RLX_DTYPE_F16, rank, dims, (void *)(uintptr_t)t.data, t.nbytes, &v);
   } else if (t.type == RLX_GGML_F16) {
     st = rlx_tensor_create(RLX_DTYPE_F32, rank, dims, NULL, 0, &v);
     if (!st) {
@@ -435,9 +452,9 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
     st = build(f, &m->cfg, m->capacity, &o, &g);
   }
   if (!st) st = rlx_executable_create(g, o.device, o.mode, &m->ex);
-  for (size_t i = 0; !st && i < rlx_executable_num_params(m->ex); i++) st = upload(m->ex, f, rlx_executable_param_name(m->ex, i));
+  for (size_t i = 0; !st && i < rlx_executable_num_params(m->ex); i++) st = upload(m->ex, f, rlx_executable_param_name(m->ex, i), o.device != RLX_DEVICE_GPU);
   rlx_tensor *zeros = NULL;
-  if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, 3, (const int64_t[]){1, m->capacity, m->cfg.n_kv_heads * m->cfg.head_dim}, NULL, 0, &zeros);
+  if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, 4, (const int64_t[]){1, m->cfg.n_kv_heads, m->capacity, m->cfg.head_dim}, NULL, 0, &zeros);
   for (size_t i = 2; i < m->n_outputs && !st; i++) {
     char nm[32];
     snprintf(nm, sizeof nm, "%c%zu", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);

@@ -1,6 +1,6 @@
-/* lower_dequant.c: DequantMatMul and DequantGroupedMatMul on MLX. On the CPU a few float32 rows
- * times GGUF Q8_0 or Q4_K weights (an LLM's decode step) run rlx's kernel on the packed bytes
- * (rlx_mx_matvec). The int, MX (mxfp4, mxfp8),
+/* lower_dequant.c: DequantMatMul and DequantGroupedMatMul on MLX. On the CPU float32 rows times
+ * GGUF Q8_0 or Q4_K weights (an LLM's decode and prefill steps) run rlx's kernel on the packed
+ * bytes (rlx_mx_matvec). The int, MX (mxfp4, mxfp8),
  * NVFP4 and GGUF Q4_0/Q4_1/Q8_0/Q4_K schemes map onto MLX's quantized_matmul / gather_qmm; the
  * other GGUF block types and FP8 are unpacked and dequantized on the device with MLX bitwise and
  * arithmetic ops (GGUF: the formulas of ggml's dequantize_row_* in ggml-quants.c over the block_*
@@ -425,7 +425,7 @@ static void lower_dequant_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *co
   rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0], *y;
   int64_t rows = 1;
   for (int i = 0; i + 1 < tx->rank; i++) rows *= tx->dims[i];
-  if (rows <= 4 && tx->dtype == RLX_DTYPE_F32 && (o.s == RLX_DQ_Q8_0 || o.s == RLX_DQ_Q4_K) && rlx_mx_get_device(c) != RLX_MX_GPU) {
+  if (tx->dtype == RLX_DTYPE_F32 && (o.s == RLX_DQ_Q8_0 || o.s == RLX_DQ_Q4_K) && rlx_mx_get_device(c) != RLX_MX_GPU) {
     y = rlx_mx_matvec(c, rlx_mx_reshape(c, in[0], 2, (int64_t[]){rows, K}), o.q, o.s == RLX_DQ_Q8_0 ? 0 : 1);
     out[0] = rlx_l_reshape(L, y, rlx_out_type(L, n, 0));
     return;

@@ -15,27 +15,39 @@ static rlx_mx_arr *matmul(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype 
   return rlx_mx_astype(c, rlx_mx_astype(c, y, RLX_DTYPE_I64), dt);
 }
 
-/* numpy.matmul: promote 1-D operands to matrices, then reshape to the inferred result. */
-/* true when b is Transpose(W) of a 2-D W: x @ W^T, the projection of an LLM's weight [N, K]. */
-static bool transposed_2d(const rlx_lower *L, const rlx_node *n) {
+/* The weight W of x @ Transpose(W) for a 2-D float32 W, or of x @ Transpose(Cast(W)) for a 2-D
+ * float16 W cast to float32 (an LLM's projection with [N, K] weights): the rlx_mx_matvec scheme
+ * (2 float32, 3 float16, read as stored) with *w its array, or -1. */
+static int transposed_weight(const rlx_lower *L, const rlx_node *n, rlx_mx_arr *b, rlx_mx_arr **w) {
   const rlx_node *p = rlx_value_node(L->g, n->in[1]);
   size_t np = 0;
   const int64_t *perm = p->op == RLX_OP_TRANSPOSE ? rlx_node_is(p, "perm", &np) : NULL;
-  return perm && np == 2 && perm[0] == 1 && perm[1] == 0;
+  if (!perm || np != 2 || perm[0] != 1 || perm[1] != 0) return -1;
+  const rlx_node *cast = rlx_value_node(L->g, p->in[0]);
+  if (cast->op == RLX_OP_CAST && L->types[cast->in[0]].dtype == RLX_DTYPE_F16 && L->types[cast->in[0]].rank == 2 && L->vals[cast->in[0]]) {
+    *w = L->vals[cast->in[0]];
+    return 3;
+  }
+  *w = rlx_mx_transpose(L->mx, b, 2, (int64_t[]){1, 0});
+  return 2;
 }
 
+/* numpy.matmul: promote 1-D operands to matrices, then reshape to the inferred result. */
 static void lower_matmul_np(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   const rlx_type *ta = rlx_in_type(L, n, 0), *tb = rlx_in_type(L, n, 1);
-  rlx_mx_arr *a = in[0], *b = in[1];
+  rlx_mx_arr *a = in[0], *b = in[1], *w = NULL;
   int64_t rows = 1;
   for (int i = 0; i + 1 < ta->rank; i++) rows *= ta->dims[i];
-  /* a few rows times a transposed float32 weight on the CPU: rlx's matvec kernel reads W once
-   * where sgemm would pack it first */
-  if (rows <= 4 && ta->rank >= 1 && tb->rank == 2 && ta->dtype == RLX_DTYPE_F32 && tb->dtype == RLX_DTYPE_F32 &&
-      rlx_mx_get_device(L->mx) != RLX_MX_GPU && transposed_2d(L, n)) {
+  /* x times a transposed float32 weight (a few rows of x) or widened float16 one on the CPU:
+   * rlx's matvec kernel reads W once, as stored, where sgemm would pack it first (float16: where
+   * MLX would widen all of W first) */
+  int scheme = ta->rank >= 1 && tb->rank == 2 && ta->dtype == RLX_DTYPE_F32 && tb->dtype == RLX_DTYPE_F32 &&
+                       rlx_mx_get_device(L->mx) != RLX_MX_GPU
+                   ? transposed_weight(L, n, b, &w)
+                   : -1;
+  if (scheme == 3 || (scheme == 2 && rows <= 4)) {
     a = rlx_mx_reshape(L->mx, a, 2, (int64_t[]){rows, ta->dims[ta->rank - 1]});
-    rlx_mx_arr *w = rlx_mx_transpose(L->mx, b, 2, (int64_t[]){1, 0});
-    out[0] = rlx_l_reshape(L, rlx_mx_matvec(L->mx, a, w, 2), rlx_out_type(L, n, 0));
+    out[0] = rlx_l_reshape(L, rlx_mx_matvec(L->mx, a, w, scheme), rlx_out_type(L, n, 0));
     return;
   }
   if (ta->rank == 1) a = rlx_mx_reshape(L->mx, a, 2, (int64_t[]){1, ta->dims[0]});

@@ -110,6 +110,11 @@ def gguf_cases():
     # Q4_0/Q4_1/Q8_0/Q4_K run on quantized_matmul for a few rows (on the CPU), dequantized past 4
     for scheme in ["gguf_q4_0", "gguf_q4_1", "gguf_q8_0", "gguf_q4k"]:
         yield gguf_case(f"DequantMatMul_{scheme}_prefill_rows", scheme, 6, 512, (2, 5))
+    # the CPU kernel for Q8_0 and Q4_K: 1..4 rows of x row by row, more through tiles of 64 rows of
+    # W (N = 150: a partial one)
+    for scheme in ["gguf_q8_0", "gguf_q4k"]:
+        for xs in [(1,), (2,), (4,), (9,), (2, 35)]:
+            yield gguf_case(f"DequantMatMul_{scheme}_kernel_{'x'.join(map(str, xs))}", scheme, 150, 512, xs)
     yield gguf_case("DequantMatMul_gguf_q4k_rank1", "gguf_q4k", 7, 256, ())
     yield gguf_case("DequantMatMul_gguf_q6k_rank3", "gguf_q6k", 3, 512, (2, 3))
     yield gguf_case("DequantMatMul_gguf_q8_0_f16", "gguf_q8_0", 4, 64, (3,), xdtype=np.float16, rtol=5e-3)

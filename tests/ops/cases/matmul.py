@@ -7,7 +7,7 @@ import string
 import numpy as np
 
 from nn_ref import ACTIVATIONS as ACTS
-from opcase import IS, Case, F, S, error_case as err, node, simple
+from opcase import DT, IS, Case, F, S, error_case as err, node, simple
 
 rng = np.random.default_rng(11)
 
@@ -67,6 +67,19 @@ def matmul_cases():
     a, b = uni((5, 3)), uni((5, 4))
     yield Case("MatMul_of_transpose", [node("Transpose", ["a"], ["t"], perm=IS([1, 0])), node("MatMul", ["t", "b"], ["y"])],
                {"a": a, "b": b}, {"y": (a.T.astype(np.float64) @ b).astype(np.float32)}, atol=1e-5)
+    # x @ W^T for a weight param W [N, K]: float32 (the CPU's matvec kernel for at most 4 rows of x)
+    # and float16 widened by a Cast (the kernel reads it as float16 for any rows: row by row up to
+    # 4 rows, past that tiles of 64 rows of W widened for sgemm); K = 70 leaves a tail after the
+    # 8- and 32-wide loops, N = 150 a partial tile
+    w32, w16 = uni((150, 70)), uni((150, 70), dtype=np.float16)
+    for xs in [(70,), (1, 70), (3, 70), (2, 2, 70), (9, 70), (2, 5, 70)]:
+        x = uni(xs)
+        tag = "x".join(map(str, xs))
+        yield Case(f"MatMul_weight_t_{tag}", [node("Transpose", ["w"], ["t"], perm=IS([1, 0])), node("MatMul", ["x", "t"], ["y"])],
+                   {"x": x}, {"y": (x.astype(np.float64) @ w32.T.astype(np.float64)).astype(np.float32)}, atol=1e-5, params={"w": w32})
+        yield Case(f"MatMul_weight_f16_t_{tag}", [node("Cast", ["w"], ["w32"], to=DT("float32")), node("Transpose", ["w32"], ["t"], perm=IS([1, 0])),
+                                                  node("MatMul", ["x", "t"], ["y"])],
+                   {"x": x}, {"y": (x.astype(np.float64) @ w16.T.astype(np.float64)).astype(np.float32)}, atol=1e-5, params={"w": w16})
     yield err("MatMul_k_mismatch", "MatMul", {"a": uni((3, 4)), "b": uni((5, 2))})
     yield err("MatMul_batch_mismatch", "MatMul", {"a": uni((2, 3, 4)), "b": uni((3, 4, 2))})
     yield err("MatMul_dtype_mismatch", "MatMul", {"a": uni((3, 4)), "b": uni((4, 2), dtype=np.float64)})
