@@ -170,15 +170,39 @@ static const char *scheme_of(uint32_t type) {
   }
 }
 
-/* Looks up tensor `name` and checks it is a ggml [K, N] matrix (N = 0: any; K = 0 with N: a
- * vector of N). Declares its param: float32 [N, K] (or [N]), float16 [N, K] for an F16 matrix
- * with b->f16 (kept as stored: half the bytes a decode step reads), or packed uint8 [N, row
- * bytes]. */
+/* The info of tensor `name`, or for parts joined by '+' (matrices of one type and width K, see
+ * linear_parts) that of their rows stacked: the first part's, with the rows and bytes of all. */
+static rlx_status *tensor_info(const rlx_gguf *f, const char *name, rlx_gguf_tensor *out) {
+  char part[96];
+  for (const char *p = name;; p++) {
+    size_t n = strcspn(p, "+"), i;
+    rlx_gguf_tensor t;
+    if (n >= sizeof part) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "tensor name '%.*s...' too long", 40, p);
+    memcpy(part, p, n);
+    part[n] = 0;
+    TRY(rlx_gguf_find_tensor(f, part, &i));
+    TRY(rlx_gguf_tensor_info(f, i, &t));
+    if (p == name) {
+      *out = t;
+    } else if (t.type != out->type || t.n_dims != 2 || out->n_dims != 2 || t.dims[0] != out->dims[0]) {
+      return rlx_status_make(RLX_STATUS_INTERNAL, "tensor '%s' cannot be stacked under '%s'", part, name);
+    } else {
+      out->dims[1] += t.dims[1];
+      out->nbytes += t.nbytes;
+    }
+    p += n;
+    if (!*p) return NULL;
+  }
+}
+
+/* Looks up tensor `name` (or stacked parts, tensor_info) and checks it is a ggml [K, N] matrix
+ * (N = 0: any; K = 0 with N: a vector of N). Declares its param: float32 [N, K] (or [N]),
+ * float16 [N, K] for an F16 matrix with b->f16 (kept as stored: half the bytes a decode step
+ * reads), or packed uint8 [N, row bytes]. */
 static rlx_value weight(builder *b, const char *name, int64_t K, int64_t N, const char **out_scheme) {
   if (b->st) return 0;
-  size_t i;
   rlx_gguf_tensor t;
-  if ((b->st = rlx_gguf_find_tensor(b->f, name, &i)) || (b->st = rlx_gguf_tensor_info(b->f, i, &t))) return 0;
+  if ((b->st = tensor_info(b->f, name, &t))) return 0;
   bool vec = K == 0;
   if (vec ? (t.n_dims != 1 || t.dims[0] != N) : (t.n_dims != 2 || t.dims[0] != K || t.dims[1] != N)) {
     if (vec)
@@ -235,6 +259,50 @@ static rlx_value linear(builder *b, rlx_value x, const char *name, const char *b
   }
   rlx_status_free(absent); /* no bias: NOT_FOUND is the answer */
   return y;
+}
+
+/* The products of x with several [N_i, K] matrices of the file (names[i], biases[i] or NULL,
+ * widths N[i]) into out[i]. When they have one ggml type their rows are stacked into one param,
+ * named by the parts joined with '+' (upload stacks the bytes): one product, whose columns are
+ * then narrowed to each part (a decode step reads the same bytes in fewer, larger products). */
+static void linear_parts(builder *b, rlx_value x, int n, const char *const *names, const char *const *biases, int64_t K, const int64_t *N,
+                         rlx_value *out) {
+  char joined[3 * 96];
+  size_t len = 0;
+  uint32_t type = 0;
+  bool same = true;
+  int64_t total = 0;
+  for (int p = 0; p < n && !b->st; p++) {
+    size_t i;
+    rlx_gguf_tensor t;
+    rlx_status *absent = rlx_gguf_find_tensor(b->f, names[p], &i);
+    if (absent || (b->st = rlx_gguf_tensor_info(b->f, i, &t))) { /* linear() below names what is missing */
+      rlx_status_free(absent);
+      same = false;
+      break;
+    }
+    same = same && (p == 0 || t.type == type) && t.n_dims == 2 && t.dims[0] == K && t.dims[1] == N[p]; /* else linear() says why */
+    type = t.type;
+    total += N[p];
+    if (len < sizeof joined) len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%s", p ? "+" : "", names[p]);
+  }
+  if (!same || len >= sizeof joined || b->st) {
+    for (int p = 0; p < n; p++) out[p] = linear(b, x, names[p], biases[p], K, N[p]);
+    return;
+  }
+  int last = rlx_graph_value_type(b->g, x)->rank - 1;
+  rlx_value y = linear(b, x, joined, NULL, K, total);
+  for (int64_t p = 0, off = 0; p < n && !b->st; off += N[p], p++) {
+    out[p] = op(b, RLX_OP_NARROW, 1, &y, 3, (rlx_attr[]){RLX_ATTR_I("axis", last), RLX_ATTR_I("start", off), RLX_ATTR_I("length", N[p])});
+    size_t i;
+    rlx_status *absent = biases[p] ? rlx_gguf_find_tensor(b->f, biases[p], &i) : NULL;
+    if (biases[p] && !absent) {
+      const char *scheme = NULL;
+      rlx_value bias = weight(b, biases[p], 0, N[p], &scheme);
+      out[p] = op(b, RLX_OP_ADD, 2, V2(out[p], bias), 0, NULL);
+    }
+    rlx_status_free(absent); /* no bias: NOT_FOUND is the answer */
+  }
 }
 
 static rlx_value rms_norm(builder *b, const rlx_llm_config *c, rlx_value x, const char *gain) {
@@ -341,13 +409,19 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
   rlx_attr rope_attr[3] = {RLX_ATTR_I("head_dim", D), RLX_ATTR_I("n_rot", c->n_rot), RLX_ATTR_I("interleaved", c->rope_neox ? 0 : 1)};
   rlx_attr heads[3] = {RLX_ATTR_I("num_heads", H), RLX_ATTR_I("num_kv_heads", Hkv), RLX_ATTR_S("mask", "bias")};
   for (int64_t l = 0; l < c->n_layers && !b.st; l++) {
-    char nm[96], bn[96];
+    char nm[96];
 #define NAME(s) (snprintf(nm, sizeof nm, "blk.%lld.%s.weight", (long long)l, s), nm)
-#define BIAS(s) (snprintf(bn, sizeof bn, "blk.%lld.%s.bias", (long long)l, s), bn)
     rlx_value x = rms_norm(&b, c, h, NAME("attn_norm"));
-    rlx_value q = linear(&b, x, NAME("attn_q"), BIAS("attn_q"), E, H * D);
-    rlx_value k = linear(&b, x, NAME("attn_k"), BIAS("attn_k"), E, Hkv * D);
-    rlx_value v = linear(&b, x, NAME("attn_v"), BIAS("attn_v"), E, Hkv * D);
+    char wn[3][96], bn3[3][96];
+    const char *parts[3] = {"attn_q", "attn_k", "attn_v"};
+    for (int p = 0; p < 3; p++) {
+      snprintf(wn[p], sizeof wn[p], "blk.%lld.%s.weight", (long long)l, parts[p]);
+      snprintf(bn3[p], sizeof bn3[p], "blk.%lld.%s.bias", (long long)l, parts[p]);
+    }
+    rlx_value qkv[3];
+    linear_parts(&b, x, 3, (const char *const[]){wn[0], wn[1], wn[2]}, (const char *const[]){bn3[0], bn3[1], bn3[2]}, E,
+                 (const int64_t[]){H * D, Hkv * D, Hkv * D}, qkv);
+    rlx_value q = qkv[0], k = qkv[1], v = qkv[2];
     q = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){q, cs, sn}), 3, rope_attr);
     k = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){k, cs, sn}), 3, rope_attr);
     rlx_value kv[2] = {heads_first(&b, k, S, Hkv, D), heads_first(&b, v, S, Hkv, D)};
@@ -363,11 +437,14 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
     a = op(&b, RLX_OP_RESHAPE, 1, &a, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 3, ((const int64_t[]){1, S, H * D}))});
     h = op(&b, RLX_OP_ADD, 2, V2(h, linear(&b, a, NAME("attn_output"), NULL, H * D, E)), 0, NULL);
     x = rms_norm(&b, c, h, NAME("ffn_norm"));
-    rlx_value gate = linear(&b, x, NAME("ffn_gate"), NULL, E, F), up = linear(&b, x, NAME("ffn_up"), NULL, E, F);
+    snprintf(wn[0], sizeof wn[0], "blk.%lld.ffn_gate.weight", (long long)l);
+    snprintf(wn[1], sizeof wn[1], "blk.%lld.ffn_up.weight", (long long)l);
+    rlx_value gu[2];
+    linear_parts(&b, x, 2, (const char *const[]){wn[0], wn[1]}, (const char *const[]){NULL, NULL}, E, (const int64_t[]){F, F}, gu);
+    rlx_value gate = gu[0], up = gu[1];
     rlx_value act = op(&b, RLX_OP_MUL, 2, V2(op(&b, RLX_OP_SILU, 1, &gate, 0, NULL), up), 0, NULL);
     h = op(&b, RLX_OP_ADD, 2, V2(h, linear(&b, act, NAME("ffn_down"), NULL, F, E)), 0, NULL);
 #undef NAME
-#undef BIAS
   }
   h = rms_norm(&b, c, h, "output_norm.weight");
   size_t oi;
@@ -399,20 +476,46 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
 
 /* ---- params ---- */
 
+/* Copies the bytes of the parts of a stacked name (tensor_info checked them) one after another. */
+static rlx_status *stack_parts(const rlx_gguf *f, const char *name, uint8_t *dst) {
+  char part[96];
+  for (const char *p = name;; p++) {
+    size_t n = strcspn(p, "+"), i;
+    rlx_gguf_tensor t;
+    memcpy(part, p, n);
+    part[n] = 0;
+    TRY(rlx_gguf_find_tensor(f, part, &i));
+    TRY(rlx_gguf_tensor_info(f, i, &t));
+    memcpy(dst, t.data, t.nbytes);
+    dst += t.nbytes;
+    p += n;
+    if (!*p) return NULL;
+  }
+}
+
 /* Uploads param `name` from the file: packed bytes, F32 as it is, F16 matrices as they are with
- * f16 (build's builder.f16), F16 vectors and otherwise F16 matrices widened. */
+ * f16 (build's builder.f16), F16 vectors and otherwise F16 matrices widened; stacked parts
+ * (tensor_info) copied into one tensor. */
 static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *name, bool f16) {
-  size_t i;
   rlx_gguf_tensor t;
-  TRY(rlx_gguf_find_tensor(f, name, &i));
-  TRY(rlx_gguf_tensor_info(f, i, &t));
+  TRY(tensor_info(f, name, &t));
   int64_t n = t.dims[0] * (t.n_dims > 1 ? t.dims[1] : 1);
   int64_t dims[2] = {t.n_dims > 1 ? t.dims[1] : t.dims[0], t.dims[0]};
   int rank = t.n_dims > 1 ? 2 : 1;
+  uint8_t *stacked = NULL;
+  if (strchr(name, '+')) {
+    if (!(stacked = malloc(t.nbytes))) return rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    rlx_status *st = stack_parts(f, name, stacked);
+    if (st) {
+      free(stacked);
+      return st;
+    }
+    t.data = stacked;
+  }
   rlx_tensor *v = NULL;
   rlx_status *st;
   if (t.type == RLX_GGML_F32 || (t.type == RLX_GGML_F16 && rank == 2 && f16)) {
-    /* borrowed from the read-only mapping: set_param only reads it */
+    /* borrowed from the read-only mapping (or the stacked copy): set_param only reads it */
     st = rlx_tensor_wrap(t.type == RLX_GGML_F32 ? RLX_DTYPE_F32 : RLX_DTYPE_F16, rank, dims, (void *)(uintptr_t)t.data, t.nbytes, &v);
   } else if (t.type == RLX_GGML_F16) {
     st = rlx_tensor_create(RLX_DTYPE_F32, rank, dims, NULL, 0, &v);
@@ -427,6 +530,7 @@ static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *nam
   }
   if (!st) st = rlx_executable_set_param(ex, name, v);
   rlx_tensor_free(v);
+  free(stacked);
   return st;
 }
 
