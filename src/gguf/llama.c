@@ -261,12 +261,20 @@ static rlx_value linear(builder *b, rlx_value x, const char *name, const char *b
   return y;
 }
 
+/* Columns [start, start + len) of x (its last axis). */
+static rlx_value narrow(builder *b, rlx_value x, int64_t start, int64_t len) {
+  if (b->st) return 0;
+  int last = rlx_graph_value_type(b->g, x)->rank - 1;
+  return op(b, RLX_OP_NARROW, 1, &x, 3, (rlx_attr[]){RLX_ATTR_I("axis", last), RLX_ATTR_I("start", start), RLX_ATTR_I("length", len)});
+}
+
 /* The products of x with several [N_i, K] matrices of the file (names[i], biases[i] or NULL,
  * widths N[i]) into out[i]. When they have one ggml type their rows are stacked into one param,
  * named by the parts joined with '+' (upload stacks the bytes): one product, whose columns are
- * then narrowed to each part (a decode step reads the same bytes in fewer, larger products). */
-static void linear_parts(builder *b, rlx_value x, int n, const char *const *names, const char *const *biases, int64_t K, const int64_t *N,
-                         rlx_value *out) {
+ * then narrowed to each part (a decode step reads the same bytes in fewer, larger products).
+ * Returns that product when no part has a bias (its columns are the parts side by side), else 0. */
+static rlx_value linear_parts(builder *b, rlx_value x, int n, const char *const *names, const char *const *biases, int64_t K,
+                              const int64_t *N, rlx_value *out) {
   char joined[3 * 96];
   size_t len = 0;
   uint32_t type = 0;
@@ -288,21 +296,23 @@ static void linear_parts(builder *b, rlx_value x, int n, const char *const *name
   }
   if (!same || len >= sizeof joined || b->st) {
     for (int p = 0; p < n; p++) out[p] = linear(b, x, names[p], biases[p], K, N[p]);
-    return;
+    return 0;
   }
-  int last = rlx_graph_value_type(b->g, x)->rank - 1;
   rlx_value y = linear(b, x, joined, NULL, K, total);
+  bool biased = false;
   for (int64_t p = 0, off = 0; p < n && !b->st; off += N[p], p++) {
-    out[p] = op(b, RLX_OP_NARROW, 1, &y, 3, (rlx_attr[]){RLX_ATTR_I("axis", last), RLX_ATTR_I("start", off), RLX_ATTR_I("length", N[p])});
+    out[p] = narrow(b, y, off, N[p]);
     size_t i;
     rlx_status *absent = biases[p] ? rlx_gguf_find_tensor(b->f, biases[p], &i) : NULL;
     if (biases[p] && !absent) {
       const char *scheme = NULL;
+      biased = true;
       rlx_value bias = weight(b, biases[p], 0, N[p], &scheme);
       out[p] = op(b, RLX_OP_ADD, 2, V2(out[p], bias), 0, NULL);
     }
     rlx_status_free(absent); /* no bias: NOT_FOUND is the answer */
   }
+  return biased ? 0 : y;
 }
 
 static rlx_value rms_norm(builder *b, const rlx_llm_config *c, rlx_value x, const char *gain) {
@@ -419,11 +429,18 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
       snprintf(bn3[p], sizeof bn3[p], "blk.%lld.%s.bias", (long long)l, parts[p]);
     }
     rlx_value qkv[3];
-    linear_parts(&b, x, 3, (const char *const[]){wn[0], wn[1], wn[2]}, (const char *const[]){bn3[0], bn3[1], bn3[2]}, E,
-                 (const int64_t[]){H * D, Hkv * D, Hkv * D}, qkv);
+    rlx_value stacked = linear_parts(&b, x, 3, (const char *const[]){wn[0], wn[1], wn[2]}, (const char *const[]){bn3[0], bn3[1], bn3[2]}, E,
+                                     (const int64_t[]){H * D, Hkv * D, Hkv * D}, qkv);
     rlx_value q = qkv[0], k = qkv[1], v = qkv[2];
-    q = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){q, cs, sn}), 3, rope_attr);
-    k = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){k, cs, sn}), 3, rope_attr);
+    if (stacked) { /* q's and k's heads side by side: one RoPE for both (half the ops a step runs for it) */
+      rlx_value qk = narrow(&b, stacked, 0, (H + Hkv) * D);
+      qk = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){qk, cs, sn}), 3, rope_attr);
+      q = narrow(&b, qk, 0, H * D);
+      k = narrow(&b, qk, H * D, Hkv * D);
+    } else {
+      q = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){q, cs, sn}), 3, rope_attr);
+      k = op(&b, RLX_OP_ROPE, 3, ((const rlx_value[]){k, cs, sn}), 3, rope_attr);
+    }
     rlx_value kv[2] = {heads_first(&b, k, S, Hkv, D), heads_first(&b, v, S, Hkv, D)};
     for (int j = 0; j < 2; j++) {
       char cn[32];
