@@ -90,6 +90,15 @@ struct rlx_executable {
   rlx_mx_arr **wl_arr;
   size_t n_wl;
   rlx_mx_arr **w_last;
+  /* repacked DequantMatMul weights (exec_repack.c): per entry the first node reading them, the
+   * leaves of its weight inputs and the kept operands (w NULL until made; dropped when one of
+   * its params is set); per node its entry (SIZE_MAX: none); per value the lowering's (lower.h) */
+  const rlx_node **rp_node;
+  size_t (*rp_leaf)[3];
+  rlx_l_qmm *rp_arr;
+  size_t n_rp;
+  size_t *rp_at;
+  rlx_l_qmm *qmm;
   /* conv epilogues of lazy runs (lower.h, rlx_l_epilogue; made with the channels-last lowering) */
   rlx_l_epilogue epi;
   uint32_t *uses;
@@ -129,6 +138,11 @@ struct rlx_executable {
 
 /* Index of param `name` in ex->params (ex->n_params when absent). */
 size_t rlx_exec_param_index(const rlx_executable *ex, const char *name);
+/* The leaf index (ex->leaves) of the constant or graph param holding value v, or SIZE_MAX. */
+size_t rlx_exec_leaf_of(const rlx_executable *ex, rlx_value v);
+/* The number of leaves of a run: inputs, constants, params, random keys, channels-last conv
+ * weights, repacked DequantMatMul weights (3 per entry). */
+size_t rlx_exec_num_leaves(const rlx_executable *ex);
 /* Clears every input's source for a new run. */
 void rlx_exec_clear_sources(rlx_executable *ex);
 /* Makes tensors values[j] the sources of inputs names[j] (NOT_FOUND for an unknown name,
@@ -180,6 +194,16 @@ void rlx_exec_layout_free(rlx_executable *ex);
 void rlx_exec_layout_param_set(rlx_executable *ex, size_t k);
 void rlx_exec_layout_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out);
 void rlx_exec_layout_bind(rlx_executable *ex, rlx_mx_arr *const *leaves);
+/* Repacked DequantMatMul weights (exec_repack.c), as the channels-last weights above: at creation,
+ * the DequantMatMul / DequantGroupedMatMul nodes whose weight inputs are constants or params and
+ * whose lowering may take quantized_matmul on repacked operands (rlx_l_dequant_repacks); freeing;
+ * dropping those made from param k; this run's leaves out[0..3 n_rp) (made and kept on first use;
+ * errors go to c); binding them to ex->qmm. */
+RLX_MUST_USE rlx_status *rlx_exec_repack_init(rlx_executable *ex);
+void rlx_exec_repack_free(rlx_executable *ex);
+void rlx_exec_repack_param_set(rlx_executable *ex, size_t k);
+void rlx_exec_repack_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out);
+void rlx_exec_repack_bind(rlx_executable *ex, rlx_mx_arr *const *leaves);
 /* What RLX_PRECISION_DEFAULT means now: TF32 when MLX_ENABLE_TF32 is set to a nonzero number, else FP32. */
 rlx_precision rlx_exec_default_precision(void);
 /* Before a GPU run: fixes this process's GPU float32 precision to p (FP32 or TF32) on first use,

@@ -16,16 +16,6 @@ rlx_status *rlx_exec_resolve_layout(rlx_device device, bool *out) {
   return RLX_ERR(INVALID_ARGUMENT, "environment variable RLX_LAYOUT: '%s' (expected channels_first or channels_last)", env);
 }
 
-/* The leaf index (ex->leaves) of the constant or graph param holding value v, or SIZE_MAX. */
-static size_t leaf_of(const rlx_executable *ex, rlx_value v) {
-  const rlx_graph *g = ex->g;
-  for (size_t j = 0; j < ex->n_consts; j++)
-    if (ex->consts[j] == v) return g->n_inputs + j;
-  for (size_t i = 0; i < g->n_params; i++)
-    if (g->nodes[g->params[i]].out0 == v) return g->n_inputs + ex->n_consts + ex->gparam[i];
-  return SIZE_MAX;
-}
-
 rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
   const rlx_graph *g = ex->g;
   if (!ex->channels_last) return NULL;
@@ -49,7 +39,7 @@ rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
     bool seen = false;
     for (size_t j = 0; j < ex->n_wl; j++) seen |= ex->wl_val[j] == w;
     if (seen || t->rank < 3 || t->rank > 5 || !rlx_dtype_is_float(t->dtype) || rlx_dtype_is_lowp(t->dtype)) continue;
-    size_t leaf = leaf_of(ex, w);
+    size_t leaf = rlx_exec_leaf_of(ex, w);
     if (leaf == SIZE_MAX) continue;
     ex->wl_val[ex->n_wl] = w;
     ex->wl_leaf[ex->n_wl++] = leaf;

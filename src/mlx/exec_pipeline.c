@@ -134,7 +134,7 @@ static rlx_status *extent_types(rlx_executable *ex) {
 }
 
 /* The compiled function's trace (rlx_mx_trace_fn): leaves are inputs, constants, params, random
- * keys, channels-last conv weights. */
+ * keys, channels-last conv weights, repacked DequantMatMul weights. */
 static rlx_mx_arr *param_lookup(void *ud, const char *name) {
   rlx_executable *ex = ud;
   size_t k = rlx_exec_param_index(ex, name);
@@ -151,6 +151,7 @@ static void bind_leaf_vals(rlx_executable *ex, rlx_mx_arr *const *leaves) {
   for (size_t i = 0; i < g->n_params; i++) ex->vals[g->nodes[g->params[i]].out0] = ex->cur[ex->gparam[i]];
   for (size_t r = 0; r < ex->rng.n; r++) ex->rng.keys[r] = leaves[ni + nc + ex->n_params + r];
   rlx_exec_layout_bind(ex, leaves + ni + nc + ex->n_params + ex->rng.n);
+  rlx_exec_repack_bind(ex, leaves + ni + nc + ex->n_params + ex->rng.n + ex->n_wl);
 }
 
 /* Lowers the graph: out receives the outputs, then the advanced random keys, then the index check
@@ -165,7 +166,8 @@ static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out
                  .checks = &ex->checks,
                  .cl = ex->channels_last ? ex->cl : NULL,
                  .w_last = ex->w_last,
-                 .epilogue = ex->epi.fn && ex->mode == RLX_MODE_LAZY ? &ex->epi : NULL};
+                 .epilogue = ex->epi.fn && ex->mode == RLX_MODE_LAZY ? &ex->epi : NULL,
+                 .qmm = ex->qmm};
   RLX_TRY(rlx_lower_graph(&L));
   size_t no = ex->g->n_outputs;
   for (size_t i = 0; i < no; i++) out[i] = ex->vals[ex->g->outputs[i]];
@@ -176,7 +178,7 @@ static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out
 
 static rlx_status *trace(void *ud, rlx_mx *c, rlx_mx_arr *const *in, size_t n_in, rlx_mx_arr **out, size_t n_out) {
   rlx_executable *ex = ud;
-  size_t want = ex->g->n_inputs + ex->n_consts + ex->n_params + ex->rng.n + ex->n_wl, want_out = ex->g->n_outputs + ex->rng.n + 1;
+  size_t want = rlx_exec_num_leaves(ex), want_out = ex->g->n_outputs + ex->rng.n + 1;
   if (n_in != want || n_out != want_out)
     return RLX_ERR(INTERNAL, "compiled function called with %zu leaves and %zu outputs, expected %zu and %zu", n_in, n_out, want,
                    want_out);
@@ -213,6 +215,7 @@ static void make_leaves(rlx_executable *ex, rlx_mx *c) {
   for (size_t k = 0; k < ex->n_params; k++) ex->leaves[ni + nc + k] = ex->params[k].val;
   rlx_exec_rng_leaves(ex, c, ex->leaves + ni + nc + ex->n_params);
   rlx_exec_layout_leaves(ex, c, ex->leaves + ni + nc + ex->n_params + ex->rng.n);
+  rlx_exec_repack_leaves(ex, c, ex->leaves + ni + nc + ex->n_params + ex->rng.n + ex->n_wl);
 }
 
 /* Checks the outputs' shapes against the inferred types and casts them to the declared dtypes. */
@@ -237,7 +240,7 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   rlx_mx_reset(c);
   make_leaves(ex, c);
   RLX_TRY(rlx_mx_take_error(c));
-  size_t no = g->n_outputs, nr = ex->rng.n, nl = g->n_inputs + ex->n_consts + ex->n_params + nr + ex->n_wl;
+  size_t no = g->n_outputs, nr = ex->rng.n, nl = rlx_exec_num_leaves(ex);
   rlx_mx_arr **all = ex->rng_call_outs; /* the outputs, then the advanced random keys, then the check */
   if (ex->mode == RLX_MODE_COMPILED) {
     if (!ex->compiled) RLX_TRY(rlx_mx_compile(trace, ex, ex->shapeless, &ex->compiled));

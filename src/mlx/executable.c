@@ -63,6 +63,19 @@ size_t rlx_exec_param_index(const rlx_executable *ex, const char *name) {
   return k;
 }
 
+size_t rlx_exec_leaf_of(const rlx_executable *ex, rlx_value v) {
+  const rlx_graph *g = ex->g;
+  for (size_t j = 0; j < ex->n_consts; j++)
+    if (ex->consts[j] == v) return g->n_inputs + j;
+  for (size_t i = 0; i < g->n_params; i++)
+    if (g->nodes[g->params[i]].out0 == v) return g->n_inputs + ex->n_consts + ex->gparam[i];
+  return SIZE_MAX;
+}
+
+size_t rlx_exec_num_leaves(const rlx_executable *ex) {
+  return ex->g->n_inputs + ex->n_consts + ex->n_params + ex->rng.n + ex->n_wl + 3 * ex->n_rp;
+}
+
 /* Gathers the params of g and of its sub-graphs (recursively), one entry per name. */
 static rlx_status *collect_params(rlx_executable *ex, const rlx_graph *g) {
   for (size_t i = 0; i < g->n_params; i++) {
@@ -126,7 +139,6 @@ static rlx_status *init(rlx_executable *ex) {
   ex->vals = calloc(nv, sizeof *ex->vals);
   ex->cl = calloc(nv, sizeof *ex->cl);
   ex->cur = calloc(np + 1, sizeof *ex->cur);
-  ex->leaves = calloc(ni + nc + np + ex->rng.n + g->n_nodes + 1, sizeof *ex->leaves); /* + conv weights (exec_layout.c) */
   ex->outs = calloc(no + 1, sizeof *ex->outs);
   ex->readback = calloc(no, sizeof *ex->readback);
   ex->pending = calloc(no, sizeof *ex->pending);
@@ -136,7 +148,7 @@ static rlx_status *init(rlx_executable *ex) {
   ex->slot_off = calloc(no, sizeof *ex->slot_off);
   ex->slot_nbytes = calloc(no, sizeof *ex->slot_nbytes);
   if (!ex->gparam || !ex->in || !ex->consts || !ex->const_arr || !ex->types || !ex->ext_types || !ex->vals || !ex->cl || !ex->cur ||
-      !ex->leaves || !ex->outs || !ex->readback || !ex->pending || !ex->pending_types || !ex->out_types || !ex->res || !ex->slot_off || !ex->slot_nbytes)
+      !ex->outs || !ex->readback || !ex->pending || !ex->pending_types || !ex->out_types || !ex->res || !ex->slot_off || !ex->slot_nbytes)
     return RLX_OOM();
   for (size_t i = 0; i < g->n_params; i++) ex->gparam[i] = rlx_exec_param_index(ex, g->nodes[g->params[i]].name);
   for (size_t i = 0; i < ni; i++) {
@@ -153,6 +165,8 @@ static rlx_status *init(rlx_executable *ex) {
                    RLX_EXEC_MAX_SYMBOLS);
   ex->rt = ex->types;
   RLX_TRY(rlx_exec_layout_init(ex));
+  RLX_TRY(rlx_exec_repack_init(ex));
+  if (!(ex->leaves = calloc(rlx_exec_num_leaves(ex) + 1, sizeof *ex->leaves))) return RLX_OOM();
   RLX_TRY(layout_slots(ex));
   return rlx_mx_create(ex->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, &ex->ctx);
 }
@@ -234,6 +248,7 @@ void rlx_executable_free(rlx_executable *ex) {
   for (size_t i = 0; ex->const_arr && i < ex->n_consts; i++) rlx_mx_release(ex->const_arr[i]);
   rlx_exec_rng_free(ex);
   rlx_exec_layout_free(ex);
+  rlx_exec_repack_free(ex);
   rlx_mx_free(ex->ctx);
   free(ex->params);
   free(ex->gparam);
@@ -324,7 +339,7 @@ rlx_status *rlx_executable_set_param(rlx_executable *ex, const char *name, const
   RLX_TRY(rlx_exec_check_type("param", name, &ex->params[k].type, rlx_tensor_type(value)));
   lock(ex);
   rlx_status *st = rlx_exec_upload(ex, value, &ex->params[k].val);
-  if (!st) rlx_exec_layout_param_set(ex, k);
+  if (!st) rlx_exec_layout_param_set(ex, k), rlx_exec_repack_param_set(ex, k);
   unlock(ex);
   return rlx_status_annotate(st, "param '%s'", name);
 }

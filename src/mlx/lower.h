@@ -8,6 +8,13 @@
 
 typedef struct rlx_lower rlx_lower;
 
+/* The quantized_matmul operands (MLX's affine layout: uint32 words, scales, biases) that the int
+ * and GGUF Q4_0/Q4_1/Q8_0/Q4_K schemes of DequantMatMul / DequantGroupedMatMul rebuild from their
+ * weight inputs (lower_dequant.c). */
+typedef struct rlx_l_qmm {
+  rlx_mx_arr *w, *scales, *biases;
+} rlx_l_qmm;
+
 /* The random streams of a run (see exec_random.c): the key of each drawing node (Sample),
  * replaced by the next one of its stream at each draw. */
 typedef struct rlx_rng {
@@ -89,6 +96,10 @@ struct rlx_lower {
   rlx_mx_arr *const *w_last;
   /* With cl, NULL or: Conv epilogues in one kernel (lower_layout.c; lazy runs). */
   struct rlx_l_epilogue *epilogue;
+  /* NULL, or per value: w NULL, or the rlx_l_qmm of the DequantMatMul / DequantGroupedMatMul with
+   * that output, repacked from its constant or param weights once (kept leaves, exec_repack.c) and
+   * used instead of repacking them in the graph. */
+  const rlx_l_qmm *qmm;
 };
 
 /* A Conv's bias add, an optional residual add and a ReLU as one compiled function: with uses per
@@ -146,6 +157,15 @@ void rlx_lower_cl_outputs(rlx_lower *L);
 /* [N, C, d..] <-> [N, d.., C] (transposed views) */
 rlx_mx_arr *rlx_l_to_last(rlx_lower *L, rlx_mx_arr *x, int rank);
 rlx_mx_arr *rlx_l_to_first(rlx_lower *L, rlx_mx_arr *x, int rank);
+
+/* ---- DequantMatMul / DequantGroupedMatMul weights repacked once (lower_dequant.c) ----
+ * Whether node n of g (types g->types) may lower to quantized_matmul / gather_qmm on operands
+ * repacked from its weight inputs alone (rlx_l_qmm): an int or GGUF Q4_0/Q4_1/Q8_0/Q4_K scheme
+ * with x of a dtype quantized_matmul takes, static weight shapes and K, and on the CPU (gpu false)
+ * rows that can take that path (at most 4, and not rlx's matvec kernel); then the operands made
+ * from the weight inputs in[1..] of n (in[0] unused) in L's context (L->g, L->types: g's). */
+bool rlx_l_dequant_repacks(const rlx_graph *g, const rlx_node *n, bool gpu);
+void rlx_l_dequant_repack(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_l_qmm *out);
 
 /* ---- helpers for lowering functions ---- */
 /* Concrete type of input i / output i of node n. */

@@ -1,7 +1,9 @@
 /* lower_dequant.c: DequantMatMul and DequantGroupedMatMul on MLX. On the CPU float32 rows times
  * GGUF Q8_0 or Q4_K weights (an LLM's decode and prefill steps) run rlx's kernel on the packed
  * bytes (rlx_mx_matvec). The int, MX (mxfp4, mxfp8),
- * NVFP4 and GGUF Q4_0/Q4_1/Q8_0/Q4_K schemes map onto MLX's quantized_matmul / gather_qmm; the
+ * NVFP4 and GGUF Q4_0/Q4_1/Q8_0/Q4_K schemes map onto MLX's quantized_matmul / gather_qmm (the int
+ * and GGUF ones repacked into MLX's affine layout: in the graph, or once by the executable when the
+ * weights are constants or params, rlx_l_dequant_repack); the
  * other GGUF block types and FP8 are unpacked and dequantized on the device with MLX bitwise and
  * arithmetic ops (GGUF: the formulas of ggml's dequantize_row_* in ggml-quants.c over the block_*
  * layouts of ggml-common.h), then multiplied with one matmul. Nothing goes through the host. */
@@ -317,14 +319,23 @@ static rlx_mx_arr *dequant_weight(rlx_lower *L, const wops *o, rlx_dtype dt) {
   }
 }
 
+/* The GGUF schemes whose blocks map exactly onto MLX's affine layout. */
+static bool affine_gguf(rlx_dq_scheme s) { return s == RLX_DQ_Q4_0 || s == RLX_DQ_Q4_1 || s == RLX_DQ_Q8_0 || s == RLX_DQ_Q4_K; }
+
+/* The rows of x that quantized_matmul takes on the CPU: that kernel goes row by row, and past a few
+ * rows (prefill) one dequantization and a BLAS matmul are faster (2048x2048 Q4_0, 16 rows: 0.8 s
+ * vs 0.27 s). */
+#define QMM_CPU_ROWS 4
+
+/* DequantMatMul on the CPU runs rlx's matvec kernel for float32 x times GGUF Q8_0 or Q4_K. */
+static bool cpu_matvec(rlx_dq_scheme s, rlx_dtype xdt, bool gpu) { return !gpu && xdt == RLX_DTYPE_F32 && (s == RLX_DQ_Q8_0 || s == RLX_DQ_Q4_K); }
+
 /* true when o maps onto MLX's quantized_matmul / gather_qmm for `rows` rows of x of dtype xdt
- * (no float64 there). On the CPU that kernel goes row by row: past a few rows (prefill) one
- * dequantization and a BLAS matmul are faster (2048x2048 Q4_0, 16 rows: 0.8 s vs 0.27 s). */
+ * (no float64 there). */
 static bool qmm_able(rlx_lower *L, const wops *o, rlx_dtype xdt, int64_t rows) {
   rlx_dq_kind k = o->info->kind;
-  bool affine_gguf = o->s == RLX_DQ_Q4_0 || o->s == RLX_DQ_Q4_1 || o->s == RLX_DQ_Q8_0 || o->s == RLX_DQ_Q4_K;
-  if (rows > 4 && rlx_mx_get_device(L->mx) != RLX_MX_GPU) return false;
-  return xdt != RLX_DTYPE_F64 && (k == RLX_DQK_INT || k == RLX_DQK_MX || k == RLX_DQK_NV || affine_gguf);
+  if (rows > QMM_CPU_ROWS && rlx_mx_get_device(L->mx) != RLX_MX_GPU) return false;
+  return xdt != RLX_DTYPE_F64 && (k == RLX_DQK_INT || k == RLX_DQK_MX || k == RLX_DQK_NV || affine_gguf(o->s));
 }
 
 /* GGUF 4-bit codes in chunks of L bytes (element j < L: low nibble of byte j, else the high nibble
@@ -385,20 +396,24 @@ typedef struct qmm {
   const char *mode;
 } qmm;
 
-static qmm qmm_of(rlx_lower *L, const wops *o, rlx_dtype xdt) {
+/* The affine schemes' operands are node n's kept ones (L->qmm) when it has them, else repacked here. */
+static qmm qmm_of(rlx_lower *L, const rlx_node *n, const wops *o, rlx_dtype xdt) {
   qmm q = {.group = (int)o->bs, .bits = o->info->bits};
-  if (o->info->kind == RLX_DQK_INT) {
-    rlx_mx_arr *u;
-    int_affine(L, o, xdt, &u, &q.scales, &q.biases);
-    q.w = pack_words(L, u, o->R, o->K, q.bits);
+  bool gguf = o->info->kind == RLX_DQK_GGUF;
+  if (o->info->kind == RLX_DQK_INT || gguf) {
+    const rlx_l_qmm *kept = L->qmm && L->qmm[n->out0].w ? &L->qmm[n->out0] : NULL;
     q.mode = "affine";
-  } else if (o->info->kind == RLX_DQK_GGUF) {
+    if (gguf) q.group = 32, q.bits = o->s == RLX_DQ_Q8_0 ? 8 : 4;
     rlx_mx_arr *u;
-    gguf_affine(L, o, xdt, &u, &q.scales, &q.biases);
-    q.w = rlx_mx_view(L->mx, u, RLX_DTYPE_U32);
-    q.group = 32;
-    q.bits = o->s == RLX_DQ_Q8_0 ? 8 : 4;
-    q.mode = "affine";
+    if (kept) {
+      q.w = kept->w, q.scales = kept->scales, q.biases = kept->biases;
+    } else if (gguf) {
+      gguf_affine(L, o, xdt, &u, &q.scales, &q.biases);
+      q.w = rlx_mx_view(L->mx, u, RLX_DTYPE_U32);
+    } else {
+      int_affine(L, o, xdt, &u, &q.scales, &q.biases);
+      q.w = pack_words(L, u, o->R, o->K, q.bits);
+    }
   } else {
     q.w = rlx_mx_view(L->mx, o->q, RLX_DTYPE_U32);
     q.scales = o->scale;
@@ -415,23 +430,53 @@ static rlx_mx_arr *nan_rows(rlx_lower *L, const wops *o) {
   return rlx_mx_reduce(c, B(EQUAL, o->scale, u8(c, 255)), 7, 1, (int[]){1}, false);
 }
 
+/* The weight operands of DequantMatMul (N rows) or DequantGroupedMatMul (E experts of N rows)
+ * node n from its inputs in[1..]. */
+static wops node_wops(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in) {
+  const rlx_type *tx = rlx_in_type(L, n, 0), *tq = rlx_in_type(L, n, 1);
+  int64_t K = tx->dims[tx->rank - 1];
+  if (n->op == RLX_OP_DEQUANT_GROUPED_MATMUL) return wops_of(L, n, in + 1, (int)n->n_in - 2, tq->dims[0] * tq->dims[1], tq->dims[1], K);
+  return wops_of(L, n, in + 1, (int)n->n_in - 1, tq->dims[0], tq->dims[0], K);
+}
+
+bool rlx_l_dequant_repacks(const rlx_graph *g, const rlx_node *n, bool gpu) {
+  bool grouped = n->op == RLX_OP_DEQUANT_GROUPED_MATMUL;
+  if (!grouped && n->op != RLX_OP_DEQUANT_MATMUL) return false;
+  rlx_dq_scheme s = rlx_dq_scheme_of(rlx_node_s(n, "scheme"));
+  const rlx_type *tx = &g->types[n->in[0]];
+  if (tx->dtype == RLX_DTYPE_F64 || !(rlx_dq_info_of(s)->kind == RLX_DQK_INT || affine_gguf(s)) || tx->dims[tx->rank - 1] < 0) return false;
+  for (uint32_t i = 1; i < n->n_in - grouped; i++)
+    for (int d = 0; d < g->types[n->in[i]].rank; d++)
+      if (g->types[n->in[i]].dims[d] < 0) return false;
+  if (gpu) return true;
+  int64_t rows = 1; /* the least number of rows a run can have */
+  for (int d = 0; d < (grouped ? 1 : tx->rank - 1); d++) rows *= tx->dims[d] < 0 ? 1 : tx->dims[d];
+  return rows <= QMM_CPU_ROWS && (grouped || !cpu_matvec(s, tx->dtype, false));
+}
+
+void rlx_l_dequant_repack(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_l_qmm *out) {
+  wops o = node_wops(L, n, in);
+  qmm q = qmm_of(L, n, &o, rlx_in_type(L, n, 0)->dtype);
+  *out = (rlx_l_qmm){.w = q.w, .scales = q.scales, .biases = q.biases};
+}
+
 /* DequantMatMul: y[..., N] = x @ W^T. A 1-D x goes through as one row (MLX's CUDA
  * quantized_matmul needs rank >= 2). */
 static void lower_dequant_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
-  const rlx_type *tx = rlx_in_type(L, n, 0), *tq = rlx_in_type(L, n, 1);
-  int64_t K = tx->dims[tx->rank - 1], N = tq->dims[0];
-  wops o = wops_of(L, n, in + 1, (int)n->n_in - 1, N, N, K);
+  const rlx_type *tx = rlx_in_type(L, n, 0);
+  int64_t K = tx->dims[tx->rank - 1];
+  wops o = node_wops(L, n, in);
   rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0], *y;
   int64_t rows = 1;
   for (int i = 0; i + 1 < tx->rank; i++) rows *= tx->dims[i];
-  if (tx->dtype == RLX_DTYPE_F32 && (o.s == RLX_DQ_Q8_0 || o.s == RLX_DQ_Q4_K) && rlx_mx_get_device(c) != RLX_MX_GPU) {
+  if (cpu_matvec(o.s, tx->dtype, rlx_mx_get_device(c) == RLX_MX_GPU)) {
     y = rlx_mx_matvec(c, rlx_mx_reshape(c, in[0], 2, (int64_t[]){rows, K}), o.q, o.s == RLX_DQ_Q8_0 ? 0 : 1);
     out[0] = rlx_l_reshape(L, y, rlx_out_type(L, n, 0));
     return;
   }
   if (qmm_able(L, &o, tx->dtype, rows)) {
-    qmm q = qmm_of(L, &o, tx->dtype);
+    qmm q = qmm_of(L, n, &o, tx->dtype);
     y = rlx_mx_quantized_matmul(c, x, q.w, q.scales, q.biases, true, q.group, q.bits, q.mode);
     if (o.extra && o.info->kind == RLX_DQK_NV) y = B(MULTIPLY, y, rlx_mx_astype(c, o.extra, tx->dtype));
     rlx_mx_arr *nan = nan_rows(L, &o);
@@ -454,10 +499,10 @@ static void lower_grouped(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in
   int64_t M = tx->dims[0], K = tx->dims[1], E = tq->dims[0], N = tq->dims[1];
   int nw = (int)n->n_in - 2;
   rlx_mx_arr *idx = rlx_l_expert_index(L, in[n->n_in - 1], E), *x = rlx_mx_reshape(c, in[0], 3, (int64_t[]){M, 1, K}), *y;
-  wops o = wops_of(L, n, in + 1, nw, E * N, N, K);
+  wops o = node_wops(L, n, in);
   rlx_dtype wdt = tx->dtype == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32;
   if (qmm_able(L, &o, tx->dtype, M)) {
-    qmm q = qmm_of(L, &o, tx->dtype);
+    qmm q = qmm_of(L, n, &o, tx->dtype);
     int64_t ws[3] = {E, N, K * q.bits / 32}, ss[3] = {E, N, K / q.group};
     rlx_mx_arr *w = rlx_mx_reshape(c, q.w, 3, ws), *s = rlx_mx_reshape(c, q.scales, 3, ss);
     rlx_mx_arr *b = q.biases ? rlx_mx_reshape(c, q.biases, 3, ss) : NULL;

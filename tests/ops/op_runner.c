@@ -11,6 +11,8 @@
  *    "modes":   ["eager", "lazy", "compiled"],
  *    "expect_error": "INVALID_ARGUMENT" (optional: building or running must fail with this code),
  *    "expect_message": "text" (optional, with expect_error: the error message must contain it),
+ *    "reset": {"params": [...], "outputs": [...]} (optional: after the checked run, these params are
+ *             set again and one more run must give these outputs; compiled mode without tracing again),
  *    "cpu_only": "why" (optional: skipped, and counted as skipped, on the GPU),
  *    "gpu_only": "why" (optional: skipped, and counted as skipped, on the CPU)}
  * Attribute values: {"i": int}, {"f": float}, {"is": [ints]}, {"fs": [floats]}, {"s": "text"},
@@ -255,6 +257,51 @@ static char *read_text(const char *path) {
   return s;
 }
 
+/* Compares outs[] with the expected outputs listed in `list`; false with the reason in why. */
+static bool check_outputs(const char *dir, const cJSON *list, rlx_tensor *const *outs, char *why, size_t cap) {
+  size_t k = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, list) {
+    rlx_tensor *want = NULL;
+    const cJSON *atol = cJSON_GetObjectItem(e, "atol"), *rtol = cJSON_GetObjectItem(e, "rtol");
+    rlx_status *ls = load(dir, cJSON_GetObjectItem(e, "file")->valuestring, &want);
+    char w[512];
+    bool ok = true;
+    if (ls) {
+      snprintf(why, cap, "%s", rlx_status_message(ls));
+      rlx_status_free(ls);
+      ok = false;
+    } else if (!compare(outs[k], want, atol ? atol->valuedouble : 1e-6, rtol ? rtol->valuedouble : 1e-5, w, sizeof w)) {
+      snprintf(why, cap, "output %zu ('%s'): %s", k, cJSON_GetObjectItem(e, "name")->valuestring, w);
+      ok = false;
+    }
+    rlx_tensor_free(want);
+    k++;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/* The case's "reset" stage: sets its params again and runs once more; outs receive the outputs. */
+static rlx_status *run_reset(const char *dir, const cJSON *reset, rlx_executable *ex, size_t ni, const char *const *inames,
+                             rlx_tensor *const *inputs, size_t no, rlx_tensor **outs) {
+  const cJSON *e;
+  rlx_status *st = NULL;
+  size_t traces = rlx_executable_num_traces(ex);
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(reset, "params")) {
+    rlx_tensor *x = NULL;
+    st = load(dir, cJSON_GetObjectItem(e, "file")->valuestring, &x);
+    if (!st) st = rlx_executable_set_param(ex, cJSON_GetObjectItem(e, "name")->valuestring, x);
+    rlx_tensor_free(x);
+    if (st) return st;
+  }
+  for (size_t i = 0; i < no; i++) rlx_tensor_free(outs[i]), outs[i] = NULL;
+  st = rlx_executable_run(ex, ni, inames, inputs, no, outs);
+  if (!st && rlx_executable_num_traces(ex) != traces)
+    st = rlx_status_make(RLX_STATUS_INTERNAL, "the run after setting params again traced again (%zu traces)", rlx_executable_num_traces(ex));
+  return st;
+}
+
 /* Runs one case in one mode; returns true when it behaves as expected. */
 static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why, size_t cap) {
   const cJSON *expect = cJSON_GetObjectItem(js, "expect_error");
@@ -295,24 +342,18 @@ static bool run_mode(const char *dir, const cJSON *js, rlx_mode mode, char *why,
     ok = false;
     snprintf(why, cap, "%s: %s", rlx_status_code_name(rlx_status_code_of(st)), rlx_status_message(st));
   } else {
-    ok = true;
-    size_t k = 0;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "outputs")) {
-      rlx_tensor *want = NULL;
-      const cJSON *atol = cJSON_GetObjectItem(e, "atol"), *rtol = cJSON_GetObjectItem(e, "rtol");
-      rlx_status *ls = load(dir, cJSON_GetObjectItem(e, "file")->valuestring, &want);
-      char w[512];
-      if (ls) {
-        snprintf(why, cap, "%s", rlx_status_message(ls));
-        rlx_status_free(ls);
+    ok = check_outputs(dir, cJSON_GetObjectItem(js, "outputs"), outs, why, cap);
+    const cJSON *reset = cJSON_GetObjectItem(js, "reset");
+    if (ok && reset) {
+      st = run_reset(dir, reset, ex, ni, inames, inputs, no, outs);
+      if (st) {
         ok = false;
-      } else if (!compare(outs[k], want, atol ? atol->valuedouble : 1e-6, rtol ? rtol->valuedouble : 1e-5, w, sizeof w)) {
-        snprintf(why, cap, "output %zu ('%s'): %s", k, cJSON_GetObjectItem(e, "name")->valuestring, w);
-        ok = false;
+        snprintf(why, cap, "after setting params again: %s: %s", rlx_status_code_name(rlx_status_code_of(st)), rlx_status_message(st));
+      } else {
+        char w[800];
+        ok = check_outputs(dir, cJSON_GetObjectItem(reset, "outputs"), outs, w, sizeof w);
+        if (!ok) snprintf(why, cap, "after setting params again: %s", w);
       }
-      rlx_tensor_free(want);
-      k++;
-      if (!ok) break;
     }
   }
   rlx_status_free(st);

@@ -60,15 +60,17 @@ def sym(k):
 class Case:
     def __init__(self, name, nodes, inputs, outputs, atol=1e-6, rtol=1e-5, modes=MODES, params=None,
                  constants=None, dims=None, expect_error=None, sub_params=None, sub_constants=None, cpu_only=None,
-                 expect_message=None, gpu_only=None):
+                 expect_message=None, gpu_only=None, reset=None):
         """cpu_only: why the case cannot run on MLX's GPU backend (float64 data is detected
         automatically); op_runner skips it there and says so. gpu_only: likewise for a case whose
-        expected outputs hold on the GPU only (skipped on the CPU)."""
+        expected outputs hold on the GPU only (skipped on the CPU). reset: (params, outputs): after
+        the checked run these params are set again, and one more run must give these outputs."""
         self.cpu_only, self.gpu_only = cpu_only, gpu_only
         self.name, self.nodes, self.inputs, self.outputs = name, nodes, inputs, outputs
         self.atol, self.rtol, self.modes = atol, rtol, modes
         self.params, self.constants = params or {}, constants or {}
         self.dims = dims or {}
+        self.reset = reset
         self.expect_error, self.expect_message = expect_error, expect_message
         # values of params/constants that only sub-graphs declare (see P and C)
         self.sub_files = {f"params_{k}.npy": v for k, v in (sub_params or {}).items()}
@@ -100,6 +102,15 @@ class Case:
             f = f"out_{k}.npy"
             np.save(os.path.join(d, f), np.asarray(v))
             js["outputs"].append({"name": k, "file": f, "atol": self.atol, "rtol": self.rtol})
+        if self.reset:
+            params, outputs = self.reset
+            js["reset"] = {"params": [], "outputs": []}
+            for k, v in params.items():
+                np.save(os.path.join(d, f"reset_params_{k}.npy"), np.asarray(v))
+                js["reset"]["params"].append({"name": k, "file": f"reset_params_{k}.npy"})
+            for k, v in outputs.items():
+                np.save(os.path.join(d, f"reset_out_{k}.npy"), np.asarray(v))
+                js["reset"]["outputs"].append({"name": k, "file": f"reset_out_{k}.npy", "atol": self.atol, "rtol": self.rtol})
         if self.expect_error:
             js["expect_error"] = self.expect_error
             if self.expect_message:

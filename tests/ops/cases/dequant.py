@@ -352,8 +352,64 @@ def grouped_cases():
               {"x": x, "w": np.zeros((2, 4, 35), np.uint8), "idx": idx}, scheme=S("gguf_q4_0"))
 
 
+# Weights that are params or constants are repacked into MLX's affine layout once by the
+# executable (src/mlx/exec_repack.c); setting a param again must repack it again. Each case runs,
+# sets its weight params to new values and runs again (op_runner's "reset"), both against the numpy
+# products of the gguf-py (or formula) dequantizations; every path on the CPU (quantized_matmul for
+# a few rows, rlx's matvec kernel for float32 x times Q8_0/Q4_K) and the GPU.
+def gguf_product(x, packed, scheme, k):
+    x64, w = x.astype(np.float64), gguf_dequant(scheme, packed, k).astype(np.float64)
+    return x64 @ w.T, np.abs(x64) @ np.abs(w).T
+
+
+def repack_case(name, scheme, n, k, xshape, xdtype=np.float32, rtol=1e-5):
+    x = uni(xshape + (k,), dtype=xdtype)
+    p1, p2 = blocks(scheme, n, k), blocks(scheme, n, k)
+    (y1, m1), (y2, m2) = gguf_product(x, p1, scheme, k), gguf_product(x, p2, scheme, k)
+    atol = rtol * max(float(m1.max()), float(m2.max()))
+    return Case(name, [node("DequantMatMul", ["x", "w"], ["y"], scheme=S(scheme))], {"x": x}, {"y": y1.astype(xdtype)},
+                atol=atol, rtol=rtol, params={"w": p1}, reset=({"w": p2}, {"y": y2.astype(xdtype)}))
+
+
+def repack_cases():
+    yield repack_case("DequantMatMul_repack_gguf_q4_0", "gguf_q4_0", 6, 128, (2,))
+    yield repack_case("DequantMatMul_repack_gguf_q4_1_rank1", "gguf_q4_1", 5, 64, ())
+    yield repack_case("DequantMatMul_repack_gguf_q8_0_f16", "gguf_q8_0", 4, 64, (3,), xdtype=np.float16, rtol=5e-3)
+    yield repack_case("DequantMatMul_repack_gguf_q8_0", "gguf_q8_0", 4, 64, (3,))
+    yield repack_case("DequantMatMul_repack_gguf_q4k", "gguf_q4k", 3, 512, (1, 2))
+    yield repack_case("DequantMatMul_repack_gguf_q4_0_prefill", "gguf_q4_0", 4, 64, (6,))
+    # an int scheme whose scales alone are set again
+    x, bs = uni((2, 128)), 32
+    q = rng.integers(0, 256, size=(5, 128)).astype(np.uint8)
+    zp = rng.integers(0, 256, size=(5, 128 // bs)).astype(np.float32)
+    s1, s2 = uni((5, 128 // bs), 0.005, 0.02), uni((5, 128 // bs), 0.03, 0.05)
+    yield Case("DequantMatMul_repack_int8_asym_scale", [node("DequantMatMul", ["x", "q", "scale", "zp"], ["y"], scheme=S("int8_block_asym"),
+                                                             block_size=I(bs))],
+               {"x": x}, {"y": dequant_ref(x, q, s1, zp, bs).astype(np.float32)}, atol=2e-3, rtol=2e-4,
+               params={"q": q, "scale": s1, "zp": zp}, reset=({"scale": s2}, {"y": dequant_ref(x, q, s2, zp, bs).astype(np.float32)}))
+    # two nodes reading one param (one repacked copy), and a constant weight
+    x1, x2 = uni((2, 64)), uni((3, 64))
+    p1, p2 = blocks("gguf_q4_1", 4, 64), blocks("gguf_q4_1", 4, 64)
+    want = lambda p: {f"y{i}": gguf_product(xi, p, "gguf_q4_1", 64)[0].astype(np.float32) for i, xi in ((1, x1), (2, x2))}
+    yield Case("DequantMatMul_repack_shared", [node("DequantMatMul", ["x1", "w"], ["y1"], scheme=S("gguf_q4_1")),
+                                               node("DequantMatMul", ["x2", "w"], ["y2"], scheme=S("gguf_q4_1"))],
+               {"x1": x1, "x2": x2}, want(p1), atol=1e-4, rtol=1e-5, params={"w": p1}, reset=({"w": p2}, want(p2)))
+    yield Case("DequantMatMul_repack_constant", [node("DequantMatMul", ["x1", "w"], ["y1"], scheme=S("gguf_q4_1"))], {"x1": x1},
+               {"y1": want(p1)["y1"]}, atol=1e-4, rtol=1e-5, constants={"w": p1})
+    # experts: gather_qmm on the repacked weights
+    e, n, k, idx = 4, 5, 64, np.array([3, 0, -1], np.int32)
+    x = uni((3, k))
+    ins = [{"w": blocks("gguf_q4_1", e * n, k)} for _ in range(2)]
+    ws = [gguf_dequant("gguf_q4_1", i["w"], k).astype(np.float64).reshape(e, n, k) for i in ins]
+    ys = [np.einsum("mk,mnk->mn", x.astype(np.float64), w[[3, 0, 3]]).astype(np.float32) for w in ws]
+    yield Case("DequantGroupedMatMul_repack_gguf_q4_1", [node("DequantGroupedMatMul", ["x", "w", "idx"], ["y"], scheme=S("gguf_q4_1"))],
+               {"x": x, "idx": idx}, {"y": ys[0]}, atol=1e-4, rtol=1e-5, params={"w": ins[0]["w"].reshape(e, n, -1)},
+               reset=({"w": ins[1]["w"].reshape(e, n, -1)}, {"y": ys[1]}))
+
+
 def cases():
     yield from gguf_cases()
     yield from fp_cases()
     yield from grouped_cases()
     yield from dequant_cases()
+    yield from repack_cases()
