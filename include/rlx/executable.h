@@ -104,7 +104,8 @@ typedef struct rlx_executable rlx_executable;
 
 /* Creates an executable for graph `g` (referenced, see above) on `device` in `mode`. Errors:
  * INVALID_ARGUMENT (NULL graph, a graph without outputs, a param declared with two types in the
- * graph and a sub-graph, RLX_MLX_MODE set to an unknown mode), UNAVAILABLE (device GPU without a
+ * graph and a sub-graph, RLX_MLX_MODE set to an unknown mode, RLX_MAX_ALLOCATION set to something
+ * that is not a size), UNAVAILABLE (device GPU without a
  * GPU: "no GPU: ..."), RESOURCE_EXHAUSTED. No MLX work happens here; params are set next.
  * On the GPU, compiled mode has MLX compile fused kernels with NVRTC, which needs the CUDA runtime
  * headers: when neither CUDA_HOME nor CUDA_PATH is set, the first GPU executable of the process
@@ -183,6 +184,32 @@ RLX_MUST_USE rlx_status *rlx_executable_set_precision(rlx_executable *ex, rlx_pr
 /* The resolved precision (never RLX_PRECISION_DEFAULT). */
 rlx_precision rlx_executable_precision(const rlx_executable *ex);
 
+/* ---- allocation limit ----
+ *
+ * No single buffer a run asks MLX for may take more than the executable's allocation limit:
+ * every node output (checked at the run's concrete types before anything is lowered), every
+ * temporary array the lowering builds (a pooling window view, im2col patches, a Resize gather,
+ * a broadcast, counted at its logical size even when it is a view), and the buffers MLX allocates
+ * inside the ops rlx calls where they outgrow their operands (the unfolded input of MLX's CPU
+ * convolution, the scores of MLX's CPU attention). A run that would exceed it fails with
+ * RESOURCE_EXHAUSTED naming the node and op ("node 3 (Pool 'p'): ..."), the array's type or the
+ * buffer, its bytes and the limit, before MLX allocates anything, in every mode (the same holds
+ * for the values the ONNX importer and the constant-folding pass compute, which run through
+ * executables). MLX cannot survive an allocation that fails: its CPU allocator hands back NULL and
+ * MLX writes through it. The limit bounds each buffer, not their sum: buffers that each fit can
+ * together still exhaust the machine's memory.
+ * Default: the environment variable RLX_MAX_ALLOCATION when set (bytes, or a number followed by
+ * K, M, G or T for binary multiples: "1G"; read at creation; rlx_executable_create fails with
+ * INVALID_ARGUMENT naming it when it is not a size), else the device's memory: the physical RAM
+ * for the CPU, MLX's memory limit for a GPU (0.8 x the device's memory on CUDA). */
+
+/* Sets the limit in bytes; 0 restores the default. A compiled function is dropped (its traces
+ * were checked against the old limit). Errors: INVALID_ARGUMENT (NULL ex, or bytes 0 with a bad
+ * RLX_MAX_ALLOCATION). Thread-safe. */
+RLX_MUST_USE rlx_status *rlx_executable_set_max_allocation(rlx_executable *ex, size_t bytes);
+/* The limit in bytes. */
+size_t rlx_executable_max_allocation(const rlx_executable *ex);
+
 /* ---- params ---- */
 
 /* Uploads the value of param `name` (of the graph or a sub-graph) to the device (copied; the
@@ -211,8 +238,9 @@ const char *rlx_executable_param_name(const rlx_executable *ex, size_t i);
  * After the outputs are computed, handle feeds are applied. Errors: NOT_FOUND (unknown input name; the message lists the inputs),
  * INVALID_ARGUMENT (NULL arguments, an input given twice or not at all, dtype/rank/dim mismatch
  * with expected vs got, symbols bound to different sizes, wrong n_outputs), FAILED_PRECONDITION (a
- * param was not set), and any error raised while lowering or evaluating, annotated with the node
- * and op ("node 12 (Conv 'conv1'): ..."). On failure no output is written. */
+ * param was not set), RESOURCE_EXHAUSTED (a buffer over the allocation limit, see above), and any
+ * error raised while lowering or evaluating, annotated with the node and op ("node 12 (Conv
+ * 'conv1'): ..."). On failure no output is written. */
 RLX_MUST_USE rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                rlx_tensor *const *values, size_t n_outputs, rlx_tensor **outputs);
 

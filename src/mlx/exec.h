@@ -131,6 +131,12 @@ struct rlx_executable {
   uint64_t ext_cached_gen;       /* ... at this binding; 0: nothing cached */
   bool ext_cached_ok;
 
+  /* allocation limit (exec_memory.c): bytes, and the binding whose node outputs passed the check
+   * (alloc_gen: bind_gen then, 0 for none; alloc_key: the active extent's actual size then, or -1) */
+  size_t max_alloc;
+  uint64_t alloc_gen;
+  int64_t alloc_key;
+
   /* distributed (exec_dist.c) */
   rlx_dist_group *group; /* set by rlx_executable_set_group (borrowed), NULL: the default group */
   bool collective;       /* the graph has collective ops: runs go through the group's watchdog */
@@ -204,6 +210,12 @@ void rlx_exec_repack_free(rlx_executable *ex);
 void rlx_exec_repack_param_set(rlx_executable *ex, size_t k);
 void rlx_exec_repack_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out);
 void rlx_exec_repack_bind(rlx_executable *ex, rlx_mx_arr *const *leaves);
+/* The allocation limit (exec_memory.c): the default for `device` (RLX_MAX_ALLOCATION when set,
+ * INVALID_ARGUMENT when it is not a size; else rlx_mx_device_memory), and the check of every node
+ * output of the current run's types (ex->rt) against ex->max_alloc (RESOURCE_EXHAUSTED naming the
+ * node, the output, its type, bytes and the limit); a binding that passed is not checked again. */
+RLX_MUST_USE rlx_status *rlx_exec_default_max_allocation(rlx_device device, size_t *out);
+RLX_MUST_USE rlx_status *rlx_exec_check_allocations(rlx_executable *ex);
 /* What RLX_PRECISION_DEFAULT means now: TF32 when MLX_ENABLE_TF32 is set to a nonzero number, else FP32. */
 rlx_precision rlx_exec_default_precision(void);
 /* Before a GPU run: fixes this process's GPU float32 precision to p (FP32 or TF32) on first use,

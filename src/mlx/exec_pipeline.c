@@ -273,6 +273,7 @@ rlx_status *rlx_exec_execute(rlx_executable *ex, bool async) {
   if (ex->device == RLX_DEVICE_GPU) RLX_TRY(rlx_exec_claim_gpu_precision(ex->precision));
   RLX_TRY(bind_types(ex));
   RLX_TRY(extent_types(ex));
+  RLX_TRY(rlx_exec_check_allocations(ex));
   for (size_t k = 0; k < ex->n_params; k++)
     if (!ex->params[k].val) return RLX_ERR(FAILED_PRECONDITION, "param '%s' was not set (rlx_executable_set_param)", ex->params[k].name);
   /* A graph with collectives runs under its group's timeout; a failure aborts the group, so the

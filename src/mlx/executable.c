@@ -168,7 +168,10 @@ static rlx_status *init(rlx_executable *ex) {
   RLX_TRY(rlx_exec_repack_init(ex));
   if (!(ex->leaves = calloc(rlx_exec_num_leaves(ex) + 1, sizeof *ex->leaves))) return RLX_OOM();
   RLX_TRY(layout_slots(ex));
-  return rlx_mx_create(ex->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, &ex->ctx);
+  RLX_TRY(rlx_exec_default_max_allocation(ex->device, &ex->max_alloc));
+  RLX_TRY(rlx_mx_create(ex->device == RLX_DEVICE_GPU ? RLX_MX_GPU : RLX_MX_CPU, &ex->ctx));
+  rlx_mx_set_max_allocation(ex->ctx, ex->max_alloc);
+  return NULL;
 }
 
 rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mode mode, rlx_executable **out) {

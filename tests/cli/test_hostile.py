@@ -1,5 +1,6 @@
 """Bad inputs and hostile models through `rlx run` / `rlx info`: each must end with a clear status
-(exit status 1, "rlx: error: CODE: message naming what was wrong"), never a crash, in every mode.
+(exit status 1, "rlx: error: CODE: message naming what was wrong"), never a crash, in every mode;
+buffers over the allocation limit (RLX_MAX_ALLOCATION) are refused at run time and at import.
 The oracle that the input is wrong is ONNX Runtime, which rejects the same input (or the ONNX spec,
 where it says an index out of range is an error).
 
@@ -33,8 +34,8 @@ def save(path, nodes, inputs, outputs, inits=(), opset=17):
     return path
 
 
-def rlx(*args):
-    return subprocess.run([RLX, *args], capture_output=True, text=True, timeout=300)
+def rlx(*args, env=None):
+    return subprocess.run([RLX, *args], capture_output=True, text=True, timeout=300, env=env and {**os.environ, **env})
 
 
 def fails(r, code, *needles):
@@ -204,9 +205,43 @@ def hostile_files(d):
     check(ok, "GridSample over an empty spatial dim is refused", why)
 
 
+def allocation_checks(d):
+    """A buffer over the allocation limit (RLX_MAX_ALLOCATION, 1 MiB here) fails with
+    RESOURCE_EXHAUSTED naming the node, its bytes and the limit: at run time in every mode, and
+    while the importer folds constants; the same models run under the default limit."""
+    limit = {"RLX_MAX_ALLOCATION": "1M"}
+    shape = nh.from_array(np.array([2048, 2048], np.int64), "shape")
+    m = save(os.path.join(d, "expand.onnx"), [h.make_node("Expand", ["x", "shape"], ["e"], name="wide"),
+                                              h.make_node("ReduceSum", ["e"], ["y"], keepdims=0)],
+             [h.make_tensor_value_info("x", T.FLOAT, [1])], [h.make_tensor_value_info("y", T.FLOAT, None)], [shape])
+    x = npy(d, "x1", np.array([0.5], np.float32))
+    want = ort.InferenceSession(m, providers=["CPUExecutionProvider"]).run(None, {"x": np.load(x)})[0]
+    for mode in MODES:
+        out = os.path.join(d, "expand_" + mode)
+        r = rlx("run", m, "--input", f"x={x}", "--mode", mode, "--output-dir", out)
+        check(r.returncode == 0 and np.load(os.path.join(out, "y.npy")) == want,
+              f"a 16 MiB intermediate runs under the default limit and matches ONNX Runtime ({mode})", r.stderr.strip()[-300:])
+        ok, why = fails(rlx("run", m, "--input", f"x={x}", "--mode", mode, env=limit), "RESOURCE_EXHAUSTED", "Expand 'wide'",
+                        "float32[2048,2048] would take 16777216 bytes", "allocation limit of 1048576 bytes")
+        check(ok, f"the same intermediate over RLX_MAX_ALLOCATION=1M is refused ({mode})", why)
+    f = save(os.path.join(d, "expand_fold.onnx"), [h.make_node("Expand", ["c", "shape"], ["e"], name="wide"),
+                                                   h.make_node("ReduceSum", ["e"], ["s"], keepdims=0), h.make_node("Add", ["s", "x"], ["y"])],
+             [h.make_tensor_value_info("x", T.FLOAT, [1])], [h.make_tensor_value_info("y", T.FLOAT, None)],
+             [shape, nh.from_array(np.array([0.5], np.float32), "c")])
+    r = rlx("run", f, "--input", f"x={x}", "--output-dir", os.path.join(d, "fold_out"))
+    check(r.returncode == 0, "a constant 16 MiB intermediate folds under the default limit", r.stderr.strip()[-300:])
+    ok, why = fails(rlx("run", f, "--input", f"x={x}", env=limit), "RESOURCE_EXHAUSTED", "Expand", "16777216 bytes",
+                    "allocation limit of 1048576 bytes")
+    check(ok, "folding it at import over RLX_MAX_ALLOCATION=1M is refused", why)
+    ok, why = fails(rlx("run", f, "--input", f"x={x}", env={"RLX_MAX_ALLOCATION": "lots"}), "INVALID_ARGUMENT", "RLX_MAX_ALLOCATION",
+                    "'lots' is not a size")
+    check(ok, "an RLX_MAX_ALLOCATION that is not a size is refused", why)
+
+
 with tempfile.TemporaryDirectory() as tmp:
     input_checks(tmp)
     index_checks(tmp)
     hostile_files(tmp)
+    allocation_checks(tmp)
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

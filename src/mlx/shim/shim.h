@@ -2,9 +2,9 @@
  *
  * One function per MLX call, thin: argument conversion, the call, and exception capture.
  *
- * Context (rlx_mx): an arena of arrays, a device stream and a sticky error. Every op takes the
- * context first and returns an array owned by the context's arena (freed by rlx_mx_free or
- * rlx_mx_clear). When an op fails (MLX throws), the context records the error as a status and
+ * Context (rlx_mx): an arena of arrays, a device stream, a sticky error and an allocation limit
+ * (rlx_mx_set_max_allocation). Every op takes the context first and returns an array owned by
+ * the context's arena (freed by rlx_mx_free or rlx_mx_clear). When an op fails (MLX throws), the context records the error as a status and
  * the op returns NULL; every later op on a failed context, and every op given a NULL array,
  * returns NULL without doing anything. So lowering code composes ops without checking each
  * result and checks the context once (rlx_mx_failed / rlx_mx_take_error). No C++ exception ever
@@ -60,6 +60,16 @@ RLX_MUST_USE rlx_status *rlx_mx_take_error(rlx_mx *c);
 /* Records `st` as the context's error unless one is recorded already (then `st` is freed). */
 void rlx_mx_fail(rlx_mx *c, rlx_status *st);
 rlx_mx_device rlx_mx_get_device(const rlx_mx *c);
+/* The memory of `device` in bytes: MLX's memory limit on a GPU (0.8 x the device's memory on
+ * CUDA), else the physical RAM (SIZE_MAX when the system cannot say). Never throws. */
+size_t rlx_mx_device_memory(rlx_mx_device device);
+/* The most bytes one array of this context may take (default: rlx_mx_device_memory of its
+ * device). Every op checks the array it returns, and ops whose MLX implementation allocates a
+ * larger buffer inside (a convolution's unfolded input and attention's scores on the CPU) check
+ * that too, before MLX allocates anything: a larger one fails the op with RESOURCE_EXHAUSTED
+ * naming its shape (or size), its bytes and the limit. Compiled functions trace under the limit of
+ * the context that calls them. */
+void rlx_mx_set_max_allocation(rlx_mx *c, size_t bytes);
 
 /* ---- arrays ---- */
 /* A heap copy of `a` (shares MLX's buffer) that outlives the context; NULL on a failed context. */

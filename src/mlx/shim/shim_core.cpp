@@ -1,5 +1,6 @@
 // shim_core.cpp: contexts, host transfer, evaluation and compile.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -56,6 +57,41 @@ void rlx_mx::fail_current() noexcept {
   } catch (...) {
     fail(RLX_STATUS_INTERNAL, "unknown C++ exception");
   }
+}
+
+size_t rlx_mx_device_bytes(const mx::Device &d) {
+  if (d == mx::Device::gpu) {
+    try {
+      size_t limit = mx::get_memory_limit(); /* MLX CUDA: 0.8 x the device's memory */
+      if (limit) return limit;
+    } catch (...) {
+    }
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 && (unsigned long)pages <= SIZE_MAX / (unsigned long)page ? (size_t)pages * (size_t)page : SIZE_MAX;
+}
+
+void rlx_mx::admit_bytes(size_t bytes, const std::string &what) const {
+  if (bytes <= max_alloc) return;
+  std::string size = bytes == SIZE_MAX ? "more than " + std::to_string(SIZE_MAX) : std::to_string(bytes);
+  rlx_status *st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED,
+                                   "%s would take %s bytes, more than the allocation limit of %zu bytes (RLX_MAX_ALLOCATION, "
+                                   "rlx_executable_set_max_allocation)",
+                                   what.c_str(), size.c_str(), max_alloc);
+  std::string msg = rlx_mx_encode_status(st);
+  rlx_status_free(st);
+  throw std::runtime_error(msg);
+}
+
+void rlx_mx::admit(const mx::Shape &shape, mx::Dtype dt, const char *what) const {
+  size_t n = dt.size();
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, (size_t)d, &n)) n = SIZE_MAX;
+  if (n <= max_alloc) return;
+  rlx_dtype rd = RLX_DTYPE_U8;
+  std::string desc = std::string(what) + " of " + (from_mx(dt, &rd) ? rlx_dtype_name(rd) : "an MLX dtype") + "[";
+  for (size_t i = 0; i < shape.size(); i++) desc += (i ? "," : "") + std::to_string(shape[i]);
+  admit_bytes(n, desc + "]");
 }
 
 static const mx::Dtype dtype_map[] = {
@@ -198,6 +234,8 @@ void rlx_mx_reset(rlx_mx *c) {
 }
 bool rlx_mx_failed(const rlx_mx *c) { return c->err != nullptr; }
 rlx_mx_device rlx_mx_get_device(const rlx_mx *c) { return c->device == mx::Device::gpu ? RLX_MX_GPU : RLX_MX_CPU; }
+size_t rlx_mx_device_memory(rlx_mx_device d) { return rlx_mx_device_bytes(d == RLX_MX_GPU ? mx::Device::gpu : mx::Device::cpu); }
+void rlx_mx_set_max_allocation(rlx_mx *c, size_t bytes) { c->max_alloc = bytes; }
 
 rlx_status *rlx_mx_take_error(rlx_mx *c) {
   rlx_status *e = c->err;
@@ -226,11 +264,13 @@ void rlx_mx_release(rlx_mx_arr *a) { delete reinterpret_cast<mx::array *>(a); }
 rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t) {
   SHIM_OP(c, t, ([&] {
             mx::Shape shape = to_shape(t->rank, t->dims);
+            c->admit(shape, to_mx(t->dtype), "an array copied from the host");
             size_t n = rlx_dtype_size(t->dtype);
             for (auto d : shape) n *= (size_t)d;
             if (n == 0) return mx::zeros(shape, to_mx(t->dtype), c->stream);
             if (!data) throw std::invalid_argument("no data for " + std::to_string(n) + " bytes");
             auto buf = mx::allocator::malloc(n);
+            if (!buf.buffer().raw_ptr()) throw std::bad_alloc(); /* MLX's allocator returns NULL */
             std::memcpy(buf.buffer().raw_ptr(), data, n);
             return mx::array(std::move(buf), shape, to_mx(t->dtype));
           }()));
@@ -378,11 +418,12 @@ struct TraceError : std::exception {
   const char *what() const noexcept override { return rlx_status_message(st); }
 };
 
-// Calls a trace callback on `in` in a fresh context of the device and stream; its n_out outputs,
-// or a TraceError carrying its status.
-static std::vector<mx::array> run_trace(rlx_mx_trace_fn fn, void *ud, mx::Device device, mx::Stream stream,
+// Calls a trace callback on `in` in a fresh context of the device and stream, under the caller's
+// allocation limit; its n_out outputs, or a TraceError carrying its status.
+static std::vector<mx::array> run_trace(rlx_mx_trace_fn fn, void *ud, mx::Device device, mx::Stream stream, size_t max_alloc,
                                         const std::vector<mx::array> &in, size_t n_out) {
   rlx_mx trace(device, stream);
+  trace.max_alloc = max_alloc;
   std::vector<rlx_mx_arr *> hin;
   hin.reserve(in.size());
   for (const auto &a : in) hin.push_back(trace.put(a));
@@ -417,7 +458,7 @@ static bool guarded(rlx_mx *c, F body) {
 extern "C" bool rlx_mx_vjp(rlx_mx *c, rlx_mx_trace_fn fn, void *ud, rlx_mx_arr *const *primals, size_t n_in,
                            rlx_mx_arr *const *cot, size_t n_out, rlx_mx_arr **grads) {
   return guarded(c, [&] {
-    auto body = [&](const std::vector<mx::array> &in) { return run_trace(fn, ud, c->device, c->stream, in, n_out); };
+    auto body = [&](const std::vector<mx::array> &in) { return run_trace(fn, ud, c->device, c->stream, c->max_alloc, in, n_out); };
     auto res = mx::vjp(body, gather_arrays(primals, n_in), gather_arrays(cot, n_out));
     for (size_t i = 0; i < n_in; i++) grads[i] = c->put(std::move(res.second[i]));
     return true;
@@ -433,6 +474,7 @@ struct rlx_mx_fn {
   size_t n_out = 0;
   mx::Device device{mx::Device::cpu};
   mx::Stream stream{0, mx::Device(mx::Device::cpu)};
+  size_t max_alloc = SIZE_MAX;  // the caller's (rlx_mx::max_alloc), for the trace context
 };
 
 extern "C" rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapeless, rlx_mx_fn **out) {
@@ -444,7 +486,7 @@ extern "C" rlx_status *rlx_mx_compile(rlx_mx_trace_fn fn, void *ud, bool shapele
     f->id = next_fn_id.fetch_add(2, std::memory_order_relaxed);
     rlx_mx_fn *self = f.get();
     auto body = [self](const std::vector<mx::array> &in) {
-      return run_trace(self->fn, self->ud, self->device, self->stream, in, self->n_out);
+      return run_trace(self->fn, self->ud, self->device, self->stream, self->max_alloc, in, self->n_out);
     };
     f->compiled = mx::detail::compile(body, self->id, shapeless);
     *out = f.release();
@@ -464,6 +506,7 @@ extern "C" bool rlx_mx_call(rlx_mx *c, rlx_mx_fn *f, rlx_mx_arr *const *in, size
     f->n_out = n_out;
     f->device = c->device;
     f->stream = c->stream;
+    f->max_alloc = c->max_alloc;
     auto res = f->compiled(gather_arrays(in, n_in));
     if (res.size() != n_out) {
       c->fail(RLX_STATUS_INTERNAL, "compiled function returned " + std::to_string(res.size()) + " outputs");

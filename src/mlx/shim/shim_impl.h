@@ -13,19 +13,32 @@
 
 namespace mx = mlx::core;
 
+// The memory of device d in bytes (rlx_mx_device_memory).
+size_t rlx_mx_device_bytes(const mx::Device &d);
+
 struct rlx_mx {
   mx::Device device;
   mx::Stream stream;
   std::deque<mx::array> arena;
   rlx_status *err = nullptr;
+  // The most bytes one array may take (rlx_mx_set_max_allocation): put and admit refuse more.
+  size_t max_alloc;
 
-  rlx_mx(mx::Device d, mx::Stream s) : device(d), stream(s) {}
+  rlx_mx(mx::Device d, mx::Stream s) : device(d), stream(s), max_alloc(rlx_mx_device_bytes(d)) {}
   ~rlx_mx() { rlx_status_free(err); }
 
+  // Every array an op returns passes here: one larger than max_alloc is refused before MLX
+  // allocates it (admit).
   rlx_mx_arr *put(mx::array a) {
+    admit(a.shape(), a.dtype(), "an array");
     arena.push_back(std::move(a));
     return reinterpret_cast<rlx_mx_arr *>(&arena.back());
   }
+  // Throw RESOURCE_EXHAUSTED (a status carried by the exception message, rlx_mx_encode_status)
+  // naming `what` when it takes more than max_alloc bytes: `what` of the given shape and dtype, or
+  // `bytes` (SIZE_MAX: more than a size_t holds) for a buffer MLX allocates inside an op.
+  void admit(const mx::Shape &shape, mx::Dtype dt, const char *what) const;
+  void admit_bytes(size_t bytes, const std::string &what) const;
   void fail(rlx_status_code code, const std::string &msg) {
     if (!err) err = rlx_status_make(code, "MLX: %s", msg.c_str());
   }

@@ -319,9 +319,22 @@ rlx_mx_arr *rlx_mx_addmm(rlx_mx *c, rlx_mx_arr *bias, rlx_mx_arr *a, rlx_mx_arr 
 rlx_mx_arr *rlx_mx_conv_general(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int nsp, const int64_t *stride,
                                 const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *kernel_dilation,
                                 const int64_t *input_dilation, int groups, bool flip) {
-  SHIM_OP(c, x && w,
-          mx::conv_general(A(x), A(w), to_ints(nsp, stride), to_ints(nsp, pad_lo), to_ints(nsp, pad_hi),
-                           to_ints(nsp, kernel_dilation), to_ints(nsp, input_dilation), groups, flip, c->stream));
+  SHIM_OP(c, x && w, ([&] {
+            mx::array y = mx::conv_general(A(x), A(w), to_ints(nsp, stride), to_ints(nsp, pad_lo), to_ints(nsp, pad_hi),
+                                           to_ints(nsp, kernel_dilation), to_ints(nsp, input_dilation), groups, flip, c->stream);
+            /* MLX's CPU convolution of one group without input dilation unfolds its input into
+             * [N * output positions, C * kernel] (y and w are channels-last: [N, o.., Co] and
+             * [Co, k.., C]) before one GEMM */
+            bool dilated = false;
+            for (int i = 0; i < nsp; i++) dilated |= input_dilation[i] != 1;
+            int64_t co = y.ndim() ? y.shape(-1) : 0;
+            if (c->device == mx::Device::cpu && groups == 1 && !dilated && co > 0) {
+              size_t n = y.dtype().size();
+              if (__builtin_mul_overflow(n, y.size() / (size_t)co, &n) || __builtin_mul_overflow(n, A(w).size() / (size_t)co, &n)) n = SIZE_MAX;
+              c->admit_bytes(n, "MLX's CPU convolution's unfolded input");
+            }
+            return y;
+          }()));
 }
 
 rlx_mx_arr *rlx_mx_layer_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, float eps) {
@@ -335,9 +348,16 @@ rlx_mx_arr *rlx_mx_rms_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, float eps) 
 
 rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, float scale, const char *mask_mode,
                         rlx_mx_arr *mask) {
-  SHIM_OP(c, q && k && v, mx::fast::scaled_dot_product_attention(A(q), A(k), A(v), scale, mask_mode,
-                                                                  mask ? std::optional<mx::array>(A(mask)) : std::nullopt,
-                                                                  std::nullopt, false, c->stream));
+  SHIM_OP(c, q && k && v, ([&] {
+            /* on the CPU MLX computes the scores [B, Hq, Sq, Sk] (at least float32) in full */
+            if (c->device == mx::Device::cpu && A(q).ndim() == 4 && A(k).ndim() == 4) {
+              mx::Shape scores = {A(q).shape(0), A(q).shape(1), A(q).shape(2), A(k).shape(2)};
+              c->admit(scores, A(q).dtype().size() < 4 ? mx::float32 : A(q).dtype(), "the attention scores MLX computes on the CPU");
+            }
+            return mx::fast::scaled_dot_product_attention(A(q), A(k), A(v), scale, mask_mode,
+                                                          mask ? std::optional<mx::array>(A(mask)) : std::nullopt, std::nullopt, false,
+                                                          c->stream);
+          }()));
 }
 
 rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr *lhs_idx, rlx_mx_arr *rhs_idx) {
