@@ -56,5 +56,10 @@ rlx_mx_arr *rlx_l_pool_windows(rlx_lower *L, rlx_mx_arr *xp, const rlx_type *tp,
  * that axis's k strided slices; mean divides by prod(k), or by the same pooling of a ones tensor
  * (count_include_pad, explicit pads and ceil_mode overhang as ONNX counts them). */
 rlx_mx_arr *rlx_l_pool_separable(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, int ax0);
+/* Whether Pool node n is lowered separably: when its kernel has at most RLX_POOL_SEPARABLE_TAPS
+ * taps along all axes together (the separable form makes one op per tap and axis, so a kernel of
+ * 2^31 taps would make 2^31 ops; larger kernels reduce a window view, one op). */
+#define RLX_POOL_SEPARABLE_TAPS 64
+bool rlx_l_pool_separable_ok(const rlx_node *n);
 
 #endif

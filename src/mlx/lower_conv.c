@@ -127,13 +127,23 @@ rlx_mx_arr *rlx_l_pool_separable(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x,
   return rlx_mx_binary(c, RLX_MXB_DIVIDE, y, separable_windows(L, ones, r, cdims, ax0, k, &gm, o, RLX_MXB_ADD));
 }
 
-/* Pool: rlx's CPU kernel where it applies; on a GPU (or with the channels-last lowering) separable
- * slices (rlx_l_pool_separable; MLX's CUDA reduction of a strided window view took 0.49 ms on
- * ResNet-50's 3x3 max pool at batch 8, PyTorch 0.035 ms); else over windows: pad with the kind's neutral value, view [N,C,o..,k..] (rlx_l_pool_windows),
- * reduce the window axes. mean divides the sum by each window's count: prod(k) when every window
- * counts the same (no pads, or count_include_pad, and no ceil_mode overhang), else the same
- * pooling applied to a ones tensor padded with 1 (count_include_pad) or 0 on the explicit pads
- * and with 0 on the ceil_mode overhang. */
+bool rlx_l_pool_separable_ok(const rlx_node *n) {
+  size_t nk = 0;
+  const int64_t *k = rlx_node_is(n, "kernel_shape", &nk);
+  int64_t taps = 0;
+  for (size_t i = 0; i < nk; i++) taps += k[i] <= RLX_POOL_SEPARABLE_TAPS ? k[i] : RLX_POOL_SEPARABLE_TAPS + 1;
+  return taps <= RLX_POOL_SEPARABLE_TAPS;
+}
+
+/* Pool: rlx's CPU kernel where it applies; else, for kernels of a few taps, separable slices
+ * (rlx_l_pool_separable: no array larger than the padded input; MLX's CUDA reduction of a strided
+ * window view took 0.49 ms on ResNet-50's 3x3 max pool at batch 8, PyTorch 0.035 ms); else over
+ * windows: pad with the kind's neutral value, view [N,C,o..,k..] (rlx_l_pool_windows, output x
+ * taps elements, bounded by the allocation limit), reduce the window axes. mean divides the sum
+ * by each window's count: prod(k) when every window counts the same (no pads, or
+ * count_include_pad, and no ceil_mode overhang), else the same pooling applied to a ones tensor
+ * padded with 1 (count_include_pad) or 0 on the explicit pads and with 0 on the ceil_mode
+ * overhang. */
 static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   const rlx_type *t = rlx_in_type(L, n, 0), *to = rlx_out_type(L, n, 0);
@@ -147,7 +157,7 @@ static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
     out[0] = pool_kernel(L, n, x, t, to, kind, k, &gm);
     return;
   }
-  if (!cpu || L->cl) {
+  if (rlx_l_pool_separable_ok(n)) {
     out[0] = rlx_l_pool_separable(L, n, x, 2);
     return;
   }

@@ -7,10 +7,10 @@
  * With L->cl set, a Conv's output stays channels-last and so do the ops that read it where their
  * lowering does not depend on the layout: elementwise ops (their other operands broadcast to the
  * same rank and permuted alike; a per-channel [C,1,1] constant becomes a [1,1,1,C] view),
- * Reduce (the axes permuted) and Pool (rlx_l_pool_separable over the spatial axes). Any other
- * reader gets the value back in its logical layout (a transposed view), as do graph outputs
- * (rlx_lower_cl_outputs). This is ONNX Runtime's layout transformation done during lowering: the
- * IR and the CPU paths are unchanged. */
+ * Reduce (the axes permuted) and Pool with a small kernel (rlx_l_pool_separable over the spatial
+ * axes). Any other reader gets the value back in its logical layout (a transposed view), as do
+ * graph outputs (rlx_lower_cl_outputs). This is ONNX Runtime's layout transformation done during
+ * lowering: the IR and the CPU paths are unchanged. */
 #include <string.h>
 
 #include "mlx/conv_ops.h"
@@ -168,7 +168,7 @@ bool rlx_lower_cl(rlx_lower *L, const rlx_node *n, rlx_lower_fn fn, rlx_mx_arr *
   bool any = false, done = false, cl_out = true;
   for (uint32_t i = 0; i < n->n_in; i++) any |= L->cl[n->in[i]];
   if (n->op == RLX_OP_CONV) done = conv(L, n, in, out);
-  else if (any && n->op == RLX_OP_POOL) {
+  else if (any && n->op == RLX_OP_POOL && rlx_l_pool_separable_ok(n)) {
     out[0] = rlx_l_pool_separable(L, n, in[0], 1);
     done = true;
   } else if (any && n->op == RLX_OP_REDUCE) done = reduce(L, n, in, out, &cl_out);

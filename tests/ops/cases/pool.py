@@ -61,6 +61,12 @@ def cases():
     yield pool_case("Pool2d_max_k3_s2_p1", uni((1, 8, 23, 31)), "max", [3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     yield pool_case("Pool2d_max_f16_ceil", uni((1, 3, 9, 11), dtype=np.float16), "max", [2, 3], strides=[2, 2],
                     ceil_mode=1, atol=1e-3, rtol=1e-3)
+    # kernels of more than 64 taps reduce a window view (not one slice per tap)
+    yield pool_case("Pool1d_sum_i32_long_window", rng.integers(-9, 9, size=(1, 2, 130)).astype(np.int32), "sum", [80], strides=[2])
+    yield pool_case("Pool1d_max_i32_long_window_pads", rng.integers(-9, 9, size=(2, 1, 100)).astype(np.int32), "max", [70],
+                    strides=[3], pads=[5, 2])
+    yield pool_case("Pool3d_mean_long_window", uni((1, 2, 3, 4, 70)), "mean", [2, 1, 66], strides=[1, 2, 3],
+                    pads=[1, 0, 2, 1, 0, 1])
     # a window of the whole input (global pooling) and a non-contiguous input
     yield pool_case("Pool2d_global_mean", x2, "mean", [7, 8])
     xt = uni((1, 6, 5, 2))
