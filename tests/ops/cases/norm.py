@@ -115,3 +115,14 @@ def cases():
                    expect_error="OUT_OF_RANGE", modes=["lazy"])
         yield Case(f"{op}_err_int", [node(op, ["x"], ["y"])], {"x": np.ones((2, 3), np.int32)}, {},
                    expect_error="INVALID_ARGUMENT", modes=["lazy"])
+    # empty inputs (MLX's CPU reduction of an array without elements loops for a length read from
+    # uninitialized memory, fuzz_graph): the results are empty too
+    x0, g0 = np.zeros((0, 3, 2, 1), np.float32), np.zeros(0, np.float32)
+    for op in ("LayerNorm", "RmsNorm"):
+        yield simple(f"{op}_empty_axis0", op, {"x": x0, "g": g0}, x0, axis=I(0))
+        yield simple(f"{op}_empty_last", op, {"x": np.zeros((2, 0), np.float32), "g": g0}, np.zeros((2, 0), np.float32))
+    for op in ("Softmax", "LogSoftmax"):
+        for axis in (0, -1):
+            yield simple(f"{op}_empty_ax{axis}", op, {"x": x0}, x0, axis=I(axis))
+    yield simple("gn_empty", "GroupNorm", {"x": np.zeros((0, 4, 3), np.float32), "g": np.ones(4, np.float32),
+                                           "b": np.zeros(4, np.float32)}, np.zeros((0, 4, 3), np.float32), num_groups=I(2))
