@@ -17,7 +17,9 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWit
   -DBUILD_TESTING=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target fuzz_onnx fuzz_npy fuzz_graph fuzz_gguf
 # An allocation over 2 GiB fails (NULL) instead of reaching libFuzzer's malloc limit: rlx must then
-# return RESOURCE_EXHAUSTED, which is what a valid graph with a huge output tests.
+# return RESOURCE_EXHAUSTED, which is what a valid graph with a huge output tests. The targets set
+# rlx's allocation limit to 256 MiB (RLX_MAX_ALLOCATION, tests/fuzz/fuzz_util.h), far under that
+# cap and the 4 GiB RSS limit, so rlx refuses a larger buffer before MLX allocates it.
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=2048:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 opts=(-rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=60 -max_len=65536)

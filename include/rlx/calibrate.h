@@ -148,7 +148,9 @@ rlx_status *rlx_calibration_get(rlx_device device, const rlx_calibrate_options *
                                    the figure of the path the lowering takes on the device (see  \
                                    cost.c: direct kernel, 1x1 GEMM, im2col GEMM) plus            \
                                    conv_overhead; Pool: output bytes x window taps at pool_gbps; \
-                                   Resize: its per-axis passes' bytes at resize_gbps */           \
+                                   Resize: its per-axis passes' bytes at resize_gbps (FLOPs of   \
+                                   both, a FLOP per pooling tap, 2 per Resize tap, counted but   \
+                                   not priced) */                                                  \
   X(ATTENTION, "attention")     /* Attention: 2 Sk (|q| + |y|) FLOPs at attention_flops */         \
   X(NORM_REDUCE, "norm/reduce") /* Softmax/LogSoftmax bytes at softmax_gbps; other norms and    \
                                    reductions at reduce_gbps */                                    \
@@ -159,7 +161,8 @@ rlx_status *rlx_calibration_get(rlx_device device, const rlx_calibrate_options *
   X(MOVEMENT, "data movement")  /* Transpose: 2 x output bytes at strided_copy; Concat, Pad, Tile, \
                                    gathers, scatters: bytes at memory_bw; views (Reshape, Slice,  \
                                    Narrow, Expand) cost 0 */                                       \
-  X(OTHER, "other")             /* every other op: bytes at memory_bw */                           \
+  X(OTHER, "other")             /* every other op: bytes at memory_bw (FLOPs of the convolution  \
+                                   and max-pool gradients and dense solves counted, not priced) */ \
   X(TRANSFER, "transfer")       /* graph inputs and outputs: bytes at transfer_gbps */             \
   X(OVERHEAD, "overhead")       /* run_overhead once, plus dispatch_overhead_ns per node */
 

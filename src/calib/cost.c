@@ -194,17 +194,47 @@ static void cost_conv(cost_ctx *c, const rlx_node *n, const rlx_type *in, const 
 
 /* Resize: per resized axis (in order, as the lowering goes) one gather of its taps into the next
  * intermediate, plus a multiply and an add per tap for the interpolating modes; priced as the
- * bytes of those intermediates (times 3 x taps when interpolating) at resize_gbps. */
+ * bytes of those intermediates (times 3 x taps when interpolating) at resize_gbps. Its FLOPs (a
+ * multiply and an add per tap of every intermediate element; antialiased downscaling stretches
+ * the taps by 1 / scale) are counted, not priced. */
 static void cost_resize(cost_ctx *c, const rlx_node *n, const rlx_type *in, const rlx_type *out, double mult) {
   const char *mode = rlx_node_s(n, "mode");
-  double per = !strcmp(mode, "nearest") ? 1 : !strcmp(mode, "linear") ? 3 * 2 : 3 * 4, work = 0;
+  double taps = !strcmp(mode, "nearest") ? 1 : !strcmp(mode, "linear") ? 2 : 4, per = taps == 1 ? 1 : 3 * taps, work = 0, flops = 0;
+  bool antialias = rlx_node_i(n, "antialias") != 0;
   rlx_type t = in[0];
   for (int i = 0; i < t.rank; i++) {
     if (t.dims[i] == out[0].dims[i]) continue;
+    double scale = (double)out[0].dims[i] / (double)t.dims[i];
     t.dims[i] = out[0].dims[i];
     work += nbytes(&t) * per;
+    flops += 2 * numel(&t) * (antialias && taps > 1 && scale < 1 ? taps / scale : taps);
   }
-  charge(c, RLX_COST_CONV, 0, 0, work, c->cal->resize_gbps, mult);
+  charge(c, RLX_COST_CONV, flops, 0, work, c->cal->resize_gbps, mult);
+}
+
+/* FLOPs of the convolution and max-pool gradients and of the dense solves (counted, not priced:
+ * these run at memory_bw as "other" ops): a multiply and an add per weight tap of every dy element
+ * (Conv2dBackwardInput: w [Co, Ci/g, k..] at input 1; Conv2dBackwardWeight: the result [Co, Ci/g,
+ * k..]), a comparison per window tap of every dy element (MaxPool2dBackward), an LU factorization
+ * and its solves (2/3 n^3 + 2 n^2 k per system). */
+static double grad_solve_flops(const rlx_node *n, const rlx_type *in, const rlx_type *out) {
+  if (n->op == RLX_OP_CONV2D_BACKWARD_INPUT && in[1].rank > 0 && in[1].dims[0] > 0)
+    return 2 * numel(&in[0]) * numel(&in[1]) / (double)in[1].dims[0];
+  if (n->op == RLX_OP_CONV2D_BACKWARD_WEIGHT && out[0].rank > 0 && out[0].dims[0] > 0)
+    return 2 * numel(&in[1]) * numel(&out[0]) / (double)out[0].dims[0];
+  if (n->op == RLX_OP_MAXPOOL2D_BACKWARD) {
+    size_t nk = 0;
+    const int64_t *k = rlx_node_is(n, "kernel_shape", &nk);
+    double taps = 1;
+    for (size_t i = 0; i < nk; i++) taps *= (double)k[i];
+    return numel(&in[1]) * taps;
+  }
+  if ((n->op == RLX_OP_DENSE_SOLVE || n->op == RLX_OP_BATCHED_DENSE_SOLVE) && in[0].rank >= 2) {
+    double sz = (double)in[0].dims[in[0].rank - 1], systems = numel(&in[0]) / (sz * sz);
+    double k = systems * sz > 0 ? numel(&in[1]) / (systems * sz) : 0;
+    return sz > 0 ? systems * (2.0 / 3 * sz * sz * sz + 2 * sz * sz * k) : 0;
+  }
+  return 0;
 }
 
 static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in, const rlx_type *out, double mult) {
@@ -240,12 +270,12 @@ static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in,
     }
   } else if (n->op == RLX_OP_CONV || n->op == RLX_OP_CONV_TRANSPOSE) {
     cost_conv(c, n, in, out, bytes, out_b, mult);
-  } else if (n->op == RLX_OP_POOL) { /* a reduction over a windows view: every tap of every output */
+  } else if (n->op == RLX_OP_POOL) { /* every tap of every output: bytes, and a FLOP each (not priced) */
     size_t nk = 0;
     const int64_t *k = rlx_node_is(n, "kernel_shape", &nk);
     double taps = 1;
     for (size_t i = 0; i < nk; i++) taps *= (double)k[i];
-    charge(c, RLX_COST_CONV, 0, 0, out_b * taps, cal->pool_gbps, mult);
+    charge(c, RLX_COST_CONV, numel(&out[0]) * taps, 0, out_b * taps, cal->pool_gbps, mult);
   } else if (n->op == RLX_OP_RESIZE) {
     cost_resize(c, n, in, out, mult);
   } else if (n->op == RLX_OP_ATTENTION) { /* q k^T and p v: 2 Sk D FLOPs per query element each */
@@ -267,7 +297,7 @@ static rlx_status *cost_node(cost_ctx *c, const rlx_node *n, const rlx_type *in,
     double moved = view ? 0 : family_is(n, (const char *const[]){"gather", NULL}) ? 2 * out_b + in_b - nbytes(&in[0]) : 2 * out_b;
     charge(c, RLX_COST_MOVEMENT, 0, 0, moved, bw, mult);
   } else {
-    charge(c, RLX_COST_OTHER, 0, 0, bytes, bw, mult);
+    charge(c, RLX_COST_OTHER, grad_solve_flops(n, in, out), 0, bytes, bw, mult);
   }
   return NULL;
 }

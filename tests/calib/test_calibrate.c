@@ -398,6 +398,43 @@ static double family_s(rlx_graph *g, rlx_device d, rlx_cost_family f) {
   return e.family_s[f];
 }
 
+/* The FLOPs counted (not priced) for ops timed by their bytes whose work grows faster than their
+ * operands: a FLOP per pooling tap, 2 per Resize tap, 2 per weight tap of every dy element of a
+ * convolution gradient, a comparison per window tap of a max-pool gradient, 2/3 n^3 + 2 n^2 k per
+ * dense solve; their seconds stay the bytes' (closed forms here). */
+static void test_cost_work_flops(void **state) {
+  rlx_calibration cal = round_cal();
+  rlx_cost_estimate e;
+  int64_t k3[2] = {3, 3}, k2[2] = {2, 2}, in_shape[4] = {1, 2, 8, 8}, sizes[4] = {1, 1, 4, 4};
+  rlx_attr pool[] = {RLX_ATTR_S("kind", "max"), RLX_ATTR_IS("kernel_shape", 2, k3)};
+  rlx_graph *g = one_node(RLX_OP_POOL, 4, (int64_t[]){1, 2, 8, 8}, 0, NULL, 2, pool); /* y [1,2,6,6] */
+  OK(rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &e));
+  NEAR(e.flops, 72 * 9);
+  NEAR(e.family_s[RLX_COST_CONV], 4.0 * 72 * 9 / 1e9);
+  rlx_graph_free(g);
+  rlx_attr rs[] = {RLX_ATTR_IS("sizes", 4, sizes)};
+  g = one_node(RLX_OP_RESIZE, 4, (int64_t[]){1, 1, 2, 2}, 0, NULL, 1, rs); /* nearest: [1,1,4,2] then [1,1,4,4] */
+  OK(rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &e));
+  NEAR(e.flops, 2.0 * (8 + 16));
+  rlx_graph_free(g);
+  rlx_attr ci[] = {RLX_ATTR_IS("input_shape", 4, in_shape)};
+  g = one_node(RLX_OP_CONV2D_BACKWARD_INPUT, 4, (int64_t[]){1, 3, 6, 6}, 4, (int64_t[]){3, 2, 3, 3}, 1, ci);
+  OK(rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &e));
+  NEAR(e.flops, 2.0 * 108 * 18);
+  rlx_graph_free(g);
+  rlx_attr mp[] = {RLX_ATTR_IS("kernel_shape", 2, k2)};
+  g = one_node(RLX_OP_MAXPOOL2D_BACKWARD, 4, (int64_t[]){1, 1, 4, 4}, 4, (int64_t[]){1, 1, 3, 3}, 1, mp);
+  OK(rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &e));
+  NEAR(e.flops, 9 * 4);
+  double bytes = 4.0 * (16 + 9 + 16);
+  NEAR(e.family_s[RLX_COST_OTHER], bytes / 20e9);
+  rlx_graph_free(g);
+  g = one_node(RLX_OP_DENSE_SOLVE, 2, (int64_t[]){4, 4}, 2, (int64_t[]){4, 2}, 0, NULL);
+  OK(rlx_cost_predict(g, &cal, RLX_DEVICE_CPU, &e));
+  NEAR(e.flops, 2.0 / 3 * 64 + 2 * 16 * 2);
+  rlx_graph_free(g);
+}
+
 /* Convolutions are priced by the path the lowering takes on the device, each with its fixed cost
  * (conv_overhead_ns, 5 us here); an activation rlx's CPU kernels fuse is free there. */
 static void test_cost_conv_paths(void **state) {
@@ -517,7 +554,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_corrupt_cache),     cmocka_unit_test(test_concurrent_writers),
       cmocka_unit_test(test_two_processes_calibrate), cmocka_unit_test(test_cost_families),
       cmocka_unit_test(test_cost_control),      cmocka_unit_test(test_cost_conv_paths),
-      cmocka_unit_test(test_cost_passes),
+      cmocka_unit_test(test_cost_passes),       cmocka_unit_test(test_cost_work_flops),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[400];

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_util.h" /* rlx's allocation limit */
 #include "rlx/gguf.h"
 #include "rlx/llm.h"
 
