@@ -82,13 +82,14 @@ static void scatter_nd(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, r
   }
   out[0] = in[0];
   if (any_empty || empty(td) || empty(ti)) return; /* nothing to write (or the check fails) */
+  if (ti->rank - 1 + td->rank > RLX_MAX_RANK) { /* checked before tu.dims is filled */
+    rlx_lower_fail(L, RLX_STATUS_UNIMPLEMENTED, "ScatterND needs rank %d updates internally; the limit is %d", ti->rank - 1 + td->rank,
+                   RLX_MAX_RANK);
+    return;
+  }
   rlx_type tu = {.dtype = td->dtype, .rank = 0};
   for (int i = 0; i < ti->rank - 1; i++) tu.dims[tu.rank++] = ti->dims[i];
   for (int64_t i = 0; i < td->rank; i++) tu.dims[tu.rank++] = i < k ? 1 : td->dims[i];
-  if (tu.rank > RLX_MAX_RANK) {
-    rlx_lower_fail(L, RLX_STATUS_UNIMPLEMENTED, "ScatterND needs rank %d updates internally; the limit is %d", tu.rank, RLX_MAX_RANK);
-    return;
-  }
   rlx_mx_arr *u = rlx_l_reshape(L, in[2], &tu);
   out[0] = rlx_mx_scatter(c, in[0], ids, (size_t)k, u, axes, reduction_code(rlx_node_s(n, "reduction")));
 }

@@ -185,6 +185,9 @@ def scatter_nd_cases():
     yield err("ScatterND_updates_shape", "ScatterND", {"d": data, "i": np.zeros((2, 1), np.int64), "u": uni(2, 3)}, "INVALID_ARGUMENT")
     yield err("ScatterND_too_deep", "ScatterND", {"d": di, "i": np.zeros((1, 2), np.int64), "u": np.zeros(1, np.int64)},
               "INVALID_ARGUMENT")
+    # valid, but MLX's scatter would need updates of rank 3 + 7 (fuzz_graph: written past a rank-8 shape)
+    d7 = np.zeros((1, 1, 1, 1, 1, 1, 2), np.float32)
+    yield err("ScatterND_updates_rank_over_8", "ScatterND", {"d": d7, "i": np.zeros((1, 1, 1, 3), np.int64), "u": d7}, "UNIMPLEMENTED")
 
 
 def symbolic_and_dtype_cases():
