@@ -27,7 +27,9 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__x86_64__)
+// GCC only: clang (scripts/fuzz.sh builds with it) ignores #pragma GCC target and clang 14's
+// __builtin_cpu_supports has no "f16c", so its builds run the portable kernels.
+#if defined(__x86_64__) && !defined(__clang__)
 #include <immintrin.h>
 #define RLX_MATVEC_AVX2 1
 #endif
