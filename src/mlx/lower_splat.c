@@ -90,7 +90,7 @@ static rlx_mx_arr *colours(rlx_mx *c, const splat *s, rlx_mx_arr *colors, rlx_mx
   int64_t N = s->N, K = s->K;
   rlx_mx_arr *rgb = rlx_mx_clip(c, colors, S(0), S(1));
   if (K == 0) return rgb;
-  rlx_mx_arr *coef[4];
+  rlx_mx_arr *coef[4] = {NULL, NULL, NULL, NULL}; /* K >= 1 here: coef[0] is set (GCC 13 cannot see it) */
   for (int64_t k = 0; k < K && k < 4; k++)
     coef[k] = rlx_mx_reshape(c, rlx_mx_slice(c, sh, 3, (int64_t[]){0, k, 0}, (int64_t[]){N, k + 1, 3}, (int64_t[]){1, 1, 1}), 2,
                              (int64_t[]){N, 3});
