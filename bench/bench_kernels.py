@@ -1,6 +1,7 @@
 """Single-op microbenchmark: rlx (`rlx run`, MLX CPU + rlx's kernels) against ONNX Runtime's
 CPU kernels with 1 and 2 intra-op threads, on one-node ONNX models with shapes from real
-networks (PP-OCRv4 rec/det, MobileNet/ConvNeXt-style blocks).
+networks (PP-OCRv4 rec/det, MobileNet/ConvNeXt-style blocks, ResNet-50, YOLOv8n, BERT's and
+GPT-2's matrix products with their constant weights).
 
 usage: bench_kernels.py RLX_BINARY [--rounds R] [--repeat N] [--filter SUBSTRING] [--mode lazy|compiled]
 
@@ -46,6 +47,17 @@ def convt(name, n, c, co, hw, k, s):
     return name, node, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")], (n, c, *hw)
 
 
+def matmul(name, m, k, n, trans_b=False, bias=False):
+    """x [m, k] @ W [k, n] (+ b): a MatMul with a weight initializer, or a Gemm (W stored [n, k] with
+    trans_b, as torch exports nn.Linear)."""
+    w = rng.uniform(-0.5, 0.5, (n, k) if trans_b else (k, n)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w")]
+    if not trans_b and not bias:
+        return name, helper.make_node("MatMul", ["x", "w"], ["y"]), inits, (m, k)
+    inits.append(numpy_helper.from_array(rng.uniform(-0.5, 0.5, n).astype(np.float32), "b"))
+    return name, helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=int(trans_b)), inits, (m, k)
+
+
 def op(name, op_type, shape, **attrs):
     return name, helper.make_node(op_type, ["x"], ["y"], **attrs), [], shape
 
@@ -66,6 +78,18 @@ SHAPES = [
     conv("c3->16 48x797 k3 s2", 1, 3, 16, (48, 797), (3, 3), (2, 2)),
     conv("c1->32 64x256 k3", 1, 1, 32, (64, 256), (3, 3)),
     conv("c64->64 56x56 k3", 1, 64, 64, (56, 56), (3, 3)),
+    # ResNet-50 / YOLOv8n convolutions (batch 1)
+    conv("c256->64 56x56 k1", 1, 256, 64, (56, 56), (1, 1)),
+    conv("c64->256 56x56 k1", 1, 64, 256, (56, 56), (1, 1)),
+    conv("c128->128 28x28 k3", 1, 128, 128, (28, 28), (3, 3)),
+    conv("c512->512 7x7 k3", 1, 512, 512, (7, 7), (3, 3)),
+    conv("c1024->2048 14x14 k1 s2", 1, 1024, 2048, (14, 14), (1, 1), (2, 2), p=[0, 0, 0, 0]),
+    conv("c32->64 160x160 k3 s2", 1, 32, 64, (160, 160), (3, 3), (2, 2)),
+    # matrix products with a constant weight (BERT-base / GPT-2 at sequence length 128)
+    matmul("matmul 128x768 @ 768x768", 128, 768, 768),
+    matmul("matmul 128x768 @ 768x3072", 128, 768, 3072),
+    matmul("matmul 128x3072 @ 3072x768", 128, 3072, 768),
+    matmul("gemm 128x768 @ (2304x768)^T + b", 128, 768, 2304, trans_b=True),
     # ConvTranspose with stride = kernel (PP-OCRv4 det's head)
     convt("convT2x2s2 C64->64 80x80", 1, 64, 64, (80, 80), (2, 2), (2, 2)),
     # Softmax (rec's output over 6625 classes; attention scores)

@@ -136,20 +136,6 @@ static rlx_mx_arr *im2col_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, 
   return rlx_l_reshape(L, y, ty);
 }
 
-/* An IR activation name as a kernel activation; false when the kernels have none for it. */
-static bool kernel_act(const char *act, rlx_mx_act *out) {
-  static const struct {
-    const char *name;
-    rlx_mx_act act;
-  } map[] = {{"none", {RLX_MX_ACT_NONE, 0, 0}},
-                 {"Relu", {RLX_MX_ACT_RELU, 0, 0}},
-                 {"Sigmoid", {RLX_MX_ACT_SIGMOID, 0, 0}},
-                 {"HardSwish", {RLX_MX_ACT_HARD_SWISH, 1.0f / 6, 0.5f}}};
-  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-    if (!strcmp(act, map[i].name)) return *out = map[i].act, true;
-  return false;
-}
-
 /* rlx's kernels for 1D (as 2D of height 1) and 2D convolutions: the direct one (few input
  * channels per group) or the GEMM one. */
 static rlx_mx_arr *kernel_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
@@ -202,7 +188,7 @@ rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_a
   bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU, f64 = tx->dtype == RLX_DTYPE_F64;
   if (cpu && !f64 && nsp <= 2) { /* bias and the activation (when the kernels have it) fused */
     rlx_mx_act ka = {RLX_MX_ACT_NONE, 0, 0};
-    bool fused = kernel_act(act, &ka);
+    bool fused = rlx_l_kernel_act(act, &ka);
     int64_t k = tw->dims[1];
     for (int i = 0; i < nsp; i++) k *= tw->dims[2 + i];
     rlx_mx_arr *y = kernel_conv(L, x, tx, w, tw, b, ka, gm, ty, tw->dims[1] <= DIRECT_MAX_CG && k <= DIRECT_MAX_K);

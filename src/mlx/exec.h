@@ -82,14 +82,16 @@ struct rlx_executable {
   rlx_mx_arr **vals;  /* per value */
   bool *cl;           /* per value: channels-last flags of the lowering (lower.h), when channels_last */
   bool channels_last; /* lower convolution chains channels-last (default on a GPU; RLX_LAYOUT) */
-  /* channels-last conv weights (exec_layout.c): value, leaf of the constant or param it is made
-   * from, the kept array (NULL until made; dropped when the param is set); w_last per value (the
-   * lowering's, lower.h) */
+  /* weights in a kernel's layout (exec_layout.c): value, leaf of the constant or param it is made
+   * from, the kept array (NULL until made; dropped when the param is set), kind (RLX_WL_*);
+   * w_last / w_packed per value (the lowering's, lower.h) */
   rlx_value *wl_val;
   size_t *wl_leaf;
   rlx_mx_arr **wl_arr;
+  unsigned char *wl_kind;
   size_t n_wl;
   rlx_mx_arr **w_last;
+  rlx_mx_arr **w_packed;
   /* repacked DequantMatMul weights (exec_repack.c): per entry the first node reading them, the
    * leaves of its weight inputs and the kept operands (w NULL until made; dropped when one of
    * its params is set); per node its entry (SIZE_MAX: none); per value the lowering's (lower.h) */
@@ -188,12 +190,14 @@ void rlx_exec_rng_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **keys);
 rlx_status *rlx_exec_rng_commit(rlx_executable *ex, rlx_mx *c);
 /* INVALID_ARGUMENT unless tensor type `got` fits declared type `want` (symbolic dims fit any size). */
 RLX_MUST_USE rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_type *want, const rlx_type *got);
-/* The channels-last lowering (exec_layout.c): whether it is on for `device` (RLX_LAYOUT); at
- * creation, the conv weights that are constants or params (after consts and params are known)
- * and the conv epilogue function;
+/* Weights in a kernel's layout (exec_layout.c): whether the channels-last lowering is on for
+ * `device` (RLX_LAYOUT); at creation, the weights that are (or are made from) constants or params
+ * (after consts and params are known): the channels-last conv weights and the conv epilogue
+ * function with that lowering, the packed MatMul right operands on the CPU;
  * freeing; dropping the weights made from param k; this run's weight leaves out[0..n_wl) (made
  * and kept on first use, from ex->leaves' constants and params; errors go to c); binding them
- * to ex->w_last. */
+ * to ex->w_last and ex->w_packed. */
+enum { RLX_WL_LAST, RLX_WL_PACK, RLX_WL_PACK_T }; /* channels-last; GEMM panels of W, of W^T */
 RLX_MUST_USE rlx_status *rlx_exec_resolve_layout(rlx_device device, bool *out);
 RLX_MUST_USE rlx_status *rlx_exec_layout_init(rlx_executable *ex);
 void rlx_exec_layout_free(rlx_executable *ex);

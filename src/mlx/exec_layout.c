@@ -1,8 +1,12 @@
-/* exec_layout.c: the channels-last lowering of executables (lower_layout.c): whether it is on
- * (RLX_LAYOUT), and the channels-last forms of the convolution weights that are constants or
- * params, made once and kept as leaves of every run (a transposing copy of each weight per run
- * otherwise: 16 of ResNet-50's kernel launches on a GPU), and the conv epilogue function of lazy
- * runs (rlx_l_epilogue: 103 launches of ResNet-50's 160 elementwise ones at batch 8 on a GPU). */
+/* exec_layout.c: weights kept in the layout a kernel wants, made once from constants and params
+ * and kept as leaves of every run (dropped when their param is set):
+ * - with the channels-last lowering (lower_layout.c, RLX_LAYOUT), the channels-last forms of the
+ *   convolution weights (a transposing copy of each weight per run otherwise: 16 of ResNet-50's
+ *   kernel launches on a GPU), and the conv epilogue function of lazy runs (rlx_l_epilogue: 103
+ *   launches of ResNet-50's 160 elementwise ones at batch 8 on a GPU);
+ * - on the CPU, the GEMM panels (rlx_mx_pack_rhs) of the float32 right operands of MatMul and
+ *   FusedMatMulBiasAct that are constants or params, or their transposes (BERT: OpenBLAS packed
+ *   them at every call, 14-19% of its CPU time). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,16 +20,61 @@ rlx_status *rlx_exec_resolve_layout(rlx_device device, bool *out) {
   return RLX_ERR(INVALID_ARGUMENT, "environment variable RLX_LAYOUT: '%s' (expected channels_first or channels_last)", env);
 }
 
+/* Registers weight value v, made from leaf `leaf` as `kind`, once. */
+static void add_weight(rlx_executable *ex, rlx_value v, size_t leaf, unsigned char kind) {
+  for (size_t j = 0; j < ex->n_wl; j++)
+    if (ex->wl_val[j] == v && ex->wl_kind[j] == kind) return;
+  ex->wl_val[ex->n_wl] = v;
+  ex->wl_leaf[ex->n_wl] = leaf;
+  ex->wl_kind[ex->n_wl++] = kind;
+}
+
+static bool f32_matrix(const rlx_type *t) { return t->rank == 2 && t->dtype == RLX_DTYPE_F32; }
+
+/* The packed right operand of a MatMul / FusedMatMulBiasAct node n, when its left operand is
+ * float32 with more than 4 rows (or a symbolic count: a few rows with a transposed weight take the
+ * matvec kernel, lower_matmul.c) and the right one a float32 matrix held by a leaf, or the
+ * transpose of one. */
+static void add_packed(rlx_executable *ex, const rlx_node *n) {
+  const rlx_graph *g = ex->g;
+  const rlx_type *ta = &g->types[n->in[0]], *tb = &g->types[n->in[1]];
+  if (ta->dtype != RLX_DTYPE_F32 || ta->rank < 1 || !f32_matrix(tb)) return;
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < ta->rank; i++) rows = RLX_DIM_IS_STATIC(ta->dims[i]) && rows >= 0 ? rows * ta->dims[i] : -1;
+  if (rows >= 0 && rows <= 4) return;
+  size_t leaf = rlx_exec_leaf_of(ex, n->in[1]);
+  if (leaf != SIZE_MAX) return add_weight(ex, n->in[1], leaf, RLX_WL_PACK);
+  const rlx_node *p = rlx_value_node(g, n->in[1]);
+  size_t np = 0;
+  const int64_t *perm = p->op == RLX_OP_TRANSPOSE ? rlx_node_is(p, "perm", &np) : NULL;
+  if (!perm || np != 2 || perm[0] != 1 || perm[1] != 0 || !f32_matrix(&g->types[p->in[0]])) return;
+  leaf = rlx_exec_leaf_of(ex, p->in[0]);
+  if (leaf != SIZE_MAX) add_weight(ex, n->in[1], leaf, RLX_WL_PACK_T);
+}
+
 rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
   const rlx_graph *g = ex->g;
-  if (!ex->channels_last) return NULL;
+  bool pack = ex->device == RLX_DEVICE_CPU;
+  if (!ex->channels_last && !pack) return NULL;
+  size_t nv = g->n_vals ? g->n_vals : 1;
   ex->wl_val = calloc(g->n_nodes + 1, sizeof *ex->wl_val);
   ex->wl_leaf = calloc(g->n_nodes + 1, sizeof *ex->wl_leaf);
   ex->wl_arr = calloc(g->n_nodes + 1, sizeof *ex->wl_arr);
-  ex->w_last = calloc(g->n_vals ? g->n_vals : 1, sizeof *ex->w_last);
-  ex->uses = calloc(g->n_vals ? g->n_vals : 1, sizeof *ex->uses);
-  ex->epi.pre = calloc(g->n_vals ? g->n_vals : 1, sizeof *ex->epi.pre);
-  if (!ex->wl_val || !ex->wl_leaf || !ex->wl_arr || !ex->w_last || !ex->uses || !ex->epi.pre) return RLX_OOM();
+  ex->wl_kind = calloc(g->n_nodes + 1, sizeof *ex->wl_kind);
+  if (!ex->wl_val || !ex->wl_leaf || !ex->wl_arr || !ex->wl_kind) return RLX_OOM();
+  if (pack) {
+    ex->w_packed = calloc(nv, sizeof *ex->w_packed);
+    if (!ex->w_packed) return RLX_OOM();
+    for (size_t k = 0; k < g->n_nodes; k++) {
+      const rlx_node *n = &g->nodes[k];
+      if ((n->op == RLX_OP_MATMUL || n->op == RLX_OP_FUSED_MATMUL_BIAS_ACT) && n->n_in >= 2) add_packed(ex, n);
+    }
+  }
+  if (!ex->channels_last) return NULL;
+  ex->w_last = calloc(nv, sizeof *ex->w_last);
+  ex->uses = calloc(nv, sizeof *ex->uses);
+  ex->epi.pre = calloc(nv, sizeof *ex->epi.pre);
+  if (!ex->w_last || !ex->uses || !ex->epi.pre) return RLX_OOM();
   for (size_t k = 0; k < g->n_nodes; k++)
     for (uint32_t i = 0; i < g->nodes[k].n_in; i++) ex->uses[g->nodes[k].in[i]]++;
   for (size_t i = 0; i < g->n_outputs; i++) ex->uses[g->outputs[i]]++;
@@ -36,13 +85,9 @@ rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
     if (n->op != RLX_OP_CONV || n->n_in < 2) continue;
     rlx_value w = n->in[1];
     const rlx_type *t = &g->types[w];
-    bool seen = false;
-    for (size_t j = 0; j < ex->n_wl; j++) seen |= ex->wl_val[j] == w;
-    if (seen || t->rank < 3 || t->rank > 5 || !rlx_dtype_is_float(t->dtype) || rlx_dtype_is_lowp(t->dtype)) continue;
+    if (t->rank < 3 || t->rank > 5 || !rlx_dtype_is_float(t->dtype) || rlx_dtype_is_lowp(t->dtype)) continue;
     size_t leaf = rlx_exec_leaf_of(ex, w);
-    if (leaf == SIZE_MAX) continue;
-    ex->wl_val[ex->n_wl] = w;
-    ex->wl_leaf[ex->n_wl++] = leaf;
+    if (leaf != SIZE_MAX) add_weight(ex, w, leaf, RLX_WL_LAST);
   }
   return NULL;
 }
@@ -52,7 +97,9 @@ void rlx_exec_layout_free(rlx_executable *ex) {
   free(ex->wl_val);
   free(ex->wl_leaf);
   free(ex->wl_arr);
+  free(ex->wl_kind);
   free(ex->w_last);
+  free(ex->w_packed);
   rlx_mx_fn_free(ex->epi.fn);
   free(ex->epi.pre);
   free(ex->uses);
@@ -70,8 +117,13 @@ void rlx_exec_layout_param_set(rlx_executable *ex, size_t k) {
 void rlx_exec_layout_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out) {
   for (size_t j = 0; j < ex->n_wl; j++) {
     if (!ex->wl_arr[j]) {
-      rlx_lower L = {.mx = c};
-      rlx_mx_arr *a = rlx_mx_contiguous(c, rlx_l_to_last(&L, ex->leaves[ex->wl_leaf[j]], ex->g->types[ex->wl_val[j]].rank));
+      rlx_mx_arr *w = ex->leaves[ex->wl_leaf[j]], *a;
+      if (ex->wl_kind[j] == RLX_WL_LAST) {
+        rlx_lower L = {.mx = c};
+        a = rlx_mx_contiguous(c, rlx_l_to_last(&L, w, ex->g->types[ex->wl_val[j]].rank));
+      } else {
+        a = rlx_mx_pack_rhs(c, w, ex->wl_kind[j] == RLX_WL_PACK_T);
+      }
       rlx_mx_eval(c, &a, 1);
       if (rlx_mx_failed(c)) return;
       ex->wl_arr[j] = rlx_mx_keep(c, a);
@@ -81,9 +133,16 @@ void rlx_exec_layout_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out) {
 }
 
 void rlx_exec_layout_bind(rlx_executable *ex, rlx_mx_arr *const *leaves) {
-  if (!ex->w_last) return;
   size_t nv = ex->g->n_vals ? ex->g->n_vals : 1;
-  memset(ex->w_last, 0, sizeof *ex->w_last * nv);
-  memset(ex->epi.pre, 0, sizeof *ex->epi.pre * nv);
-  for (size_t j = 0; j < ex->n_wl; j++) ex->w_last[ex->wl_val[j]] = leaves[j];
+  if (ex->w_last) {
+    memset(ex->w_last, 0, sizeof *ex->w_last * nv);
+    memset(ex->epi.pre, 0, sizeof *ex->epi.pre * nv);
+  }
+  if (ex->w_packed) memset(ex->w_packed, 0, sizeof *ex->w_packed * nv);
+  for (size_t j = 0; j < ex->n_wl; j++) {
+    if (ex->wl_kind[j] == RLX_WL_LAST)
+      ex->w_last[ex->wl_val[j]] = leaves[j];
+    else
+      ex->w_packed[ex->wl_val[j]] = leaves[j];
+  }
 }

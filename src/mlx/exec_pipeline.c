@@ -134,7 +134,7 @@ static rlx_status *extent_types(rlx_executable *ex) {
 }
 
 /* The compiled function's trace (rlx_mx_trace_fn): leaves are inputs, constants, params, random
- * keys, channels-last conv weights, repacked DequantMatMul weights. */
+ * keys, weights in a kernel's layout (exec_layout.c), repacked DequantMatMul weights. */
 static rlx_mx_arr *param_lookup(void *ud, const char *name) {
   rlx_executable *ex = ud;
   size_t k = rlx_exec_param_index(ex, name);
@@ -166,6 +166,7 @@ static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out
                  .checks = &ex->checks,
                  .cl = ex->channels_last ? ex->cl : NULL,
                  .w_last = ex->w_last,
+                 .w_packed = ex->w_packed,
                  .epilogue = ex->epi.fn && ex->mode == RLX_MODE_LAZY ? &ex->epi : NULL,
                  .qmm = ex->qmm};
   RLX_TRY(rlx_lower_graph(&L));

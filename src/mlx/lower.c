@@ -72,6 +72,19 @@ rlx_mx_arr *rlx_l_activation(rlx_lower *L, const char *act, rlx_mx_arr *x, rlx_d
   return rlx_l_unary(L, op, x, dt);
 }
 
+bool rlx_l_kernel_act(const char *act, rlx_mx_act *out) {
+  static const struct {
+    const char *name;
+    rlx_mx_act act;
+  } map[] = {{"none", {RLX_MX_ACT_NONE, 0, 0}},
+             {"Relu", {RLX_MX_ACT_RELU, 0, 0}},
+             {"Sigmoid", {RLX_MX_ACT_SIGMOID, 0, 0}},
+             {"HardSwish", {RLX_MX_ACT_HARD_SWISH, 1.0f / 6, 0.5f}}};
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (!strcmp(act, map[i].name)) return *out = map[i].act, true;
+  return false;
+}
+
 rlx_mx_arr *rlx_l_swap(rlx_lower *L, rlx_mx_arr *a, int rank, int i, int j) {
   int64_t perm[RLX_MAX_RANK];
   for (int k = 0; k < rank; k++) perm[k] = k;

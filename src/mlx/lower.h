@@ -100,6 +100,10 @@ struct rlx_lower {
    * that output, repacked from its constant or param weights once (kept leaves, exec_repack.c) and
    * used instead of repacking them in the graph. */
   const rlx_l_qmm *qmm;
+  /* NULL, or per value (CPU): NULL or the GEMM panels (rlx_mx_pack_rhs) of a float32 MatMul /
+   * FusedMatMulBiasAct right operand that is a constant or param or the transpose of one (a kept
+   * leaf, exec_layout.c), read by rlx_mx_matmul_packed instead of packing it at every call. */
+  rlx_mx_arr *const *w_packed;
 };
 
 /* A Conv's bias add, an optional residual add and a ReLU as one compiled function: with uses per
@@ -212,6 +216,9 @@ rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axi
 rlx_mx_arr *rlx_l_norm(rlx_lower *L, bool rms, rlx_mx_arr *x, int rank, int axis, rlx_mx_arr *g, rlx_mx_arr *b, float eps);
 /* act(x) for an activation attribute: "none" or a float unary op name (validated by inference). */
 rlx_mx_arr *rlx_l_activation(rlx_lower *L, const char *act, rlx_mx_arr *x, rlx_dtype dt);
+/* The activation `act` (an IR op name or "none") as a kernel's fused activation (shim.h
+ * rlx_mx_act); false when the kernels have none for it (then apply rlx_l_activation). */
+bool rlx_l_kernel_act(const char *act, rlx_mx_act *out);
 
 /* An attention problem on [B,H,S,D] operands (Attention in rlx/op_table.h): q [B,hq,sq,d],
  * k [B,hkv,sk,d], v [B,hkv,sk,dv]; query head h uses kv head h / (hq / hkv). */

@@ -32,6 +32,14 @@ static int transposed_weight(const rlx_lower *L, const rlx_node *n, rlx_mx_arr *
   return 2;
 }
 
+/* The kept GEMM panels of node n's right operand (lower.h w_packed) when its operands are float32
+ * and the right one a matrix, else NULL. */
+static rlx_mx_arr *packed_rhs(const rlx_lower *L, const rlx_node *n) {
+  const rlx_type *ta = rlx_in_type(L, n, 0), *tb = rlx_in_type(L, n, 1);
+  rlx_mx_arr *pk = L->w_packed ? L->w_packed[n->in[1]] : NULL;
+  return pk && ta->dtype == RLX_DTYPE_F32 && ta->rank >= 1 && tb->dtype == RLX_DTYPE_F32 && tb->rank == 2 ? pk : NULL;
+}
+
 /* numpy.matmul: promote 1-D operands to matrices, then reshape to the inferred result. */
 static void lower_matmul_np(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   const rlx_type *ta = rlx_in_type(L, n, 0), *tb = rlx_in_type(L, n, 1);
@@ -48,6 +56,12 @@ static void lower_matmul_np(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *
   if (scheme == 3 || (scheme == 2 && rows <= 4)) {
     a = rlx_mx_reshape(L->mx, a, 2, (int64_t[]){rows, ta->dims[ta->rank - 1]});
     out[0] = rlx_l_reshape(L, rlx_mx_matvec(L->mx, a, w, scheme), rlx_out_type(L, n, 0));
+    return;
+  }
+  rlx_mx_arr *pk = packed_rhs(L, n);
+  if (pk) {
+    out[0] = rlx_l_reshape(L, rlx_mx_matmul_packed(L->mx, a, pk, tb->dims[1], NULL, (rlx_mx_act){RLX_MX_ACT_NONE, 0, 0}),
+                           rlx_out_type(L, n, 0));
     return;
   }
   if (ta->rank == 1) a = rlx_mx_reshape(L->mx, a, 2, (int64_t[]){1, ta->dims[0]});
@@ -106,6 +120,15 @@ void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       return;
     case RLX_OP_FUSED_MATMUL_BIAS_ACT: {
       rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
+      rlx_mx_arr *pk = packed_rhs(L, n);
+      if (pk) { /* the bias ([N], as x) and the activation where the kernel has it in the kernel */
+        const char *act = rlx_node_s(n, "activation");
+        rlx_mx_act ka = {RLX_MX_ACT_NONE, 0, 0};
+        bool fused = rlx_l_kernel_act(act, &ka);
+        rlx_mx_arr *y = rlx_mx_matmul_packed(c, in[0], pk, rlx_in_type(L, n, 1)->dims[1], n->n_in == 3 ? in[2] : NULL, ka);
+        out[0] = fused ? y : rlx_l_activation(L, act, y, dt);
+        return;
+      }
       rlx_mx_arr *y = rlx_mx_matmul(c, in[0], in[1]);
       if (n->n_in == 3) y = rlx_mx_binary(c, RLX_MXB_ADD, y, in[2]);
       out[0] = rlx_l_activation(L, rlx_node_s(n, "activation"), y, dt);

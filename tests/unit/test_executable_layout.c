@@ -1,7 +1,9 @@
-/* The channels-last lowering of executables (RLX_LAYOUT=channels_last, exec_layout.c): conv
- * weights that are params or constants, kept in channels-last form across runs and remade when a
- * param is set, and the conv epilogues (bias, residual add, ReLU in one compiled function in lazy
- * runs; the ReLU a node of its own or the Conv's activation), in every mode against closed forms. */
+/* Weights kept in a kernel's layout by executables (exec_layout.c), in every mode against closed
+ * forms: with the channels-last lowering (RLX_LAYOUT=channels_last), conv weights that are params
+ * or constants, kept in channels-last form across runs and remade when a param is set, and the
+ * conv epilogues (bias, residual add, ReLU in one compiled function in lazy runs; the ReLU a node
+ * of its own or the Conv's activation); on the CPU, the GEMM panels of MatMul right operands that
+ * are params, constants or their transposes (bias and activation in the kernel), likewise. */
 #include "exec_test_util.h"
 
 enum { CI = 2, CO = 3, H = 5, W = 4 };
@@ -95,9 +97,77 @@ static void test_conv_params_and_epilogues(void **state) {
   unsetenv("RLX_LAYOUT");
 }
 
+enum { MB = 3, MR = 5, MK = 300, MN = 19, MN2 = 33 };
+
+/* y = x @ w (w [MK,MN] a param), z = relu(x @ Transpose(v) + c) (v [MN2,MK], c [MN2] constants);
+ * x [MB,MR,MK]: rows past one micro-kernel call, K past one KC slice, N not a multiple of 16. */
+static rlx_graph *matmul_graph(const float *v, const float *c) {
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x = g_input(g, "x", RLX_DTYPE_F32, 3, DIMS(MB, MR, MK));
+  rlx_value w = g_param(g, "w", RLX_DTYPE_F32, 2, DIMS(MK, MN));
+  rlx_value vv = g_const(g, RLX_DTYPE_F32, 2, DIMS(MN2, MK), v), cc = g_const(g, RLX_DTYPE_F32, 1, DIMS(MN2), c);
+  rlx_attr perm = RLX_ATTR_IS("perm", 2, ((const int64_t[]){1, 0})), act = RLX_ATTR_S("activation", "Relu");
+  rlx_value vt = g_op(g, RLX_OP_TRANSPOSE, 1, &vv, 1, &perm);
+  rlx_value y = g_op(g, RLX_OP_MATMUL, 2, VALS(x, w), 0, NULL);
+  rlx_value z = g_op(g, RLX_OP_FUSED_MATMUL_BIAS_ACT, 3, VALS(x, vt, cc), 1, &act);
+  OK(rlx_graph_set_outputs(g, 2, VALS(y, z)));
+  return g;
+}
+
+static void check_matmul(rlx_executable *ex, const float *w, const float *v, const float *c, uint32_t seed) {
+  static float x[MB * MR * MK], want_y[MB * MR * MN], want_z[MB * MR * MN2];
+  fill_random(x, LEN(x), seed);
+  for (int r = 0; r < MB * MR; r++) {
+    for (int j = 0; j < MN; j++) {
+      double acc = 0;
+      for (int k = 0; k < MK; k++) acc += (double)x[r * MK + k] * w[k * MN + j];
+      want_y[r * MN + j] = (float)acc;
+    }
+    for (int j = 0; j < MN2; j++) {
+      double acc = c[j];
+      for (int k = 0; k < MK; k++) acc += (double)x[r * MK + k] * v[j * MK + k];
+      want_z[r * MN2 + j] = (float)(acc > 0 ? acc : 0);
+    }
+  }
+  rlx_tensor *tx = tf32(3, DIMS(MB, MR, MK), x), *y[2] = {NULL, NULL};
+  OK(rlx_executable_run(ex, 1, (const char *const[]){"x"}, &tx, 2, y));
+  expect_f32(y[0], 3, DIMS(MB, MR, MN), want_y, 1e-4);
+  expect_f32(y[1], 3, DIMS(MB, MR, MN2), want_z, 1e-4);
+  rlx_tensor_free(y[0]);
+  rlx_tensor_free(y[1]);
+  rlx_tensor_free(tx);
+}
+
+/* Every mode: a new w changes the results (its panels are remade) without a new trace. */
+static void test_packed_matmul_weights(void **state) {
+  (void)state;
+  static float w1[MK * MN], w2[MK * MN], v[MN2 * MK], c[MN2];
+  fill_random(w1, LEN(w1), 21);
+  fill_random(w2, LEN(w2), 22);
+  fill_random(v, LEN(v), 23);
+  fill_random(c, LEN(c), 24);
+  rlx_graph *g = matmul_graph(v, c);
+  rlx_tensor *t1 = tf32(2, DIMS(MK, MN), w1), *t2 = tf32(2, DIMS(MK, MN), w2);
+  for (size_t m = 0; m < LEN(all_modes); m++) {
+    rlx_executable *ex = make_exec(g, all_modes[m]);
+    OK(rlx_executable_set_param(ex, "w", t1));
+    check_matmul(ex, w1, v, c, 1);
+    check_matmul(ex, w1, v, c, 2);
+    OK(rlx_executable_set_param(ex, "w", t2));
+    check_matmul(ex, w2, v, c, 3);
+    assert_int_equal(rlx_executable_num_traces(ex), all_modes[m] == RLX_MODE_COMPILED);
+    rlx_executable_free(ex);
+  }
+  rlx_graph_free(g);
+  rlx_tensor_free(t1);
+  rlx_tensor_free(t2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conv_params_and_epilogues),
+      cmocka_unit_test(test_packed_matmul_weights),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

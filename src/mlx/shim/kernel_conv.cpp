@@ -18,10 +18,11 @@
 // patches on one thread, runs one multi-threaded BLAS call and returns a channels-last result
 // that the next op reads through a transposed view. Here a tile is (image, group, block of output
 // positions, block of output channels) on the pool (kernels.h tiles); its patches
-// col[K = C/g * kh * kw, block] go into a per-thread buffer (none for 1x1 convolutions with stride
-// 1 and no pads: their patches are the input itself), then y[rows, block] = w[rows, K] @ col with
-// a single-threaded BLAS call (kernels.h sgemm), then bias and activation on the tile while it is
-// in cache.
+// col[K = C/g * kh * kw, block] go into a per-thread buffer (whole runs of output rows at a time;
+// none for 1x1 convolutions with stride 1 and no pads: their patches are the input itself), are
+// packed into the GEMM's panels, then y[rows, block] = w[rows, K] @ col by rlx's GEMM (kernels.h
+// gemm_block; the weight rows are read in place), then bias and activation on the tile while it
+// is in cache.
 //
 // float32 only (the shim converts other float types).
 #include <algorithm>
@@ -146,9 +147,9 @@ void im2col(const Geom &g, const float *x, int64_t p0, int64_t n, float *col) {
 
 void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
   int64_t groups = g.Co / g.og, items = g.N * groups;
-  Tiles t = tiles(items, g.og, g.P, g.K);
+  Tiles t = tiles(items, g.og, g.P, g.K, pack_columns(g.K));
   parallel_for(items * t.mb * t.nb, t.grain, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> col;
+    thread_local std::vector<float> patches, panels;
     for (int64_t i = t0; i < t1; i++) {
       int64_t item = i / (t.mb * t.nb), m0 = i / t.nb % t.mb * t.bm, p0 = i % t.nb * t.bn;
       int64_t n = item / groups, grp = item % groups, m1 = std::min(g.og, m0 + t.bm), p1 = std::min(g.P, p0 + t.bn);
@@ -156,19 +157,16 @@ void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, co
       const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W, *pb = xg + p0;
       int64_t ldb = g.P;
       if (!g.unit) {
-        if ((int64_t)col.size() < g.K * (p1 - p0)) col.resize(g.K * (p1 - p0));
-        im2col(g, xg, p0, p1 - p0, col.data());
-        pb = col.data(), ldb = p1 - p0;
+        if ((int64_t)patches.size() < g.K * (p1 - p0)) patches.resize(g.K * (p1 - p0));
+        im2col(g, xg, p0, p1 - p0, patches.data());
+        pb = patches.data(), ldb = p1 - p0;
       }
+      if ((int64_t)panels.size() < packed_floats(g.K, p1 - p0)) panels.resize(packed_floats(g.K, p1 - p0));
+      pack_b(false, g.K, pb, ldb, 0, p1 - p0, panels.data());
       int64_t o0 = grp * g.og + m0;
       float *yt = y + (n * g.Co + o0) * g.P + p0;
-      sgemm(false, false, m1 - m0, p1 - p0, g.K, w + o0 * g.K, g.K, pb, ldb, yt, g.P);
-      for (int64_t o = 0; o < m1 - m0; o++) {
-        float *yr = yt + o * g.P, bv = b ? b[o0 + o] : 0.f;
-        if (b)
-          for (int64_t j = 0; j < p1 - p0; j++) yr[j] += bv;
-        apply_act(act, yr, p1 - p0);
-      }
+      gemm_block(false, m1 - m0, p1 - p0, g.K, w + o0 * g.K, g.K, panels.data(), g.K * NR, yt, g.P);
+      epilogue(yt, g.P, m1 - m0, p1 - p0, b ? b + o0 : nullptr, nullptr, act);
     }
   });
 }

@@ -1,15 +1,26 @@
-// kernel_gemm.cpp: float32 matrix products on the kernel thread pool: matmul (batched, one
-// side's batch may be shared), and the single-threaded BLAS call and tiling that it and the GEMM
-// convolution (kernel_conv.cpp) share.
+// kernel_gemm.cpp: rlx's float32 GEMM (a register-blocked micro-kernel over packed panels of the
+// right operand), the matmul primitives built on it (batched, one side's batch may be shared; a
+// constant right operand packed once), and the tiling that they and the GEMM convolution
+// (kernel_conv.cpp) share.
 //
-// MLX's CPU matmul hands each product to BLAS in one call, and OpenBLAS threads it with its own
-// pool, whose idle workers spin in sched_yield for ~0.1 s after every call and whose caller waits
-// (spinning too) for a statically assigned share of every worker: on a machine shared with other
-// processes a worker that is not scheduled stalls the whole product, and the spinning takes the
-// cores rlx's own kernels run on (perf on PP-OCRv4 rec under load: 65% of the process's CPU time
-// in sched_yield). Here BLAS runs single-threaded (claim_blas) and each product is cut into
-// tiles (batch items, row blocks, column blocks) that the pool's threads take as they come; the
-// caller never waits for a thread that has not started (kernel_threads.cpp).
+// Why not BLAS: MLX's CPU matmul hands each product to BLAS in one call; OpenBLAS threads it with
+// its own pool, whose idle workers spin in sched_yield after every call and whose caller waits for
+// a statically assigned share of every worker (on a shared machine 65% of the process's CPU time
+// went to that spinning). Run single-threaded on tiles instead, it still copies (packs) both
+// operands at every call, a weight as often as the tiles that read it: 14-19% of BERT's CPU
+// time. Here the right operand's panels are what the micro-kernel reads: a constant weight is
+// packed once per executable (rlx_mx_pack_rhs; exec_layout.c keeps it), another operand once per
+// tile; the left operand (activations, or a convolution's weight rows) is read in place.
+//
+// The micro-kernel computes R rows x NR = 16 columns of C in vector registers, one multiply-add
+// per row and k with a row's A element broadcast over a 16-float row of the B panel (GCC vector
+// extension: one AVX-512 register, two AVX2 ones). It is compiled for x86-64-v4, x86-64-v3 and the
+// baseline (target_clones; picked at load time); R is 8 rows with AVX-512, else 6 (12 of AVX2's 16
+// registers). More rows would not pay: the rows of A are read in place, and rows K floats apart
+// with K a multiple of 1024 fall into one L1 set (8 ways); BERT's K = 3072 product ran at 75% of
+// its 6-row speed with 12 (kernel alone, one thread). A block of C is swept in KC-deep slices of K (a KC x 16 panel slice
+// stays in L1 while every row block uses it) and MC-row blocks of A (an MC x KC block stays in L2
+// while every panel uses it).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -18,11 +29,6 @@
 #include "mlx/backend/cpu/encoder.h"
 #include "mlx/shim/kernels.h"
 
-// CBLAS (row-major 101, no-transpose 111, transpose 112), from the BLAS that libmlx.so itself
-// links (OpenBLAS when rlx is built with it, else the wheel's reference BLAS). Declared under
-// another name so that no cblas.h is needed and none conflicts.
-extern "C" void rlx_cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
-                                const float *b, int ldb, float beta, float *c, int ldc) __asm__("cblas_sgemm");
 // OpenBLAS's thread count; absent (NULL) with other BLAS libraries.
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
 
@@ -36,10 +42,151 @@ void claim_blas() {
   (void)done;
 }
 
+namespace {
+
+typedef float vnr __attribute__((vector_size(NR * sizeof(float))));
+constexpr int64_t KC = 256, MC = 144;  // MC: a multiple of 6 and 8
+
+// Rows per micro-kernel call: 8 with AVX-512 (the clone that runs there), else 6.
+int rows_per_call() {
+  static const int mr = [] {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq"))
+      return 8;
+#endif
+    return 6;
+  }();
+  return mr;
+}
+
+// C[R, nr] (row stride ldc) = (first ? 0 : C) + A[R, kc] @ P[kc, 16] for a panel slice P (rows of
+// NR floats); A[r, k] at a[r * lda + k], or a[k * lda + r] when AT.
+template <int R, bool AT>
+__attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int64_t lda, const float *p, float *c,
+                                                 int64_t ldc, int64_t nr, bool first) {
+  vnr acc[R];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; r++) acc[r] = vnr{};
+  for (int64_t k = 0; k < kc; k++) {
+    vnr bv;
+    std::memcpy(&bv, p + k * NR, sizeof bv);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++) acc[r] += (AT ? a[k * lda + r] : a[r * lda + k]) * bv;
+  }
+  if (nr == NR) {
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++) {
+      vnr v = acc[r];
+      if (!first) {
+        vnr o;
+        std::memcpy(&o, c + r * ldc, sizeof o);
+        v += o;
+      }
+      std::memcpy(c + r * ldc, &v, sizeof v);
+    }
+    return;
+  }
+  for (int r = 0; r < R; r++) {
+    float t[NR];
+    std::memcpy(t, &acc[r], sizeof t);
+    for (int64_t j = 0; j < nr; j++) c[r * ldc + j] = first ? t[j] : c[r * ldc + j] + t[j];
+  }
+}
+
+template <bool AT>
+__attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
+                                                 const float *bp, int64_t ps, float *c, int64_t ldc) {
+  for (int64_t i0 = 0; i0 < m; i0 += MC) {
+    int64_t i1 = std::min(m, i0 + MC);
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+      int64_t kc = std::min(KC, K - k0);
+      for (int64_t j = 0; j < n; j += NR) {
+        const float *p = bp + j / NR * ps + k0 * NR;
+        int64_t nr = std::min(NR, n - j);
+        for (int64_t i = i0; i < i1; i += mr) {
+          const float *ai = AT ? a + k0 * lda + i : a + i * lda + k0;
+          float *ci = c + i * ldc + j;
+          switch (std::min<int64_t>(mr, i1 - i)) {
+#define RLX_MICRO(R)                                       \
+  case R:                                                  \
+    micro<R, AT>(kc, ai, lda, p, ci, ldc, nr, k0 == 0);    \
+    break;
+            RLX_MICRO(1) RLX_MICRO(2) RLX_MICRO(3) RLX_MICRO(4) RLX_MICRO(5) RLX_MICRO(6) RLX_MICRO(7) RLX_MICRO(8)
+#undef RLX_MICRO
+          }
+        }
+      }
+    }
+  }
+}
+
+RLX_KERNEL_CLONES_512
+void gemm_rows(int mr, bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda, const float *bp, int64_t ps,
+               float *c, int64_t ldc) {
+  if (at)
+    block<true>(mr, m, n, K, a, lda, bp, ps, c, ldc);
+  else
+    block<false>(mr, m, n, K, a, lda, bp, ps, c, ldc);
+}
+
+}  // namespace
+
+void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda, const float *bp, int64_t ps,
+                float *c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (K == 0) {
+    for (int64_t i = 0; i < m; i++) std::memset(c + i * ldc, 0, n * sizeof(float));
+    return;
+  }
+  gemm_rows(rows_per_call(), at, m, n, K, a, lda, bp, ps, c, ldc);
+}
+
+void pack_b(bool tb, int64_t K, const float *b, int64_t ldb, int64_t n0, int64_t n1, float *dst) {
+  if (!tb) {  // along B's rows (reading down each panel's columns would touch a page per row)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = n0; j < n1; j += NR) {
+        int64_t w = std::min(NR, n1 - j);
+        float *d = dst + (j - n0) / NR * K * NR + k * NR;
+        if (w == NR) {  // a fixed-size copy: one vector load and store, no call
+          std::memcpy(d, b + k * ldb + j, NR * sizeof(float));
+          continue;
+        }
+        std::memcpy(d, b + k * ldb + j, w * sizeof(float));
+        std::memset(d + w, 0, (NR - w) * sizeof(float));
+      }
+    return;
+  }
+  // B[k, j + jj] = b[(j + jj) * ldb + k]: 16 x 16 blocks, read along rows of b
+  for (int64_t j = n0; j < n1; j += NR) {
+    int64_t w = std::min(NR, n1 - j);
+    float *d = dst + (j - n0) / NR * K * NR;
+    for (int64_t k0 = 0; k0 < K; k0 += NR) {
+      int64_t kn = std::min(NR, K - k0);
+      for (int64_t jj = 0; jj < NR; jj++)
+        for (int64_t k = 0; k < kn; k++) d[(k0 + k) * NR + jj] = jj < w ? b[(j + jj) * ldb + k0 + k] : 0.f;
+    }
+  }
+}
+
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
            float *c, int64_t ldc) {
-  rlx_cblas_sgemm(101, ta ? 112 : 111, tb ? 112 : 111, (int)m, (int)n, (int)k, 1.f, a, (int)lda, b, (int)ldb, 0.f, c,
-                  (int)ldc);
+  thread_local std::vector<float> panels;
+  if ((int64_t)panels.size() < packed_floats(k, n)) panels.resize(packed_floats(k, n));
+  pack_b(tb, k, b, ldb, 0, n, panels.data());
+  gemm_block(ta, m, n, k, a, lda, panels.data(), k * NR, c, ldc);
+}
+
+void epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const float *row_bias, const float *col_bias, const Act &act) {
+  for (int64_t i = 0; i < m; i++) {
+    float *y = c + i * ldc;
+    if (row_bias)
+      for (int64_t j = 0; j < n; j++) y[j] += row_bias[i];
+    if (col_bias)
+      for (int64_t j = 0; j < n; j++) y[j] += col_bias[j];
+    apply_act(act, y, n);
+  }
 }
 
 namespace {
@@ -52,15 +199,20 @@ int64_t blocks(int64_t n, int64_t min, int64_t want) {
 
 }  // namespace
 
-Tiles tiles(int64_t items, int64_t m, int64_t n, int64_t k) {
+Tiles tiles(int64_t items, int64_t m, int64_t n, int64_t k, int64_t max_bn) {
   int64_t want = std::max<int64_t>(1, (4 * num_threads() + items - 1) / std::max<int64_t>(items, 1));
   Tiles t{};
-  t.nb = blocks(n, 64, want), t.mb = blocks(m, 32, (want + t.nb - 1) / t.nb);
-  t.bn = (n + t.nb - 1) / t.nb, t.bm = (m + t.mb - 1) / t.mb;
+  int64_t nb = blocks(n, 64, want);
+  t.bn = std::max<int64_t>(NR, (n + nb - 1) / nb + NR - 1) / NR * NR;
+  t.bn = std::min(t.bn, std::max(NR, max_bn / NR * NR));
+  t.nb = std::max<int64_t>(1, (n + t.bn - 1) / t.bn);
+  t.mb = blocks(m, 32, (want + t.nb - 1) / t.nb), t.bm = (m + t.mb - 1) / t.mb;
   int64_t macs = std::max<int64_t>(1, t.bm * t.bn * k);
   t.grain = std::max<int64_t>(1, ((int64_t)1 << 17) / macs);
   return t;
 }
+
+int64_t pack_columns(int64_t k) { return std::max(NR, ((int64_t)1 << 16) / std::max<int64_t>(k, 1) / NR * NR); }
 
 namespace {
 
@@ -76,26 +228,44 @@ bool all_ones(const mx::Shape &s) {
 }
 
 // A matrix operand: row-major (ld = its columns) or transposed (column-major, ld = its rows),
-// `stride` elements between batch items (0: shared by all).
+// `stride` elements between batch items (0: shared by all); packed: a right operand in panels
+// (kernels.h), shared.
 struct Mat {
   const float *p;
   bool t;
   int64_t ld, stride;
+  bool packed;
 };
 
-// C[b] = A[b] @ B[b] for b < batch, A [M,K], B [K,N], C [M,N] row-major (ldc = N).
-void matmul(int64_t batch, int64_t M, int64_t N, int64_t K, Mat a, Mat b, float *c) {
-  Tiles t = tiles(batch, M, N, K);
+// C[b] = A[b] @ B[b] (+ bias[N]) (activation) for b < batch, A [M,K], B [K,N], C [M,N] row-major.
+void matmul(int64_t batch, int64_t M, int64_t N, int64_t K, Mat a, Mat b, const float *bias, Act act, float *c) {
+  Tiles t = tiles(batch, M, N, K, b.packed ? N : pack_columns(K));
   parallel_for(batch * t.mb * t.nb, t.grain, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> buf;
     for (int64_t i = t0; i < t1; i++) {
       int64_t bi = i / (t.mb * t.nb), m0 = i / t.nb % t.mb * t.bm, n0 = i % t.nb * t.bn;
       int64_t m1 = std::min(M, m0 + t.bm), n1 = std::min(N, n0 + t.bn);
       if (m0 >= m1 || n0 >= n1) continue;
+      const float *bp = b.packed ? b.p + n0 / NR * K * NR : nullptr;
+      if (!b.packed) {
+        if ((int64_t)buf.size() < packed_floats(K, n1 - n0)) buf.resize(packed_floats(K, n1 - n0));
+        pack_b(b.t, K, b.p + bi * b.stride, b.ld, n0, n1, buf.data());
+        bp = buf.data();
+      }
       const float *pa = a.p + bi * a.stride + (a.t ? m0 : m0 * a.ld);
-      const float *pb = b.p + bi * b.stride + (b.t ? n0 * b.ld : n0);
-      sgemm(a.t, b.t, m1 - m0, n1 - n0, K, pa, a.ld, pb, b.ld, c + bi * M * N + m0 * N + n0, N);
+      float *ct = c + bi * M * N + m0 * N + n0;
+      gemm_block(a.t, m1 - m0, n1 - n0, K, pa, a.ld, bp, K * NR, ct, N);
+      if (bias || act.kind) epilogue(ct, N, m1 - m0, n1 - n0, nullptr, bias ? bias + n0 : nullptr, act);
     }
   });
+}
+
+// A matrix operand as the kernel reads it: row-contiguous, or (rank 2) column-contiguous.
+Mat operand(const mx::array &x) {
+  int64_t r = x.shape(-2), c = x.shape(-1);
+  bool shared = (int64_t)x.size() == r * c;
+  if (x.flags().row_contiguous) return {x.data<float>(), false, std::max<int64_t>(c, 1), shared ? 0 : r * c, false};
+  return {x.data<float>(), true, std::max<int64_t>(r, 1), 0, false};  // rank 2, column-contiguous
 }
 
 class Matmul : public mx::UnaryPrimitive {
@@ -114,9 +284,7 @@ class Matmul : public mx::UnaryPrimitive {
     Mat ma = operand(a), mb = operand(b);
     if (ma.stride && !mb.stride && !ma.t) M *= batch, batch = 1;  // [B*M, K] @ [K, N]
     float *y = out.data<float>();
-    size_t bytes = out.nbytes();
-    if (K == 0) return enc.dispatch([y, bytes]() { std::memset(y, 0, bytes); });
-    enc.dispatch([=]() { matmul(batch, M, N, K, ma, mb, y); });
+    enc.dispatch([=]() { matmul(batch, M, N, K, ma, mb, nullptr, Act{}, y); });
   }
   void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
     throw std::runtime_error("[rlx Matmul] has no GPU implementation");
@@ -130,14 +298,76 @@ class Matmul : public mx::UnaryPrimitive {
     s.push_back(a.shape(-2)), s.push_back(b.shape(-1));
     return {s};
   }
+};
+
+// The panels of a right operand w [K, N] (transposed: w [N, K]) as a float32 vector of
+// packed_floats(K, N).
+class PackRhs : public mx::UnaryPrimitive {
+ public:
+  PackRhs(mx::Stream s, bool transposed) : mx::UnaryPrimitive(s), t_(transposed) {}
+  void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
+    out.set_data(mx::allocator::malloc(out.nbytes()));
+    auto &enc = mx::cpu::get_command_encoder(stream());
+    enc.set_input_array(in[0]);
+    enc.set_output_array(out);
+    const float *w = in[0].data<float>();
+    float *p = out.data<float>();
+    int64_t K = in[0].shape(t_ ? 1 : 0), N = in[0].shape(t_ ? 0 : 1);
+    bool t = t_;
+    enc.dispatch([=]() {
+      parallel_for((N + NR - 1) / NR, 16, [&](int64_t p0, int64_t p1) {
+        pack_b(t, K, w, t ? K : N, p0 * NR, std::min(N, p1 * NR), p + p0 * K * NR);
+      });
+    });
+  }
+  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
+    throw std::runtime_error("[rlx PackRhs] has no GPU implementation");
+  }
+  const char *name() const override { return "RlxPackRhs"; }
+  bool is_equivalent(const mx::Primitive &other) const override { return t_ == static_cast<const PackRhs &>(other).t_; }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
+    int64_t K = in[0].shape(t_ ? 1 : 0), N = in[0].shape(t_ ? 0 : 1);
+    return {{(int)packed_floats(K, N)}};
+  }
 
  private:
-  static Mat operand(const mx::array &x) {
-    int64_t r = x.shape(-2), c = x.shape(-1);
-    bool shared = (int64_t)x.size() == r * c;
-    if (x.flags().row_contiguous) return {x.data<float>(), false, std::max<int64_t>(c, 1), shared ? 0 : r * c};
-    return {x.data<float>(), true, std::max<int64_t>(r, 1), 0};  // rank 2, column-contiguous
+  bool t_;
+};
+
+// x [..., K] @ W [K, N] (+ bias [N]) (activation), W packed by PackRhs.
+class PackedMatmul : public mx::UnaryPrimitive {
+ public:
+  PackedMatmul(mx::Stream s, int64_t n, Act act) : mx::UnaryPrimitive(s), n_(n), act_(act) {}
+  // inputs: x row-contiguous float32, the panels, optional bias [N] float32 contiguous
+  void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
+    out.set_data(mx::allocator::malloc(out.nbytes()));
+    auto &enc = mx::cpu::get_command_encoder(stream());
+    for (auto &x : in) enc.set_input_array(x);
+    enc.set_output_array(out);
+    int64_t K = in[0].shape(-1), N = n_, M = out.size() / std::max<int64_t>(1, N);
+    if (out.size() == 0) return;
+    Mat a{in[0].data<float>(), false, std::max<int64_t>(K, 1), 0, false}, b{in[1].data<float>(), false, 0, 0, true};
+    const float *bias = in.size() > 2 ? in[2].data<float>() : nullptr;
+    float *y = out.data<float>();
+    enc.dispatch([=, act = act_]() { matmul(1, M, N, K, a, b, bias, act, y); });
   }
+  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
+    throw std::runtime_error("[rlx PackedMatmul] has no GPU implementation");
+  }
+  const char *name() const override { return "RlxPackedMatmul"; }
+  bool is_equivalent(const mx::Primitive &other) const override {
+    auto &o = static_cast<const PackedMatmul &>(other);
+    return n_ == o.n_ && act_.kind == o.act_.kind && act_.a == o.act_.a && act_.b == o.act_.b;
+  }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
+    mx::Shape s = in[0].shape();
+    s.back() = (int)n_;
+    return {s};
+  }
+
+ private:
+  int64_t n_;
+  Act act_;
 };
 
 }  // namespace
@@ -160,6 +390,34 @@ extern "C" rlx_mx_arr *rlx_mx_matmul(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b) {
             std::vector<mx::array> in = {mx::contiguous(xa, xa.ndim() == 2, c->stream),
                                          mx::contiguous(xb, xb.ndim() == 2, c->stream)};
             auto prim = std::make_shared<rlx_kernels::Matmul>(c->stream);
+            mx::Shape shape = prim->output_shapes(in)[0];
+            return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
+          }()));
+}
+
+extern "C" rlx_mx_arr *rlx_mx_pack_rhs(rlx_mx *c, rlx_mx_arr *w, bool transposed) {
+  SHIM_OP(c, w, ([&] {
+            mx::array wa = A(w);
+            if (wa.ndim() != 2 || wa.dtype() != mx::float32) throw std::invalid_argument("pack_rhs takes a float32 matrix");
+            std::vector<mx::array> in = {mx::contiguous(wa, false, c->stream)};
+            auto prim = std::make_shared<rlx_kernels::PackRhs>(c->stream, transposed);
+            mx::Shape shape = prim->output_shapes(in)[0];
+            return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
+          }()));
+}
+
+extern "C" rlx_mx_arr *rlx_mx_matmul_packed(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *packed, int64_t n, rlx_mx_arr *bias,
+                                            rlx_mx_act act) {
+  SHIM_OP(c, x && packed, ([&] {
+            mx::array xa = A(x), pa = A(packed);
+            int64_t K = xa.ndim() ? xa.shape(-1) : 0;
+            if (xa.ndim() < 1 || xa.dtype() != mx::float32 || n < 1 || pa.ndim() != 1 ||
+                pa.size() != (size_t)rlx_kernels::packed_floats(K, n) ||
+                (bias && (A(bias).dtype() != mx::float32 || A(bias).size() != (size_t)n)))
+              throw std::invalid_argument("matmul_packed takes float32 x [..., K], W's panels for [K, N], bias [N]");
+            std::vector<mx::array> in = {mx::contiguous(xa, false, c->stream), pa};
+            if (bias) in.push_back(mx::contiguous(mx::reshape(A(bias), {(int)n}, c->stream), false, c->stream));
+            auto prim = std::make_shared<rlx_kernels::PackedMatmul>(c->stream, n, rlx_kernels::Act{act.kind, act.a, act.b});
             mx::Shape shape = prim->output_shapes(in)[0];
             return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
           }()));

@@ -17,12 +17,15 @@
 #include "mlx/shim/shim_impl.h"
 
 // Multi-versioning of a hot loop: an AVX2/FMA clone (x86-64-v3) beside the baseline, picked at
-// load time. Off under ASan and TSan: they instrument the clones' IFUNC resolver, which the
-// dynamic loader runs before their runtime is set up (TSan: a segfault at load).
+// load time (RLX_KERNEL_CLONES_512: an AVX-512 one (x86-64-v4) too). Off under ASan and TSan: they
+// instrument the clones' IFUNC resolver, which the dynamic loader runs before their runtime is set
+// up (TSan: a segfault at load).
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define RLX_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define RLX_KERNEL_CLONES_512 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define RLX_KERNEL_CLONES
+#define RLX_KERNEL_CLONES_512
 #endif
 
 namespace rlx_kernels {
@@ -37,22 +40,42 @@ int num_threads();
 // oversubscribe the cores) or when n is small. fn must not throw.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn);
 
-// Makes BLAS single-threaded (OpenBLAS, unless OPENBLAS_NUM_THREADS is set): rlx's matrix
-// products split their work over this pool instead (kernel_gemm.cpp). Idempotent.
+// Makes BLAS single-threaded (OpenBLAS, unless OPENBLAS_NUM_THREADS is set) for the products
+// MLX still hands to it (other dtypes, addmm): rlx's own split their work over this pool
+// (kernel_gemm.cpp). Idempotent.
 void claim_blas();
 
+// A packed right operand B [K, N] of the GEMM: panels of NR columns, panel p holding K rows of NR
+// floats (row k: B[k, p*NR .. p*NR + NR)), zeros past column N.
+constexpr int64_t NR = 16;
+inline int64_t packed_floats(int64_t k, int64_t n) { return (n + NR - 1) / NR * NR * k; }
+
+// Packs columns [n0, n1) of B [K, N] (row stride ldb; tb: stored transposed, B[k, j] at
+// b[j * ldb + k]) into panels at dst (packed_floats(K, n1 - n0) floats).
+void pack_b(bool tb, int64_t K, const float *b, int64_t ldb, int64_t n0, int64_t n1, float *dst);
+
+// C[m, n] (row stride ldc) = A[m, K] @ B[K, n] on the calling thread (kernel_gemm.cpp): A[i, k]
+// at a[i * lda + k], or at a[k * lda + i] with `at`; B packed, panel p at bp + p * ps.
+void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda, const float *bp, int64_t ps,
+                float *c, int64_t ldc);
+
 // C[m,n] = A[m,k] @ B[k,n] (row-major; ta / tb: A / B stored transposed, lda / ldb their row
-// strides) on the calling thread, through the BLAS that libmlx.so uses (kernel_gemm.cpp).
+// strides) on the calling thread: B packed into panels (a buffer per thread), then gemm_block.
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
            float *c, int64_t ldc);
 
 // A split of `items` independent m x n products into tiles for the pool: mb blocks of bm rows
-// (at least 32) times nb blocks of bn columns (at least 64), about four tiles per thread in all;
-// grain: tiles per chunk so that a chunk has at least ~128K multiply-adds (k per output).
+// (at least 32) times nb blocks of bn columns (at least 64 where n allows, a multiple of NR, at
+// most max_bn), about four tiles per thread in all; grain: tiles per chunk so that a chunk has
+// at least ~128K multiply-adds (k per output).
 struct Tiles {
   int64_t mb, nb, bm, bn, grain;
 };
-Tiles tiles(int64_t items, int64_t m, int64_t n, int64_t k);
+Tiles tiles(int64_t items, int64_t m, int64_t n, int64_t k, int64_t max_bn);
+
+// Columns of a tile whose right operand is packed per tile: a multiple of NR, at most 256 KB of
+// panels over depth k (L2).
+int64_t pack_columns(int64_t k);
 
 // A fused activation applied by a kernel to its output: y = act(x) (see shim.h rlx_mx_act).
 struct Act {
@@ -62,5 +85,9 @@ struct Act {
 
 // Applies act to acc[0..n) in place (float).
 void apply_act(const Act &act, float *acc, int64_t n);
+
+// The epilogue of a block C[m, n] (row stride ldc): + row_bias[i] and/or + col_bias[j] (NULL:
+// none), then act.
+void epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const float *row_bias, const float *col_bias, const Act &act);
 
 }  // namespace rlx_kernels

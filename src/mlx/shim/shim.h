@@ -187,8 +187,7 @@ rlx_mx_arr *rlx_mx_softmax(rlx_mx *c, rlx_mx_arr *a, int axis, bool precise);
 
 /* ---- linear algebra and nn ---- */
 /* mx::matmul semantics. On the CPU, float32 operands of rank >= 2 whose batch dims agree (or are
- * all 1 on one side) run rlx's kernel: single-threaded BLAS calls over tiles on the kernel pool
- * (kernel_gemm.cpp). */
+ * all 1 on one side) run rlx's GEMM kernel over tiles on the kernel pool (kernel_gemm.cpp). */
 rlx_mx_arr *rlx_mx_matmul(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b);
 /* bias + a @ b (mx::addmm; the CPU backend folds bias into the GEMM as its C operand, beta 1);
  * bias broadcasts to the product's shape. */
@@ -229,6 +228,13 @@ typedef struct rlx_mx_act {
 /* Threads of the kernels' pool, the calling thread included: RLX_NUM_THREADS when set to a
  * positive integer, else the CPUs the process may run on (sched_getaffinity). */
 int rlx_mx_num_threads(void);
+
+/* The right operand w [K, N] (transposed: w [N, K]) float32 of rlx_mx_matmul_packed, packed into
+ * the GEMM kernel's panels (a float32 vector; CPU): made once for a constant weight. */
+rlx_mx_arr *rlx_mx_pack_rhs(rlx_mx *c, rlx_mx_arr *w, bool transposed);
+/* x [..., K] float32 @ W [K, N] (+ bias [N] float32, NULL: none), then act: y [..., N] float32;
+ * W given as its panels (rlx_mx_pack_rhs). CPU. */
+rlx_mx_arr *rlx_mx_matmul_packed(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *packed, int64_t n, rlx_mx_arr *bias, rlx_mx_act act);
 
 /* Direct 2D convolution, channels first: x [N,C,H,W], w [Co,C/group,kh,kw], b [Co] or NULL,
  * strides[2], pads[4] (begin h, w, end h, w; >= 0), dilations[2]; y [N,Co,OH,OW] (contiguous)

@@ -1,7 +1,8 @@
 """MatMul, DotGeneral and the matmul variants against numpy (float64 references): numpy.matmul
 broadcasting and 1-D operands, integer operands (exact past 2^24, wrapping like numpy), any batch
 and contracting dims (numpy.einsum), bias + activation, LoRA, grouped (per-row expert) matmul
-(DequantMatMul is in dequant.py). Errors: mismatched dims and dtypes, bad dims lists."""
+(DequantMatMul is in dequant.py), constant and param weights (packed once by CPU executables).
+Errors: mismatched dims and dtypes, bad dims lists."""
 import string
 
 import numpy as np
@@ -154,7 +155,31 @@ def variant_cases():
     yield err("GroupedMatMul_k_mismatch", "GroupedMatMul", {"x": xg, "w": uni((3, 7, 4)), "idx": np.zeros(6, np.int32)})
 
 
+def packed_cases():
+    """A constant or param right operand (or its transpose): on the CPU the executable packs it once
+    into the GEMM kernel's panels (exec_layout.c), bias and activation in the kernel where it has
+    them: ragged rows / panels / K slices, rank-1 and rank-4 left operands."""
+    for sa, sb in [((130, 70), (70, 150)), ((2, 3, 40, 300), (300, 33)), ((5, 260), (260, 16)), ((7,), (7, 20)),
+                   ((200, 16), (16, 1)), ((13, 600), (600, 40))]:
+        a, b = uni(sa), uni(sb)
+        name = "MatMul_const_" + "x".join(map(str, sa)) + "_" + "x".join(map(str, sb))
+        yield Case(name, [node("MatMul", ["a", "b"], ["y"])], {"a": a}, {"y": np.matmul(*f64(a, b)).astype(np.float32)},
+                   atol=1e-4, constants={"b": b})
+    a, b = uni((37, 50)), uni((50, 29))
+    yield Case("MatMul_param_37x50_50x29", [node("MatMul", ["a", "b"], ["y"])], {"a": a},
+               {"y": np.matmul(*f64(a, b)).astype(np.float32)}, atol=1e-4, params={"b": b})
+    a, w = uni((6, 45)), uni((23, 45))
+    yield Case("MatMul_const_transposed", [node("Transpose", ["w"], ["wt"], perm=IS([1, 0])), node("MatMul", ["a", "wt"], ["y"])],
+               {"a": a}, {"y": (a.astype(np.float64) @ w.T).astype(np.float32)}, atol=1e-4, constants={"w": w})
+    x, w, bias = uni((2, 9, 70)), uni((70, 21)), uni((21,))
+    for act, fn in ACTS.items():
+        yield Case(f"FusedMatMulBiasAct_const_{act}", [node("FusedMatMulBiasAct", ["x", "w", "b"], ["y"], activation=S(act))],
+                   {"x": x}, {"y": fn(np.matmul(*f64(x, w)) + bias).astype(np.float32)}, atol=1e-4, rtol=1e-4,
+                   constants={"w": w, "b": bias})
+
+
 def cases():
     yield from matmul_cases()
     yield from dot_general_cases()
     yield from variant_cases()
+    yield from packed_cases()
