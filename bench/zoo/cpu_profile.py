@@ -30,7 +30,9 @@ FAMILIES = [
     ("kernel: other", r"\[k\] "),
     ("sgemm (OpenBLAS)", r"openblas.*(sgemm|gemm|_kernel|copy|beta)"),
     ("OpenBLAS other", r"openblas"),
-    ("rlx GEMM conv / matmul (im2col, epilogue)", r"librlx.*(gemm_conv|GemmConv|im2col|Matmul|matmul)"),
+    ("rlx GEMM micro-kernel", r"librlx.*gemm_rows"),
+    ("rlx GEMM conv / matmul (im2col, packing, epilogue)", r"librlx.*(gemm_conv|GemmConv|im2col|Matmul|matmul|pack_b|"
+                                                          r"PackRhs|epilogue)"),
     ("rlx direct conv (depthwise, few channels)", r"librlx.*(conv_row|DirectConv|conv\()"),
     ("rlx pooling", r"librlx.*Pool"),
     ("rlx softmax / SLEEF transcendentals", r"(librlx|sleef).*([Ss]oftmax|Sleef|exp|Exp|apply_act|act_)"),

@@ -116,31 +116,51 @@ void conv(const Geom &g, const float *x, const float *w, const float *b, const A
 }
 
 // col[k, j] for patch row k = (c, ky, kx) and output positions p0 + j, j < n, of one image's group
-// (x at its first channel).
+// (x at its first channel). The positions are cut once into runs along output rows; each patch row
+// copies its runs (zeros where a tap falls in the padding). Cloned: AVX-512 and AVX2 copy the runs,
+// strided ones of stride-2 convolutions too, in vectors.
+RLX_KERNEL_CLONES_512
 void im2col(const Geom &g, const float *x, int64_t p0, int64_t n, float *col) {
-  for (int64_t k = 0; k < g.K; k++) {
-    int64_t c = k / (g.kh * g.kw), ky = k / g.kw % g.kh, kx = k % g.kw;
+  struct Run {
+    int64_t oy, ox, len;
+  };
+  thread_local std::vector<Run> runs;
+  runs.clear();
+  for (int64_t p = p0, end = p0 + n; p < end;) {
+    int64_t oy = p / g.OW, ox = p % g.OW, len = std::min(end - p, g.OW - ox);
+    runs.push_back({oy, ox, len});
+    p += len;
+  }
+  const int64_t sw = g.sw;
+  for (int64_t k = 0, c = 0, ky = 0, kx = 0; k < g.K; k++) {
     const float *xc = x + c * g.H * g.W;
     float *dst = col + k * n;
-    for (int64_t p = p0, end = p0 + n; p < end;) {
-      int64_t oy = p / g.OW, ox = p % g.OW, run = std::min(end - p, g.OW - ox);
-      int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+    for (const Run &r : runs) {
+      int64_t iy = r.oy * g.sh - g.ph + ky * g.dh, len = r.len;
       if (iy < 0 || iy >= g.H) {
-        std::memset(dst, 0, run * sizeof(float));
-      } else {  // dst[j] = row[ix0 + j sw] for j in [lo, hi) (inside the row), zeros around
-        const float *row = xc + iy * g.W;
-        int64_t ix0 = ox * g.sw - g.pw + kx * g.dw;
-        int64_t lo = std::min(run, ix0 >= 0 ? 0 : (-ix0 + g.sw - 1) / g.sw);
-        int64_t hi = std::max(lo, std::min(run, g.W - ix0 <= 0 ? 0 : (g.W - ix0 - 1) / g.sw + 1));
-        std::memset(dst, 0, lo * sizeof(float));
-        if (g.sw == 1) {
-          std::memcpy(dst + lo, row + ix0 + lo, (hi - lo) * sizeof(float));
-        } else {
-          for (int64_t j = lo; j < hi; j++) dst[j] = row[ix0 + j * g.sw];
-        }
-        std::memset(dst + hi, 0, (run - hi) * sizeof(float));
+        for (int64_t j = 0; j < len; j++) dst[j] = 0.f;
+        dst += len;
+        continue;
       }
-      dst += run, p += run;
+      // dst[j] = row[ix0 + j sw] for j in [lo, hi) (inside the row), zeros around
+      const float *row = xc + iy * g.W;
+      int64_t ix0 = r.ox * sw - g.pw + kx * g.dw, lo = 0, hi = len;
+      if (ix0 < 0 || ix0 + (len - 1) * sw >= g.W) {
+        lo = std::min(len, ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw);
+        hi = std::max(lo, std::min(len, g.W - ix0 <= 0 ? 0 : (g.W - ix0 - 1) / sw + 1));
+      }
+      for (int64_t j = 0; j < lo; j++) dst[j] = 0.f;
+      if (sw == 1) {
+        for (int64_t j = lo; j < hi; j++) dst[j] = row[ix0 + j];
+      } else {
+        for (int64_t j = lo; j < hi; j++) dst[j] = row[ix0 + j * sw];
+      }
+      for (int64_t j = hi; j < len; j++) dst[j] = 0.f;
+      dst += len;
+    }
+    if (++kx == g.kw) {
+      kx = 0;
+      if (++ky == g.kh) ky = 0, c++;
     }
   }
 }

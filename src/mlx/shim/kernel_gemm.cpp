@@ -143,6 +143,7 @@ void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_
   gemm_rows(rows_per_call(), at, m, n, K, a, lda, bp, ps, c, ldc);
 }
 
+RLX_KERNEL_CLONES_512
 void pack_b(bool tb, int64_t K, const float *b, int64_t ldb, int64_t n0, int64_t n1, float *dst) {
   if (!tb) {  // along B's rows (reading down each panel's columns would touch a page per row)
     for (int64_t k = 0; k < K; k++)

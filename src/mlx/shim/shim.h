@@ -216,9 +216,10 @@ rlx_mx_arr *rlx_mx_gather_qmm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_ar
 
 /* The activation a kernel applies to its output (float): none, max(x, 0), min(max(x, a), b),
  * max(0, min(1, a x + b)) (ONNX HardSigmoid), x max(0, min(1, a x + b)) (ONNX HardSwish with
- * a = 1/6, b = 1/2), 1 / (1 + exp(-x)). */
+ * a = 1/6, b = 1/2), 1 / (1 + exp(-x)), x / (1 + exp(-x)) (SiLU). */
 typedef enum rlx_mx_act_kind {
-  RLX_MX_ACT_NONE, RLX_MX_ACT_RELU, RLX_MX_ACT_CLIP, RLX_MX_ACT_HARD_SIGMOID, RLX_MX_ACT_HARD_SWISH, RLX_MX_ACT_SIGMOID
+  RLX_MX_ACT_NONE, RLX_MX_ACT_RELU, RLX_MX_ACT_CLIP, RLX_MX_ACT_HARD_SIGMOID, RLX_MX_ACT_HARD_SWISH, RLX_MX_ACT_SIGMOID,
+  RLX_MX_ACT_SILU
 } rlx_mx_act_kind;
 typedef struct rlx_mx_act {
   int kind; /* rlx_mx_act_kind */

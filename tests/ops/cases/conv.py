@@ -187,7 +187,7 @@ def conv_cases():
     yield conv_case("Conv2d_column_direct", uni((1, 3, 19, 1)), uni((3, 1, 4, 1)), pads=[2, 0, 1, 0], group=3)
     yield conv_case("Conv2d_column_w_pads", uni((1, 6, 9, 1)), uni((4, 6, 3, 1)), pads=[1, 1, 1, 1], atol=1e-4)
     # the activation attribute (the optimizer's epilogue sets it): applied by both CPU kernels
-    # (Relu, HardSwish) or after them (Silu), after the bias; the empty-batch path; integers refused
+    # (Relu, HardSwish, Silu) after the bias; the empty-batch path; integers refused
     xa, wa, ba = uni((1, 12, 9, 10), -3, 3), uni((10, 12, 3, 3)), uni((10,))
     for act, f in (("Relu", lambda v: np.maximum(v, 0)), ("HardSwish", lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
                    ("Silu", lambda v: v / (1 + np.exp(-v)))):
