@@ -50,7 +50,7 @@ constexpr int64_t KC = 256, MC = 144;  // MC: a multiple of 6 and 8
 // Rows per micro-kernel call: 8 with AVX-512 (the clone that runs there), else 6.
 int rows_per_call() {
   static const int mr = [] {
-#if defined(__x86_64__)
+#ifdef RLX_KERNEL_HAS_CLONES
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq"))

@@ -21,6 +21,7 @@
 // instrument the clones' IFUNC resolver, which the dynamic loader runs before their runtime is set
 // up (TSan: a segfault at load).
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define RLX_KERNEL_HAS_CLONES 1
 #define RLX_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #define RLX_KERNEL_CLONES_512 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
