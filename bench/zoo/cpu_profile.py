@@ -8,7 +8,9 @@ not depend on how loaded the machine is, except that idle spinning grows with th
 usage: cpu_profile.py [--lib build/librlx.so] [--models a,b] [--runners lazy,compiled,ort1] [--runs N]
                   [--cpu-seconds S] [--min-share 1.5] [--keep DIR]
 Prints one markdown table per model: family, share of CPU samples per runner, and the CPU ms per
-run it stands for (samples / frequency / runs). Needs perf (perf_event_paranoid <= 2).
+run it stands for (samples / frequency / runs); then per runner its threads' CPU ms per run with
+their top families (rlx's serial part is what its stream thread does outside rlx's kernels, which
+split their work with the rlx-pool workers). Needs perf (perf_event_paranoid <= 2).
 """
 import argparse
 import json
@@ -34,9 +36,12 @@ FAMILIES = [
     ("rlx GEMM conv / matmul (im2col, packing, epilogue)", r"librlx.*(gemm_conv|GemmConv|im2col|Matmul|matmul|pack_b|"
                                                           r"PackRhs|epilogue)"),
     ("rlx direct conv (depthwise, few channels)", r"librlx.*(conv_row|DirectConv|conv\()"),
-    ("rlx pooling", r"librlx.*Pool"),
-    ("rlx softmax / SLEEF transcendentals", r"(librlx|sleef).*([Ss]oftmax|Sleef|exp|Exp|apply_act|act_)"),
-    ("rlx thread pool", r"librlx.*(Pool|parallel_for|chunks|work)"),
+    ("rlx pooling", r"librlx.*(pool_row|Pool2d|::pool\()"),
+    ("rlx attention", r"librlx.*(Attention|attention|softmax_block)"),
+    ("rlx LayerNorm / RMSNorm", r"librlx.*(norm_row|Norm)"),
+    ("rlx softmax / SLEEF transcendentals / activations",
+     r"(librlx|sleef).*([Ss]oftmax|Sleef|exp|Exp|apply_act|act_|_act\b|BiasAct)"),
+    ("rlx thread pool", r"librlx.*(Pool::|parallel_for|chunks|work)"),
     ("MLX compiled (JIT) kernels", r"^\((?!.*(libmlx|librlx|libc|libm|python|openblas|sleef|onnxruntime|kernel))"),
     ("MLX elementwise", r"libmlx.*(binary_op|unary_op|ternary_op|Vector|Scalar|detail::|select|Select|erf|Erf|"
                         r"simd::|Sigmoid|Tanh|Exp|Log)"),
@@ -85,7 +90,7 @@ t0, c0 = time.perf_counter(), time.process_time()
 for _ in range(n): fn()
 dt, dc = (time.perf_counter() - t0) / n, (time.process_time() - c0) / n
 with open(ctl, "w") as f: f.write("disable\n")
-print(f"WALL {{dt*1e3:.3f}} CPU {{dc*1e3:.3f}}")
+print(f"WALL {{dt*1e3:.3f}} CPU {{dc*1e3:.3f}} PID {{os.getpid()}}")
 if runner.startswith("ort"):  # ONNX Runtime's own per-node times, summed per op type
     import json
     so.enable_profiling = True
@@ -118,20 +123,35 @@ def profile(args, name, runner, tmp):
     m = re.search(r"WALL (\S+) CPU (\S+)", p.stdout)
     if p.returncode or not m:
         raise RuntimeError(f"{name} {runner}: {p.stderr[-500:]}")
-    rep = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "dso,sym", "-F", "sample,dso,sym"],
+    # perf's "pid" sort key is the thread: "tid:comm"
+    rep = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "pid,dso,sym", "-F", "sample,pid,dso,sym"],
                          capture_output=True, text=True).stdout
-    fam, total = {}, 0
+    fam, total, threads = {}, 0, {}
+    pid = int(re.search(r"PID (\d+)", p.stdout).group(1))
     for line in rep.splitlines():
-        mm = re.match(r"\s*(\d+)\s+(\S+)\s+(.*)$", line)
+        mm = re.match(r"\s*(\d+)\s+(\d+):(\S+)\s+(\S+)\s+(.*)$", line)
         if not mm or line.lstrip().startswith("#"):
             continue
         n = int(mm.group(1))
         total += n
-        f = family(f"({mm.group(2)}) {mm.group(3)}")
+        f = family(f"({mm.group(4)}) {mm.group(5)}")
         fam[f] = fam.get(f, 0) + n
+        tid = int(mm.group(2))
+        th = threads.setdefault(tid, {"role": "main" if tid == pid else mm.group(3), "n": 0, "fam": {}})
+        th["n"] += n
+        th["fam"][f] = th["fam"].get(f, 0) + n
     ops = re.search(r"^OPS (.*)$", p.stdout, re.M)
     return {"wall_ms": float(m.group(1)), "cpu_ms": float(m.group(2)), "samples": total, "fam": fam,
-            "ops": json.loads(ops.group(1)) if ops else None}
+            "threads": sorted(threads.values(), key=lambda t: -t["n"]), "ops": json.loads(ops.group(1)) if ops else None}
+
+
+def thread_line(res, t):
+    """One thread's CPU ms per run and its three largest families (ms): rlx's pool workers are named
+    rlx-pool; of the unnamed threads, the main one runs Python, rlx's lowering and MLX's graph
+    building, the others are MLX's stream thread (every MLX CPU op) or ONNX Runtime's workers."""
+    ms = res["cpu_ms"] / max(res["samples"], 1)
+    top = sorted(t["fam"].items(), key=lambda kv: -kv[1])[:3]
+    return f"{t['role']} {t['n'] * ms:.3g} (" + ", ".join(f"{f} {n * ms:.2g}" for f, n in top) + ")"
 
 
 def main():
@@ -180,6 +200,9 @@ def report(args, tmp):
         print("| (families under {:.1f}%) | ".format(args.min_share) + " | ".join(cells) + " |")
         print("| **CPU ms / run (wall ms)** | " + " | ".join(f"**{res[r]['cpu_ms']:.3g}** ({res[r]['wall_ms']:.3g})"
                                                           for r in runners) + " |", flush=True)
+        for r in runners:
+            print(f"\n{r} per thread (CPU ms/run: its top families): " + "; ".join(thread_line(res[r], t) for t in res[r]["threads"]
+                                                                           if t["n"] >= res[r]["samples"] / 100), flush=True)
         for r in runners:
             ops = res[r]["ops"]
             if ops:

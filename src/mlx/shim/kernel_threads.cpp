@@ -7,6 +7,7 @@
 // processes) and take chunks from a shared counter; the caller takes chunks too and, once none
 // are left, waits only for the workers inside a chunk, never for one not yet scheduled. One job
 // at a time: a second caller (another stream's thread) runs its work inline instead of waiting.
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -43,7 +44,10 @@ namespace {
 class Pool {
  public:
   explicit Pool(int workers) {
-    for (int i = 0; i < workers; i++) threads_.emplace_back([this] { work(); });
+    for (int i = 0; i < workers; i++) threads_.emplace_back([this] {
+      pthread_setname_np(pthread_self(), "rlx-pool");  // for profilers (bench/zoo/cpu_profile.py)
+      work();
+    });
   }
   ~Pool() {
     {
