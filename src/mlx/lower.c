@@ -80,6 +80,9 @@ bool rlx_l_kernel_act(const char *act, rlx_mx_act *out) {
              {"Relu", {RLX_MX_ACT_RELU, 0, 0}},
              {"Sigmoid", {RLX_MX_ACT_SIGMOID, 0, 0}},
              {"Silu", {RLX_MX_ACT_SILU, 0, 0}},
+             {"Tanh", {RLX_MX_ACT_TANH, 0, 0}},
+             {"Gelu", {RLX_MX_ACT_GELU, 0, 0}},
+             {"GeluApprox", {RLX_MX_ACT_GELU_TANH, 0, 0}},
              {"HardSwish", {RLX_MX_ACT_HARD_SWISH, 1.0f / 6, 0.5f}}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (!strcmp(act, map[i].name)) return *out = map[i].act, true;

@@ -216,8 +216,8 @@ rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axi
 rlx_mx_arr *rlx_l_norm(rlx_lower *L, bool rms, rlx_mx_arr *x, int rank, int axis, rlx_mx_arr *g, rlx_mx_arr *b, float eps);
 /* act(x) for an activation attribute: "none" or a float unary op name (validated by inference). */
 rlx_mx_arr *rlx_l_activation(rlx_lower *L, const char *act, rlx_mx_arr *x, rlx_dtype dt);
-/* The activation `act` (an IR op name or "none") as a kernel's fused activation (shim.h
- * rlx_mx_act); false when the kernels have none for it (then apply rlx_l_activation). */
+/* An activation attribute ("none" or an op name) as the CPU kernels' fused activation (Relu,
+ * Sigmoid, Tanh, Silu, Gelu, GeluApprox, HardSwish); false when they have none for it. */
 bool rlx_l_kernel_act(const char *act, rlx_mx_act *out);
 
 /* An attention problem on [B,H,S,D] operands (Attention in rlx/op_table.h): q [B,hq,sq,d],

@@ -19,6 +19,13 @@ static rlx_mx_arr *hard_sigmoid(rlx_lower *L, rlx_mx_arr *x, double alpha, doubl
 rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt) {
   rlx_mx *c = L->mx;
   bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU;
+  /* The activations that MLX would compose from 2-5 single-threaded passes: one pass of rlx's
+   * kernel on the pool (float32 on the CPU; shim.h rlx_mx_bias_act). */
+  rlx_mx_act ka;
+  if (cpu && dt == RLX_DTYPE_F32 &&
+      (op == RLX_OP_RELU || op == RLX_OP_SILU || op == RLX_OP_GELU || op == RLX_OP_GELU_APPROX || op == RLX_OP_HARD_SWISH) &&
+      rlx_l_kernel_act(rlx_op_name(op), &ka))
+    return rlx_mx_bias_act(c, x, NULL, ka);
   switch (op) {
     case RLX_OP_ABS: return U(ABS, x);
     case RLX_OP_NEG: return U(NEGATIVE, x);

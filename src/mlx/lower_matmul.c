@@ -130,6 +130,13 @@ void rlx_lower_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
         return;
       }
       rlx_mx_arr *y = rlx_mx_matmul(c, in[0], in[1]);
+      /* CPU float32: bias and activation in one pass of rlx's kernel on the pool */
+      rlx_mx_act ka;
+      if (rlx_mx_get_device(c) == RLX_MX_CPU && dt == RLX_DTYPE_F32 && rlx_l_kernel_act(rlx_node_s(n, "activation"), &ka) &&
+          (n->n_in == 3 || ka.kind != RLX_MX_ACT_NONE)) {
+        out[0] = rlx_mx_bias_act(c, y, n->n_in == 3 ? in[2] : NULL, ka);
+        return;
+      }
       if (n->n_in == 3) y = rlx_mx_binary(c, RLX_MXB_ADD, y, in[2]);
       out[0] = rlx_l_activation(L, rlx_node_s(n, "activation"), y, dt);
       return;

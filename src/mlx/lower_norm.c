@@ -58,8 +58,8 @@ void rlx_lower_norm(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_
     case RLX_OP_LOG_SOFTMAX: {
       axis = rlx_l_axis(n, t->rank);
       if (n->op == RLX_OP_SOFTMAX) {
-        /* rlx's CPU kernel over the last axis (float32; see shim.h rlx_mx_softmax_last). */
-        if (rlx_mx_get_device(c) == RLX_MX_CPU && axis == t->rank - 1) out[0] = rlx_mx_softmax_last(c, in[0]);
+        /* rlx's CPU kernel (float32; see shim.h rlx_mx_softmax_axis). */
+        if (rlx_mx_get_device(c) == RLX_MX_CPU) out[0] = rlx_mx_softmax_axis(c, in[0], (int)axis);
         else out[0] = rlx_mx_softmax(c, in[0], (int)axis, true);
       } else {
         int ax = (int)axis;

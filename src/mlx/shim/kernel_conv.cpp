@@ -10,8 +10,9 @@
 // kernel tap (ky, kx) whose input row iy = oy*sh - ph + ky*dh lies inside the input,
 // y[ox] += w[o, c, ky, kx] * x[n, g*cg + c, iy, ox*sw - pw + kx*dw] (taps outside the input are
 // the zero padding and skipped), then the activation. Interior outputs (every tap inside the
-// row) go in blocks of 8 accumulated in a vector register over the row's taps; the edges tap by
-// tap.
+// row) go in blocks of 4 x 8 (then of 8), each accumulated in a vector register over all of its
+// taps (4 independent multiply-add chains; one chain per block, stored per input row, made the
+// kernel latency-bound at ~1/8 of the FMA units' rate); the edges tap by tap.
 // Rows are split over the kernel thread pool.
 //
 // GEMM: MLX's CPU convolution (group 1) transposes the input to channels last, builds the
@@ -55,62 +56,116 @@ inline int64_t end_ox(int64_t off, int64_t sw, int64_t W, int64_t OW) {
   return std::min(e, OW);
 }
 
+// NB blocks of 8 interior outputs of row oy from ox on: bias plus every tap, accumulated in
+// registers over all of them (NB independent chains; one alone waits out each multiply-add's
+// latency, and a block stored and reloaded per input row waits on memory). KW, SW: the kernel
+// width and the stride along W when known at compile time (loops unrolled, stride-2 inputs
+// deinterleaved from two vector loads instead of gathered), else 0.
+template <int NB, int KW, int SW>
+__attribute__((always_inline)) inline void conv_blocks(const Geom &g, const float *x, const float *w, float bias, float *y,
+                                                       int64_t oy, int64_t ox) {
+  const int64_t sw = SW ? SW : g.sw, kw = KW ? KW : g.kw, dw = g.dw;
+  v8 a[NB];
+  for (int b = 0; b < NB; b++) a[b] = v8{} + bias;
+  for (int64_t c = 0; c < g.cg; c++) {
+    const float *xc = x + c * g.H * g.W, *wc = w + c * g.kh * kw;
+    for (int64_t ky = 0; ky < g.kh; ky++) {
+      int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+      if (iy < 0 || iy >= g.H) continue;
+      const float *r = xc + iy * g.W + ox * sw - g.pw, *wr = wc + ky * kw;
+      for (int64_t kx = 0; kx < kw; kx++) {
+        const float *rk = r + kx * dw;
+        float wv = wr[kx];
+        for (int b = 0; b < NB; b++) {
+          v8 v;
+          if constexpr (SW == 1) {
+            memcpy(&v, rk + b * BLK, sizeof v);
+          } else if constexpr (SW == 2) {  // the even ones of elements 0..14 (none read past 14)
+            v8 lo8, hi8;
+            memcpy(&lo8, rk + 2 * b * BLK, sizeof lo8);
+            memcpy(&hi8, rk + 2 * b * BLK + 7, sizeof hi8);
+            v = __builtin_shufflevector(lo8, hi8, 0, 2, 4, 6, 9, 11, 13, 15);
+          } else {
+            for (int j = 0; j < BLK; j++) v[j] = rk[(b * BLK + j) * sw];
+          }
+          a[b] += wv * v;
+        }
+      }
+    }
+  }
+  for (int b = 0; b < NB; b++) memcpy(y + ox + b * BLK, &a[b], sizeof a[b]);
+}
+
+// The outputs of a row that each kernel column's taps reach: [be[2 kx], be[2 kx + 1]) has tap kx
+// inside the input row; [lo, hi) has every tap inside (the interior). The same for every row, so
+// computed once per convolution (its integer divisions cost as much as a narrow row's work).
+struct Spans {
+  int64_t lo, hi;
+  std::vector<int64_t> be;
+  explicit Spans(const Geom &g) : be(2 * g.kw) {
+    for (int64_t kx = 0; kx < g.kw; kx++) {
+      int64_t off = kx * g.dw - g.pw;
+      be[2 * kx] = first_ox(off, g.sw), be[2 * kx + 1] = end_ox(off, g.sw, g.W, g.OW);
+    }
+    lo = std::min(first_ox(-g.pw, g.sw), g.OW), hi = std::max(lo, end_ox((g.kw - 1) * g.dw - g.pw, g.sw, g.W, g.OW));
+  }
+};
+
 // One output row: y[0..OW) = bias + sum over (c, ky, kx) as described above.
-RLX_KERNEL_CLONES
-void conv_row(const Geom &g, const float *x, const float *w, float bias, float *y, int64_t oy) {
-  const int64_t OW = g.OW, W = g.W, sw = g.sw, kw = g.kw, dw = g.dw, pw = g.pw;
-  for (int64_t i = 0; i < OW; i++) y[i] = bias;
-  // Interior: ox in [lo, hi) has every kx inside the row.
-  int64_t lo = first_ox(-pw, sw), hi = end_ox((kw - 1) * dw - pw, sw, W, OW);
-  if (hi < lo) hi = lo;
+template <int KW, int SW>
+__attribute__((always_inline)) inline void conv_row_kw(const Geom &g, const Spans &sp, const float *x, const float *w, float bias,
+                                                       float *y, int64_t oy) {
+  const int64_t OW = g.OW, W = g.W, sw = g.sw, kw = g.kw, dw = g.dw, pw = g.pw, lo = sp.lo;
+  // Interior: blocks of 4 x 8, then of 8, the last one ending at hi (overlapping its
+  // predecessor: it writes the same values there).
+  int64_t ox = lo;
+  for (; ox + 4 * BLK <= sp.hi; ox += 4 * BLK) conv_blocks<4, KW, SW>(g, x, w, bias, y, oy, ox);
+  for (; ox + BLK <= sp.hi; ox += BLK) conv_blocks<1, KW, SW>(g, x, w, bias, y, oy, ox);
+  if (ox < sp.hi && sp.hi - lo >= BLK) conv_blocks<1, KW, SW>(g, x, w, bias, y, oy, sp.hi - BLK), ox = sp.hi;
+  for (int64_t i = 0; i < lo; i++) y[i] = bias;
+  for (int64_t i = ox; i < OW; i++) y[i] = bias;
+  // Edges (and the interior's tail), tap by tap.
   for (int64_t c = 0; c < g.cg; c++) {
     const float *xc = x + c * g.H * W, *wc = w + c * g.kh * kw;
     for (int64_t ky = 0; ky < g.kh; ky++) {
       int64_t iy = oy * g.sh - g.ph + ky * g.dh;
       if (iy < 0 || iy >= g.H) continue;
       const float *row = xc + iy * W, *wr = wc + ky * kw;
-      int64_t ox = lo;
-      for (; ox + BLK <= hi; ox += BLK) {
-        v8 a, v = {};
-        memcpy(&a, y + ox, sizeof a);
-        const float *r = row + ox * sw - pw;
-        if (sw == 1) {
-          for (int64_t kx = 0; kx < kw; kx++) {
-            memcpy(&v, r + kx * dw, sizeof v);
-            a += wr[kx] * v;
-          }
-        } else {
-          for (int64_t kx = 0; kx < kw; kx++) {
-            const float *rk = r + kx * dw;
-            for (int j = 0; j < BLK; j++) v[j] = rk[j * sw];
-            a += wr[kx] * v;
-          }
-        }
-        memcpy(y + ox, &a, sizeof a);
-      }
-      // Edges (and the interior's tail), tap by tap.
       for (int64_t kx = 0; kx < kw; kx++) {
-        int64_t off = kx * dw - pw, b = first_ox(off, sw), e = end_ox(off, sw, W, OW);
+        int64_t off = kx * dw - pw, b = sp.be[2 * kx], e = sp.be[2 * kx + 1];
         float wv = wr[kx];
-        auto span = [&](int64_t s0, int64_t s1) {
-          for (int64_t i = std::max(s0, b); i < std::min(s1, e); i++) y[i] += wv * row[i * sw + off];
-        };
-        span(0, lo);
-        span(ox, OW);
+        for (int64_t i = b; i < std::min(lo, e); i++) y[i] += wv * row[i * sw + off];
+        for (int64_t i = std::max(ox, b); i < e; i++) y[i] += wv * row[i * sw + off];
       }
     }
   }
 }
 
+// The common kernel widths (3, 5: depthwise and first layers) and strides (1, 2) as constants.
+RLX_KERNEL_CLONES
+void conv_row(const Geom &g, const Spans &sp, const float *x, const float *w, float bias, float *y, int64_t oy) {
+  if (g.sw == 1) {
+    if (g.kw == 3) return conv_row_kw<3, 1>(g, sp, x, w, bias, y, oy);
+    if (g.kw == 5) return conv_row_kw<5, 1>(g, sp, x, w, bias, y, oy);
+    return conv_row_kw<0, 1>(g, sp, x, w, bias, y, oy);
+  }
+  if (g.sw == 2 && g.kw == 3) return conv_row_kw<3, 2>(g, sp, x, w, bias, y, oy);
+  if (g.sw == 2) return conv_row_kw<0, 2>(g, sp, x, w, bias, y, oy);
+  conv_row_kw<0, 0>(g, sp, x, w, bias, y, oy);
+}
+
 void conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
   int64_t rows = g.N * g.Co * g.OH, macs_per_row = std::max<int64_t>(1, g.cg * g.kh * g.kw * g.OW);
+  const Spans sp(g);
   parallel_for(rows, std::max<int64_t>(1, 16384 / macs_per_row), [&](int64_t r0, int64_t r1) {
+    int64_t oy = r0 % g.OH, no = r0 / g.OH;  // row r = (n * Co + o) * OH + oy
     for (int64_t r = r0; r < r1; r++) {
-      int64_t oy = r % g.OH, no = r / g.OH, o = no % g.Co, n = no / g.Co, grp = o / g.og;
+      int64_t o = no % g.Co, n = no / g.Co, grp = o / g.og;
       const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W;
       float *yr = y + r * g.OW;
-      conv_row(g, xg, w + o * g.cg * g.kh * g.kw, b ? b[o] : 0.f, yr, oy);
+      conv_row(g, sp, xg, w + o * g.cg * g.kh * g.kw, b ? b[o] : 0.f, yr, oy);
       apply_act(act, yr, g.OW);
+      if (++oy == g.OH) oy = 0, no++;
     }
   });
 }
@@ -265,9 +320,9 @@ rlx_mx_arr *conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const
             mx::array xa = A(x), wa = A(w);
             mx::Dtype dt = xa.dtype();
             if (xa.ndim() != 4 || wa.ndim() != 4) throw std::invalid_argument("conv2d kernels take rank-4 x and w");
-            std::vector<mx::array> in = {mx::contiguous(mx::astype(xa, mx::float32, c->stream), false, c->stream),
-                                         mx::contiguous(mx::astype(wa, mx::float32, c->stream), false, c->stream)};
-            if (b) in.push_back(mx::contiguous(mx::astype(A(b), mx::float32, c->stream), false, c->stream));
+            std::vector<mx::array> in = {rlx_kernels::row_contiguous(mx::astype(xa, mx::float32, c->stream), c->stream),
+                                         rlx_kernels::row_contiguous(mx::astype(wa, mx::float32, c->stream), c->stream)};
+            if (b) in.push_back(rlx_kernels::row_contiguous(mx::astype(A(b), mx::float32, c->stream), c->stream));
             auto prim = std::make_shared<rlx_kernels::Conv2d>(c->stream, strides, pads, dilations, group,
                                                               Act{act.kind, act.a, act.b}, gemm);
             mx::Shape shape = prim->output_shapes(in)[0];

@@ -1,12 +1,17 @@
-// kernel_exp.cpp: the exp family on float32: exp, log, tanh, erf, sigmoid, Softmax over the
-// last axis, and the activations other kernels fuse (kernels.h Act).
+// kernel_exp.cpp: the exp family on float32: exp, log, tanh, erf, sigmoid, Softmax over any
+// axis, the activations other kernels fuse (kernels.h Act), and those activations after an
+// optional bias along the last axis as a kernel of their own (BiasAct: Silu, Gelu, a MatMul's
+// bias and activation in one pass on the pool instead of two or four single-threaded MLX ones).
 //
 // The mlx-cpu wheel computes these one element at a time on x86 (its SIMD layer is
 // NEON/Accelerate only), and its exp/erf polynomials call libm's fmaf for every term (the wheel
 // is built without -mfma): about 100 ns per sigmoid. SLEEF (Debian libsleef; 1.0 ULP functions,
 // SSE2 baseline, dispatched at run time to SSE4/AVX2-128 where available) computes four at a
-// time. Softmax of a row: m = max(x); e = exp(x - m); y = e / sum(e) (ONNX Softmax-13).
-// Elements (rows for Softmax) are split over the kernel thread pool.
+// time. Softmax of a row: m = max(x); e = exp(x - m); y = e / sum(e) (ONNX Softmax-13); over an
+// axis that is not the last one (YOLOv8's box distributions: axis 1 of [1, 16, 4, 8400]) the same
+// per column, on contiguous spans of columns (MLX would compose it from strided reductions
+// and its scalar exp). Elements (rows or column blocks for Softmax) are split over the kernel
+// thread pool.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,9 +27,7 @@
 #include "mlx/shim/kernels.h"
 
 namespace rlx_kernels {
-namespace {
 
-// y[i] = exp(x[i] - shift); returns the sum of the y[i].
 float exp_shifted(const float *x, float *y, int64_t n, float shift) {
   int64_t i = 0;
   float sum = 0;
@@ -43,30 +46,46 @@ float exp_shifted(const float *x, float *y, int64_t n, float shift) {
   return sum;
 }
 
-// y[i] = 1 / (1 + exp(-x[i])), in place.
-void sigmoid(float *y, int64_t n) {
-  int64_t i = 0;
-#ifdef RLX_SLEEF4
-  __m128 one = _mm_set1_ps(1.f), zero = _mm_setzero_ps();
-  for (; i + 4 <= n; i += 4) {
-    __m128 e = Sleef_expf4_u10(_mm_sub_ps(zero, _mm_loadu_ps(y + i)));
-    _mm_storeu_ps(y + i, _mm_div_ps(one, _mm_add_ps(one, e)));
-  }
-#endif
-  for (; i < n; i++) y[i] = 1.f / (1.f + std::exp(-y[i]));
-}
+namespace {
 
-// y = y / (1 + exp(-y)) in place (SiLU, a convolution's or matmul's fused activation).
-void silu(float *y, int64_t n) {
+// The smooth activations in place: sigmoid 1 / (1 + exp(-x)), SiLU x / (1 + exp(-x)), Gelu
+// x/2 (1 + erf(x / sqrt 2)), its tanh form x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), tanh;
+// the Gelus in the same order as the lowering's compositions of MLX ops.
+constexpr float kGeluTanh0 = 0.7978845608028654f, kGeluTanh1 = 0.044715f, kSqrtHalf = 0.7071067811865476f;
+void smooth_act(int kind, float *y, int64_t n) {
   int64_t i = 0;
 #ifdef RLX_SLEEF4
-  __m128 one = _mm_set1_ps(1.f), zero = _mm_setzero_ps();
+  const __m128 one = _mm_set1_ps(1.f), half = _mm_set1_ps(0.5f), zero = _mm_setzero_ps();
+  auto sig = [&](__m128 v) { return _mm_div_ps(one, _mm_add_ps(one, Sleef_expf4_u10(_mm_sub_ps(zero, v)))); };
   for (; i + 4 <= n; i += 4) {
-    __m128 v = _mm_loadu_ps(y + i);
-    _mm_storeu_ps(y + i, _mm_div_ps(v, _mm_add_ps(one, Sleef_expf4_u10(_mm_sub_ps(zero, v)))));
+    __m128 v = _mm_loadu_ps(y + i), r;
+    switch (kind) {
+      case RLX_MX_ACT_SIGMOID: r = sig(v); break;
+      case RLX_MX_ACT_SILU: r = _mm_div_ps(v, _mm_add_ps(one, Sleef_expf4_u10(_mm_sub_ps(zero, v)))); break;
+      case RLX_MX_ACT_GELU:
+        r = _mm_mul_ps(_mm_mul_ps(v, half), _mm_add_ps(one, Sleef_erff4_u10(_mm_mul_ps(v, _mm_set1_ps(kSqrtHalf)))));
+        break;
+      case RLX_MX_ACT_GELU_TANH: {
+        __m128 cube = _mm_mul_ps(_mm_set1_ps(kGeluTanh1), _mm_mul_ps(v, _mm_mul_ps(v, v)));
+        __m128 t = Sleef_tanhf4_u10(_mm_mul_ps(_mm_set1_ps(kGeluTanh0), _mm_add_ps(v, cube)));
+        r = _mm_mul_ps(_mm_mul_ps(v, half), _mm_add_ps(one, t));
+        break;
+      }
+      default: r = Sleef_tanhf4_u10(v);
+    }
+    _mm_storeu_ps(y + i, r);
   }
 #endif
-  for (; i < n; i++) y[i] = y[i] / (1.f + std::exp(-y[i]));
+  for (; i < n; i++) {
+    float v = y[i];
+    switch (kind) {
+      case RLX_MX_ACT_SIGMOID: y[i] = 1.f / (1.f + std::exp(-v)); break;
+      case RLX_MX_ACT_SILU: y[i] = v / (1.f + std::exp(-v)); break;
+      case RLX_MX_ACT_GELU: y[i] = v * 0.5f * (1.f + std::erf(v * kSqrtHalf)); break;
+      case RLX_MX_ACT_GELU_TANH: y[i] = v * 0.5f * (1.f + std::tanh(kGeluTanh0 * (v + kGeluTanh1 * (v * (v * v))))); break;
+      default: y[i] = std::tanh(v);
+    }
+  }
 }
 
 // y[i] = f(x[i]) for one of the unary kinds below (rlx_mx_unary_op values).
@@ -104,15 +123,20 @@ bool unary_supported(int op) {
   return op == RLX_MXU_EXP || op == RLX_MXU_LOG || op == RLX_MXU_TANH || op == RLX_MXU_ERF || op == RLX_MXU_SIGMOID;
 }
 
+// out takes x's buffer when MLX may donate it (x row-contiguous, same size), else a new one.
+void reuse_or_alloc(const mx::array &x, mx::array &out) {
+  if (x.is_donatable() && x.flags().row_contiguous && x.data_size() == x.size())
+    out.copy_shared_buffer(x);
+  else
+    out.set_data(mx::allocator::malloc(out.nbytes()));
+}
+
 class Unary : public mx::UnaryPrimitive {
  public:
   Unary(mx::Stream s, int op) : mx::UnaryPrimitive(s), op_(op) {}
   // input: float32, row-contiguous.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
-    if (in[0].is_donatable() && in[0].flags().row_contiguous && in[0].data_size() == in[0].size())
-      out.copy_shared_buffer(in[0]);
-    else
-      out.set_data(mx::allocator::malloc(out.nbytes()));
+    reuse_or_alloc(in[0], out);
     auto &enc = mx::cpu::get_command_encoder(stream());
     enc.set_input_array(in[0]);
     enc.set_output_array(out);
@@ -159,26 +183,65 @@ void softmax_rows(const float *x, float *y, int64_t rows, int64_t m) {
   });
 }
 
+// Softmax over the middle axis of x [outer, n, inner] (inner > 1): per outer index and block of
+// up to 256 columns, the columns' maxima over n, then exp(x - max) row by row (contiguous
+// spans), the columns' sums, and the rows scaled by their inverses.
+void softmax_columns(const float *x, float *y, int64_t outer, int64_t n, int64_t inner) {
+  constexpr int64_t CB = 256;
+  int64_t nb = (inner + CB - 1) / CB;
+  parallel_for(outer * nb, std::max<int64_t>(1, 8192 / std::max<int64_t>(n * CB, 1)), [=](int64_t t0, int64_t t1) {
+    float top[CB], sum[CB];
+    for (int64_t t = t0; t < t1; t++) {
+      int64_t o = t / nb, c0 = t % nb * CB, w = std::min(CB, inner - c0);
+      const float *xb = x + o * n * inner + c0;
+      float *yb = y + o * n * inner + c0;
+      std::fill(top, top + w, -std::numeric_limits<float>::infinity());
+      std::fill(sum, sum + w, 0.f);
+      for (int64_t k = 0; k < n; k++)
+        for (int64_t i = 0; i < w; i++) top[i] = std::max(top[i], xb[k * inner + i]);
+      for (int64_t k = 0; k < n; k++) {
+        const float *xr = xb + k * inner;
+        float *yr = yb + k * inner;
+        for (int64_t i = 0; i < w; i++) yr[i] = xr[i] - top[i];
+        unary_span(RLX_MXU_EXP, yr, yr, w);
+        for (int64_t i = 0; i < w; i++) sum[i] += yr[i];
+      }
+      for (int64_t i = 0; i < w; i++) sum[i] = 1.f / sum[i];
+      for (int64_t k = 0; k < n; k++)
+        for (int64_t i = 0; i < w; i++) yb[k * inner + i] *= sum[i];
+    }
+  });
+}
+
 class Softmax : public mx::UnaryPrimitive {
  public:
-  explicit Softmax(mx::Stream s) : mx::UnaryPrimitive(s) {}
-  // input: float32, row-contiguous; softmax over the last axis.
+  Softmax(mx::Stream s, int axis) : mx::UnaryPrimitive(s), axis_(axis) {}
+  // input: float32, row-contiguous; softmax over axis_ (>= 0).
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     out.set_data(mx::allocator::malloc(out.nbytes()));
     auto &enc = mx::cpu::get_command_encoder(stream());
     enc.set_input_array(in[0]);
     enc.set_output_array(out);
-    int64_t m = in[0].ndim() ? in[0].shape().back() : 1, rows = m ? (int64_t)in[0].size() / m : 0;
+    const auto &shape = in[0].shape();
+    int64_t n = shape[axis_], inner = 1;
+    for (size_t i = axis_ + 1; i < shape.size(); i++) inner *= shape[i];
+    int64_t outer = n > 0 && inner > 0 ? (int64_t)in[0].size() / (n * inner) : 0;
     const float *x = in[0].data<float>();
     float *y = out.data<float>();
-    enc.dispatch([x, y, rows, m]() { softmax_rows(x, y, rows, m); });
+    enc.dispatch([x, y, outer, n, inner]() {
+      if (inner == 1) softmax_rows(x, y, outer, n);
+      else softmax_columns(x, y, outer, n, inner);
+    });
   }
   void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
     throw std::runtime_error("[rlx Softmax] has no GPU implementation");
   }
   const char *name() const override { return "RlxSoftmax"; }
-  bool is_equivalent(const mx::Primitive &) const override { return true; }
+  bool is_equivalent(const mx::Primitive &other) const override { return axis_ == static_cast<const Softmax &>(other).axis_; }
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override { return {in[0].shape()}; }
+
+ private:
+  int axis_;
 };
 
 }  // namespace
@@ -229,28 +292,96 @@ void clamp_act(int kind, float a, float b, float *y, int64_t n) {
 }  // namespace
 
 void apply_act(const Act &act, float *y, int64_t n) {
-  if (act.kind == RLX_MX_ACT_SIGMOID) return sigmoid(y, n);
-  if (act.kind == RLX_MX_ACT_SILU) return silu(y, n);
-  if (act.kind != RLX_MX_ACT_NONE) clamp_act(act.kind, act.a, act.b, y, n);
+  switch (act.kind) {
+    case RLX_MX_ACT_NONE: return;
+    case RLX_MX_ACT_RELU:
+    case RLX_MX_ACT_CLIP:
+    case RLX_MX_ACT_HARD_SIGMOID:
+    case RLX_MX_ACT_HARD_SWISH: return clamp_act(act.kind, act.a, act.b, y, n);
+    default: return smooth_act(act.kind, y, n);
+  }
 }
+
+namespace {
+
+// y = act(x + b): b (optional) one value per element of x's last axis.
+class BiasAct : public mx::UnaryPrimitive {
+ public:
+  BiasAct(mx::Stream s, Act act) : mx::UnaryPrimitive(s), act_(act) {}
+  // inputs: x float32 row-contiguous, optional b float32 [x's last dim] contiguous.
+  void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
+    reuse_or_alloc(in[0], out);
+    auto &enc = mx::cpu::get_command_encoder(stream());
+    for (auto &a : in) enc.set_input_array(a);
+    enc.set_output_array(out);
+    const float *x = in[0].data<float>(), *b = in.size() > 1 ? in[1].data<float>() : nullptr;
+    float *y = out.data<float>();
+    int64_t n = (int64_t)out.size(), cols = b ? (int64_t)in[1].size() : n, rows = cols ? n / cols : 0;
+    enc.dispatch([x, b, y, rows, cols, act = act_]() {
+      if (!b) {  // elements in chunks
+        return parallel_for(cols, 16384, [=](int64_t e0, int64_t e1) {
+          if (x != y) memcpy(y + e0, x + e0, (e1 - e0) * sizeof(float));
+          apply_act(act, y + e0, e1 - e0);
+        });
+      }
+      parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [=](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; r++) {
+          const float *xr = x + r * cols;
+          float *yr = y + r * cols;
+          for (int64_t j = 0; j < cols; j++) yr[j] = xr[j] + b[j];
+          apply_act(act, yr, cols);
+        }
+      });
+    });
+  }
+  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
+    throw std::runtime_error("[rlx BiasAct] has no GPU implementation");
+  }
+  const char *name() const override { return "RlxBiasAct"; }
+  bool is_equivalent(const mx::Primitive &other) const override {
+    const Act &o = static_cast<const BiasAct &>(other).act_;
+    return act_.kind == o.kind && act_.a == o.a && act_.b == o.b;
+  }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override { return {in[0].shape()}; }
+
+ private:
+  Act act_;
+};
+
+}  // namespace
 
 }  // namespace rlx_kernels
 
 extern "C" rlx_mx_arr *rlx_mx_unary_kernel(rlx_mx *c, rlx_mx_unary_op op, rlx_mx_arr *x) {
   if (!c || c->err || !x || A(x).dtype() != mx::float32 || !rlx_kernels::unary_supported(op)) return rlx_mx_unary(c, op, x);
   SHIM_OP(c, x, ([&] {
-            std::vector<mx::array> in = {mx::contiguous(A(x), false, c->stream)};
+            std::vector<mx::array> in = {rlx_kernels::row_contiguous(A(x), c->stream)};
             mx::Shape shape = A(x).shape();
             return mx::array(std::move(shape), mx::float32, std::make_shared<rlx_kernels::Unary>(c->stream, op), std::move(in));
           }()));
 }
 
-extern "C" rlx_mx_arr *rlx_mx_softmax_last(rlx_mx *c, rlx_mx_arr *x) {
+extern "C" rlx_mx_arr *rlx_mx_softmax_axis(rlx_mx *c, rlx_mx_arr *x, int axis) {
   SHIM_OP(c, x, ([&] {
             mx::array xa = A(x);
-            if (xa.dtype() != mx::float32 || xa.ndim() == 0) return mx::softmax(xa, std::vector<int>{-1}, true, c->stream);
-            std::vector<mx::array> in = {mx::contiguous(xa, false, c->stream)};
+            int r = (int)xa.ndim(), ax = axis < 0 ? axis + r : axis;
+            if (xa.size() == 0) return xa; /* see shim_ops.cpp identity */
+            if (xa.dtype() != mx::float32 || ax < 0 || ax >= r) return mx::softmax(xa, std::vector<int>{axis}, true, c->stream);
+            std::vector<mx::array> in = {rlx_kernels::row_contiguous(xa, c->stream)};
             mx::Shape shape = xa.shape();
-            return mx::array(std::move(shape), mx::float32, std::make_shared<rlx_kernels::Softmax>(c->stream), std::move(in));
+            return mx::array(std::move(shape), mx::float32, std::make_shared<rlx_kernels::Softmax>(c->stream, ax), std::move(in));
+          }()));
+}
+
+extern "C" rlx_mx_arr *rlx_mx_bias_act(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *b, rlx_mx_act act) {
+  SHIM_OP(c, x, ([&] {
+            mx::array xa = A(x);
+            if (xa.dtype() != mx::float32 || (b && (A(b).dtype() != mx::float32 || xa.ndim() == 0 || A(b).size() != (size_t)xa.shape().back())))
+              throw std::invalid_argument("bias_act takes float32 x and b with x's last dim of values");
+            std::vector<mx::array> in = {rlx_kernels::row_contiguous(xa, c->stream)};
+            if (b) in.push_back(rlx_kernels::row_contiguous(mx::flatten(A(b), c->stream), c->stream));
+            mx::Shape shape = xa.shape();
+            auto prim = std::make_shared<rlx_kernels::BiasAct>(c->stream, rlx_kernels::Act{act.kind, act.a, act.b});
+            return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
           }()));
 }

@@ -7,10 +7,13 @@
 // the input, or with count_include_pad by those inside the padded extent
 // [-pad_begin, size + pad_end) (ceil_mode's overhang past it never counts). Output sizes follow
 // ONNX's formula with ceil_mode, a last window starting past the input and begin pad dropped.
-// Rows of (n, c) planes are split over the kernel thread pool.
+// Every reduction here is separable: an output row first reduces its window's input rows into
+// one row (8-wide vectors), then each output its window's columns of that row; a window's count
+// is its rows' times its columns'. Rows of (n, c) planes are split over the kernel thread pool.
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "mlx/backend/cpu/encoder.h"
 #include "mlx/shim/kernels.h"
@@ -31,30 +34,106 @@ int64_t pool_out(int64_t n, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_
   return o;
 }
 
-void pool_row(const PoolGeom &g, const float *x, int64_t H, int64_t W, int64_t oy, float *y, int64_t OW) {
-  const int64_t kh = g.k[0], kw = g.k[1];
-  int64_t y0 = oy * g.s[0] - g.p[0];
-  for (int64_t ox = 0; ox < OW; ox++) {
-    int64_t x0 = ox * g.s[1] - g.p[1];
-    float acc = g.kind == 0 ? -std::numeric_limits<float>::infinity() : g.kind == 1 ? std::numeric_limits<float>::infinity() : 0.f;
-    int64_t cnt = 0, cnt_pad = 0;
-    for (int64_t ky = 0; ky < kh; ky++) {
-      int64_t iy = y0 + ky * g.d[0];
-      bool in_y = iy >= 0 && iy < H, pad_y = iy >= -g.p[0] && iy < H + g.p[2];
-      for (int64_t kx = 0; kx < kw; kx++) {
-        int64_t ix = x0 + kx * g.d[1];
-        if (in_y && ix >= 0 && ix < W) {
-          float v = x[iy * W + ix];
-          acc = g.kind == 0 ? std::max(acc, v) : g.kind == 1 ? std::min(acc, v) : acc + v;
-          cnt++;
-        } else if (pad_y && ix >= -g.p[1] && ix < W + g.p[3]) {
-          cnt_pad++;
-        }
-      }
-    }
-    if (g.kind == 3) acc /= (float)(g.include_pad ? cnt + cnt_pad : cnt);
-    y[ox] = acc;
+constexpr int BLK = 8;
+typedef float v8 __attribute__((vector_size(BLK * sizeof(float))));  // GCC/Clang vector extension
+
+// The reductions (K: PoolGeom kind; 2 and 3 sum) on floats and, in place of a function taking
+// 32-byte vectors (whose ABI depends on AVX), written out on 8-wide vectors in combine(). max /
+// min choose as std::max / std::min do: v replaces acc only when it compares greater / less.
+template <int K>
+inline float reduce(float acc, float v) {
+  return K == 0 ? (acc < v ? v : acc) : K == 1 ? (v < acc ? v : acc) : acc + v;
+}
+template <int K>
+constexpr float neutral() {
+  return K == 0 ? -std::numeric_limits<float>::infinity() : K == 1 ? std::numeric_limits<float>::infinity() : 0.f;
+}
+
+// acc[i] = reduce(acc[i], v[i]) for i < n.
+template <int K>
+__attribute__((always_inline)) inline void combine(float *acc, const float *v, int64_t n) {
+  int64_t i = 0;
+  for (; i + BLK <= n; i += BLK) {
+    v8 a, b;
+    memcpy(&a, acc + i, sizeof a);
+    memcpy(&b, v + i, sizeof b);
+    if constexpr (K == 0) a = a < b ? b : a;
+    else if constexpr (K == 1) a = b < a ? b : a;
+    else a += b;
+    memcpy(acc + i, &a, sizeof a);
   }
+  for (; i < n; i++) acc[i] = reduce<K>(acc[i], v[i]);
+}
+
+// First output whose tap at offset `off` (= k*d - p) is at input index >= 0, and one past the
+// last whose index is < n.
+inline int64_t first_out(int64_t off, int64_t s) { return off >= 0 ? 0 : (-off + s - 1) / s; }
+inline int64_t end_out(int64_t off, int64_t s, int64_t n, int64_t o) {
+  int64_t e = n - off <= 0 ? 0 : (n - off - 1) / s + 1;
+  return std::min(e, o);
+}
+
+// Taps of the window of output o along one axis (input size n, kernel k, stride s, begin pad
+// pb, end pad pe, dilation d) inside the input, and inside the padded extent [-pb, n + pe).
+inline void taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int64_t *in, int64_t *pad) {
+  *in = *pad = 0;
+  for (int64_t j = 0; j < k; j++) {
+    int64_t i = o * s - pb + j * d;
+    *in += i >= 0 && i < n;
+    *pad += i >= -pb && i < n + pe;
+  }
+}
+
+// One output row, separably: the window's input rows reduced into row[0..W), then each output
+// reduces its window's columns of row (one tap offset at a time over the outputs it is inside
+// for). mean divides by the window's count: (rows x columns) inside the input, or inside the
+// padded extent with count_include_pad.
+template <int K>
+__attribute__((always_inline)) inline void pool_row_op(const PoolGeom &g, const float *x, int64_t H, int64_t W, int64_t oy,
+                                                       float *y, int64_t OW, float *row) {
+  bool any = false;
+  for (int64_t ky = 0; ky < g.k[0]; ky++) {
+    int64_t iy = oy * g.s[0] - g.p[0] + ky * g.d[0];
+    if (iy < 0 || iy >= H) continue;
+    if (any) combine<K>(row, x + iy * W, W);
+    else memcpy(row, x + iy * W, W * sizeof(float));
+    any = true;
+  }
+  if (!any) std::fill(row, row + W, neutral<K>());
+  std::fill(y, y + OW, neutral<K>());
+  const int64_t sw = g.s[1];
+  for (int64_t kx = 0; kx < g.k[1]; kx++) {
+    int64_t off = kx * g.d[1] - g.p[1], b = first_out(off, sw), e = end_out(off, sw, W, OW);
+    if (sw == 1) {
+      if (e > b) combine<K>(y + b, row + b + off, e - b);
+    } else {
+      for (int64_t ox = b; ox < e; ox++) y[ox] = reduce<K>(y[ox], row[ox * sw + off]);
+    }
+  }
+  if (g.kind != 3) return;
+  int64_t cy, cy_pad;
+  taps(oy, H, g.k[0], g.s[0], g.p[0], g.p[2], g.d[0], &cy, &cy_pad);
+  for (int64_t ox = 0; ox < OW; ox++) {
+    int64_t cx, cx_pad;
+    taps(ox, W, g.k[1], sw, g.p[1], g.p[3], g.d[1], &cx, &cx_pad);
+    y[ox] /= (float)(g.include_pad ? cy_pad * cx_pad : cy * cx);
+  }
+}
+
+RLX_KERNEL_CLONES
+void pool_row(const PoolGeom &g, const float *x, int64_t H, int64_t W, int64_t oy, float *y, int64_t OW, float *row) {
+  if (g.kind == 0) return pool_row_op<0>(g, x, H, W, oy, y, OW, row);
+  if (g.kind == 1) return pool_row_op<1>(g, x, H, W, oy, y, OW, row);
+  pool_row_op<2>(g, x, H, W, oy, y, OW, row);
+}
+
+void pool(const PoolGeom &g, const float *x, float *y, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW) {
+  int64_t per_row = std::max<int64_t>(1, g.k[0] * W + OW * g.k[1]);
+  parallel_for(planes * OH, std::max<int64_t>(1, 16384 / per_row), [&](int64_t r0, int64_t r1) {
+    thread_local std::vector<float> row;
+    if ((int64_t)row.size() < W) row.resize(W);
+    for (int64_t r = r0; r < r1; r++) pool_row(g, x + (r / OH) * H * W, H, W, r % OH, y + r * OW, OW, row.data());
+  });
 }
 
 class Pool2d : public mx::UnaryPrimitive {
@@ -70,12 +149,7 @@ class Pool2d : public mx::UnaryPrimitive {
     int64_t planes = (int64_t)xs[0] * xs[1], H = xs[2], W = xs[3], OH = out.shape()[2], OW = out.shape()[3];
     const float *x = in[0].data<float>();
     float *y = out.data<float>();
-    enc.dispatch([g = g_, x, y, planes, H, W, OH, OW]() {
-      int64_t per_row = std::max<int64_t>(1, OW * g.k[0] * g.k[1]);
-      parallel_for(planes * OH, std::max<int64_t>(1, 16384 / per_row), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; r++) pool_row(g, x + (r / OH) * H * W, H, W, r % OH, y + r * OW, OW);
-      });
-    });
+    enc.dispatch([g = g_, x, y, planes, H, W, OH, OW]() { pool(g, x, y, planes, H, W, OH, OW); });
   }
   void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
     throw std::runtime_error("[rlx Pool2d] has no GPU implementation");
@@ -111,7 +185,7 @@ extern "C" rlx_mx_arr *rlx_mx_pool2d(rlx_mx *c, rlx_mx_arr *x, int kind, const i
             g.kind = kind, g.include_pad = count_include_pad, g.ceil_mode = ceil_mode;
             for (int i = 0; i < 2; i++) g.k[i] = kernel[i], g.s[i] = strides[i], g.d[i] = dilations[i];
             for (int i = 0; i < 4; i++) g.p[i] = pads[i];
-            std::vector<mx::array> in = {mx::contiguous(mx::astype(xa, mx::float32, c->stream), false, c->stream)};
+            std::vector<mx::array> in = {rlx_kernels::row_contiguous(mx::astype(xa, mx::float32, c->stream), c->stream)};
             auto prim = std::make_shared<rlx_kernels::Pool2d>(c->stream, g);
             mx::Shape shape = prim->output_shapes(in)[0];
             mx::array y(std::move(shape), mx::float32, std::move(prim), std::move(in));

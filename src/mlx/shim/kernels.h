@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 
 #include "mlx/primitives.h"
@@ -84,11 +85,25 @@ struct Act {
   float a = 0, b = 0;
 };
 
+// x as a kernel's row-contiguous operand: x itself when it is one already (an evaluated
+// row-contiguous array, such as a constant, or an output of one of rlx's kernels, all of which
+// are row-contiguous), else mx::contiguous(x): a node of its own that every lazy run builds and
+// dispatches, copying only when needed.
+inline mx::array row_contiguous(const mx::array &x, const mx::Stream &s) {
+  bool ours = !x.is_available() && x.has_primitive() && !strncmp(x.primitive().name(), "Rlx", 3) &&
+              strcmp(x.primitive().name(), "RlxHostKernel") != 0;
+  if (ours || (x.is_available() && x.flags().row_contiguous)) return x;
+  return mx::contiguous(x, false, s);
+}
+
 // Applies act to acc[0..n) in place (float).
 void apply_act(const Act &act, float *acc, int64_t n);
 
 // The epilogue of a block C[m, n] (row stride ldc): + row_bias[i] and/or + col_bias[j] (NULL:
 // none), then act.
 void epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const float *row_bias, const float *col_bias, const Act &act);
+
+// y[i] = exp(x[i] - shift) for i < n (SLEEF, 4 at a time; y may be x); returns the sum of the y[i].
+float exp_shifted(const float *x, float *y, int64_t n, float shift);
 
 }  // namespace rlx_kernels

@@ -195,10 +195,15 @@ rlx_mx_arr *rlx_mx_addmm(rlx_mx *c, rlx_mx_arr *bias, rlx_mx_arr *a, rlx_mx_arr 
 rlx_mx_arr *rlx_mx_conv_general(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int nsp, const int64_t *stride,
                                 const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *kernel_dilation,
                                 const int64_t *input_dilation, int groups, bool flip);
-/* fast::layer_norm / rms_norm over the last axis; w, b may be NULL. */
+/* fast::layer_norm / rms_norm over the last axis; w, b may be NULL. On the CPU, float32 x (with
+ * float32 w, b of x's last dim of values) runs rlx's kernel (kernel_norm.cpp): MLX has none there
+ * and runs the op's fallback, 5-7 single-threaded passes. */
 rlx_mx_arr *rlx_mx_layer_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, float eps);
 rlx_mx_arr *rlx_mx_rms_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, float eps);
-/* fast::scaled_dot_product_attention: q/k/v [B,H,S,D]; mask_mode "", "causal" or "array". */
+/* fast::scaled_dot_product_attention: q/k/v [B,H,S,D]; mask_mode "", "causal" or "array". On the
+ * CPU, float32 q/k/v run rlx's kernel (kernel_attention.cpp; MLX runs the op's single-threaded
+ * fallback there): a bool mask hides keys, a float one is added; a query row with no visible
+ * key comes out as zeros (MLX: the mean of the values). */
 rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, float scale, const char *mask_mode,
                         rlx_mx_arr *mask);
 rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr *lhs_idx, rlx_mx_arr *rhs_idx);
@@ -216,10 +221,11 @@ rlx_mx_arr *rlx_mx_gather_qmm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_ar
 
 /* The activation a kernel applies to its output (float): none, max(x, 0), min(max(x, a), b),
  * max(0, min(1, a x + b)) (ONNX HardSigmoid), x max(0, min(1, a x + b)) (ONNX HardSwish with
- * a = 1/6, b = 1/2), 1 / (1 + exp(-x)), x / (1 + exp(-x)) (SiLU). */
+ * a = 1/6, b = 1/2), 1 / (1 + exp(-x)), x / (1 + exp(-x)) (SiLU), x/2 (1 + erf(x / sqrt 2)) (Gelu),
+ * x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (GeluApprox), tanh(x). */
 typedef enum rlx_mx_act_kind {
   RLX_MX_ACT_NONE, RLX_MX_ACT_RELU, RLX_MX_ACT_CLIP, RLX_MX_ACT_HARD_SIGMOID, RLX_MX_ACT_HARD_SWISH, RLX_MX_ACT_SIGMOID,
-  RLX_MX_ACT_SILU
+  RLX_MX_ACT_SILU, RLX_MX_ACT_GELU, RLX_MX_ACT_GELU_TANH, RLX_MX_ACT_TANH
 } rlx_mx_act_kind;
 typedef struct rlx_mx_act {
   int kind; /* rlx_mx_act_kind */
@@ -265,9 +271,12 @@ rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme);
 /* rlx_mx_unary with rlx's kernel for EXP, LOG, TANH, ERF and SIGMOID on float32 (SLEEF, 1 ULP);
  * other ops and dtypes go to rlx_mx_unary. */
 rlx_mx_arr *rlx_mx_unary_kernel(rlx_mx *c, rlx_mx_unary_op op, rlx_mx_arr *x);
-/* Softmax over the last axis (ONNX Softmax-13); float32 runs rlx's kernel, other dtypes
- * mx::softmax (precise). */
-rlx_mx_arr *rlx_mx_softmax_last(rlx_mx *c, rlx_mx_arr *x);
+/* Softmax over `axis` (negative: from the end; ONNX Softmax-13); float32 runs rlx's kernel, other
+ * dtypes mx::softmax (precise). */
+rlx_mx_arr *rlx_mx_softmax_axis(rlx_mx *c, rlx_mx_arr *x, int axis);
+/* y = act(x + b) on float32 x (any shape; y contiguous, x's buffer reused when MLX may donate it);
+ * b float32 with one value per element of x's last axis (any shape of that size), or NULL. */
+rlx_mx_arr *rlx_mx_bias_act(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *b, rlx_mx_act act);
 
 /* ---- runtime (branch runtime) ---- */
 /* Clears the arena and any recorded error, and re-targets the context at the calling thread's

@@ -359,31 +359,6 @@ rlx_mx_arr *rlx_mx_conv_general(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int nsp
           }()));
 }
 
-rlx_mx_arr *rlx_mx_layer_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, float eps) {
-  SHIM_OP(c, x, A(x).size() == 0 ? A(x) /* see identity */
-                                  : mx::fast::layer_norm(A(x), w ? std::optional<mx::array>(A(w)) : std::nullopt,
-                                                         b ? std::optional<mx::array>(A(b)) : std::nullopt, eps, c->stream));
-}
-
-rlx_mx_arr *rlx_mx_rms_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, float eps) {
-  SHIM_OP(c, x, A(x).size() == 0 ? A(x) /* see identity */
-                                  : mx::fast::rms_norm(A(x), w ? std::optional<mx::array>(A(w)) : std::nullopt, eps, c->stream));
-}
-
-rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, float scale, const char *mask_mode,
-                        rlx_mx_arr *mask) {
-  SHIM_OP(c, q && k && v, ([&] {
-            /* on the CPU MLX computes the scores [B, Hq, Sq, Sk] (at least float32) in full */
-            if (c->device == mx::Device::cpu && A(q).ndim() == 4 && A(k).ndim() == 4) {
-              mx::Shape scores = {A(q).shape(0), A(q).shape(1), A(q).shape(2), A(k).shape(2)};
-              c->admit(scores, A(q).dtype().size() < 4 ? mx::float32 : A(q).dtype(), "the attention scores MLX computes on the CPU");
-            }
-            return mx::fast::scaled_dot_product_attention(A(q), A(k), A(v), scale, mask_mode,
-                                                          mask ? std::optional<mx::array>(A(mask)) : std::nullopt, std::nullopt, false,
-                                                          c->stream);
-          }()));
-}
-
 rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr *lhs_idx, rlx_mx_arr *rhs_idx) {
   SHIM_OP(c, a && b, mx::gather_mm(A(a), A(b), lhs_idx ? std::optional<mx::array>(A(lhs_idx)) : std::nullopt,
                                    rhs_idx ? std::optional<mx::array>(A(rhs_idx)) : std::nullopt, false, c->stream));

@@ -116,6 +116,13 @@ def attention_cases():
         c.dims = {nm: [sym(0 if nm == "q" else 1) if i == seq else d for i, d in enumerate(a.shape)]
                   for nm, a in (("q", q), ("k", k), ("v", v))}
         yield c
+    # several 32-row query blocks per head (rlx's CPU kernel splits them over threads), a ragged
+    # last one; packed (the heads are transposed views) and rank 4
+    for layout in (3, 4):
+        q, k, v = qkv(layout, 1, 4, 2, 70, 90, 16)
+        yield att_case(f"att_blocks_causal_r{layout}", q, k, v, 4, num_kv_heads=2, mask="causal", atol=1e-5, rtol=1e-4)
+        yield att_case(f"att_blocks_bias_r{layout}", q, k, v, 4, m=rnd(70, 90, lo=-2, hi=2), num_kv_heads=2,
+                       mask="bias", atol=1e-5, rtol=1e-4)
     # size-1 dims everywhere: B = H = Sq = Sk = D = 1
     q1, k1, v1 = qkv(4, 1, 1, 1, 1, 1, 1)
     yield att_case("att_all_ones", q1, k1, v1, 1, mask="causal")

@@ -11,6 +11,7 @@ import onnx
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
+from nn_ref import gelu
 from opcase import IS, Case, I, S, error_case as err, node, simple
 
 rng = np.random.default_rng(7)
@@ -187,10 +188,11 @@ def conv_cases():
     yield conv_case("Conv2d_column_direct", uni((1, 3, 19, 1)), uni((3, 1, 4, 1)), pads=[2, 0, 1, 0], group=3)
     yield conv_case("Conv2d_column_w_pads", uni((1, 6, 9, 1)), uni((4, 6, 3, 1)), pads=[1, 1, 1, 1], atol=1e-4)
     # the activation attribute (the optimizer's epilogue sets it): applied by both CPU kernels
-    # (Relu, HardSwish, Silu) after the bias; the empty-batch path; integers refused
+    # (Relu, HardSwish, Silu, Gelu) or after them (Softplus), after the bias; the empty-batch
+    # path; integers refused
     xa, wa, ba = uni((1, 12, 9, 10), -3, 3), uni((10, 12, 3, 3)), uni((10,))
     for act, f in (("Relu", lambda v: np.maximum(v, 0)), ("HardSwish", lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
-                   ("Silu", lambda v: v / (1 + np.exp(-v)))):
+                   ("Silu", lambda v: v / (1 + np.exp(-v))), ("Gelu", gelu), ("Softplus", lambda v: np.logaddexp(v, 0))):
         ref = f(conv_ref(xa, wa, ba, pads=[1, 1, 1, 1]))
         yield simple(f"Conv2d_gemm_act_{act}", "Conv", {"x": xa, "w": wa, "b": ba}, ref.astype(np.float32), atol=1e-4,
                      rtol=1e-4, pads=IS([1, 1, 1, 1]), activation=S(act))
@@ -198,6 +200,9 @@ def conv_cases():
     yield simple("Conv2d_direct_act_HardSwish", "Conv", {"x": xd, "w": wd},
                  (lambda v: v * np.clip(v / 6 + 0.5, 0, 1))(conv_ref(xd, wd, group=3)).astype(np.float32), atol=1e-4,
                  group=I(3), activation=S("HardSwish"))
+    yield simple("Conv2d_direct_act_Silu", "Conv", {"x": xd, "w": wd},
+                 (lambda v: v / (1 + np.exp(-v)))(conv_ref(xd, wd, group=3)).astype(np.float32), atol=1e-4,
+                 group=I(3), activation=S("Silu"))
     yield simple("Conv2d_act_empty_batch", "Conv", {"x": uni((0, 4, 5, 5)), "w": uni((4, 4, 3, 3)), "b": uni((4,), 1, 2)},
                  np.zeros((0, 4, 3, 3), np.float32), activation=S("Relu"))
     yield err("Conv_act_integer", "Conv", {"x": np.ones((1, 2, 4, 4), np.int32), "w": np.ones((2, 2, 3, 3), np.int32)},
@@ -213,6 +218,8 @@ def conv_cases():
     yield conv_case("Conv2d_direct_dw_stride12_dil", uni((1, 2, 13, 40)), uni((4, 1, 3, 3)), uni((4,)), strides=[1, 2],
                     dilations=[2, 3], pads=[2, 3, 1, 4], group=2)
     yield conv_case("Conv2d_direct_dw_big_pads", uni((1, 2, 3, 19)), uni((2, 1, 2, 3)), pads=[3, 5, 4, 6], group=2)
+    # outputs fewer than the begin pad (no interior; ONNX's pytorch-converted Conv1d_pad2size1)
+    yield conv_case("Conv1d_direct_len1_k5", uni((1, 4, 1)), uni((4, 4, 5)), uni((4,)), pads=[2, 2])
     yield conv_case("Conv2d_direct_dw_k7", uni((1, 5, 14, 27)), uni((5, 1, 7, 7)), uni((5,)), pads=[3, 3, 3, 3], group=5)
     yield conv_case("Conv2d_direct_c1", uni((2, 1, 12, 33)), uni((6, 1, 3, 3)), uni((6,)), pads=[1, 1, 1, 1])
     yield conv_case("Conv2d_direct_c3_stride2", uni((1, 3, 15, 41)), uni((8, 3, 3, 3)), uni((8,)), strides=[2, 2],

@@ -128,6 +128,11 @@ def variant_cases():
         ref = fn(np.matmul(*f64(x, w)) + bias)
         yield simple(f"FusedMatMulBiasAct_{act}", "FusedMatMulBiasAct", {"x": x, "w": w, "b": bias},
                      ref.astype(np.float32), atol=2e-5, rtol=2e-5, activation=S(act))
+    # rows enough for rlx's CPU bias + activation kernel to split them over threads
+    xl, wl, bl = uni((4, 64, 96)), uni((96, 200)), uni((200,))
+    for act in ["Gelu", "Silu"]:
+        yield simple(f"FusedMatMulBiasAct_{act}_large", "FusedMatMulBiasAct", {"x": xl, "w": wl, "b": bl},
+                     ACTS[act](np.matmul(*f64(xl, wl)) + bl).astype(np.float32), atol=1e-4, rtol=1e-4, activation=S(act))
     yield simple("FusedMatMulBiasAct_nobias_1d", "FusedMatMulBiasAct", {"x": x[0, 0], "w": w},
                  np.tanh(np.matmul(*f64(x[0, 0], w))).astype(np.float32), atol=2e-5, activation=S("Tanh"))
     yield err("FusedMatMulBiasAct_bad_act", "FusedMatMulBiasAct", {"x": x, "w": w}, activation=S("Median"))

@@ -29,6 +29,12 @@ def ln_cases(op, ref, eps_default):
     g, b = rnd(6), rnd(6)
     yield simple(f"{short}_eps", op, {"x": x * 1e-2, "g": g, "b": b}, ref(x * 1e-2, g, b, eps=0.1).astype(np.float32),
                  atol=2e-5, rtol=2e-5, epsilon=F(0.1))
+    # rows of 771 (8-wide blocks and a ragged end), enough of them for rlx's CPU kernel to split
+    # over threads; an offset that a one-pass variance would lose
+    x = rnd(40, 771) + 10
+    g, b = rnd(771, lo=0.5, hi=1.5), rnd(771)
+    yield simple(f"{short}_rows", op, {"x": x, "g": g, "b": b}, ref(x, g, b, eps=eps_default).astype(np.float32),
+                 atol=1e-4, rtol=1e-4)
     xh = rnd(3, 16, dtype=np.float16)
     gh, bh = rnd(16, dtype=np.float16), rnd(16, dtype=np.float16)
     yield simple(f"{short}_f16", op, {"x": xh, "g": gh, "b": bh}, ref(xh, gh, bh, eps=eps_default).astype(np.float16),
@@ -105,6 +111,11 @@ def cases():
         xw[3, ::5] = -np.inf
         yield simple(f"{op}_wide", op, {"x": xw}, ref(xw.astype(np.float64), axis=-1).astype(np.float32), atol=2e-6,
                      rtol=2e-5)
+        # over a middle axis (YOLOv8's box distributions): column blocks, a ragged last one
+        xc = rnd(2, 16, 4, 130, lo=-20, hi=20)
+        xc[1, ::3, 2, 7] = -np.inf
+        yield simple(f"{op}_columns", op, {"x": xc}, ref(xc.astype(np.float64), axis=1).astype(np.float32), atol=2e-6,
+                     rtol=2e-5, axis=I(1))
         xh = rnd(3, 8, dtype=np.float16)
         yield simple(f"{op}_f16", op, {"x": xh}, ref(xh.astype(np.float64)).astype(np.float16), atol=3e-3, rtol=3e-3)
         xt = rnd(5, 3)

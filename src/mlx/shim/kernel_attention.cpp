@@ -1,0 +1,189 @@
+// kernel_attention.cpp: scaled dot-product attention on float32 (rlx_mx_sdpa on the CPU).
+//
+// MLX's CPU backend has no kernel for fast::scaled_dot_product_attention: it runs the op's
+// fallback (scale, matmul, a softmax whose exp is scalar, matmul), single-threaded, with the
+// heads split by transposed views copied first. Here a task is (batch, query head, block of
+// query rows), on the kernel pool:
+//   S = Q_blk K^T (one single-threaded BLAS call); per row: s = scale * s + mask (an additive
+//   mask), or -inf for keys past the causal diagonal (key j visible to query i when
+//   j <= i + Sk - Sq, MLX's bottom-right alignment); p = softmax(s) (SLEEF exp; a row with no
+//   visible key gives zeros); O_blk = P V (one BLAS call).
+// Query head h reads key/value head h / (Hq / Hkv). Operands are read in place through their
+// strides when one of their last two axes has unit stride (the heads' transposed views); the
+// output is written [B, Sq, Hq, Dv] and returned as its [B, Hq, Sq, Dv] transposed view, so that
+// merging the heads back needs no copy.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "mlx/backend/cpu/encoder.h"
+#include "mlx/shim/kernels.h"
+
+namespace rlx_kernels {
+namespace {
+
+constexpr int64_t QBLK = 32;  // query rows per task
+
+// A strided 4D operand: element (a, b, c, d) at p[a s0 + b s1 + c s2 + d s3].
+struct View {
+  const float *p;
+  int64_t s[4];
+};
+
+View view(const mx::array &a) {
+  View v{a.data<float>(), {}};
+  for (int i = 0; i < 4; i++) v.s[i] = a.strides()[i];
+  return v;
+}
+
+// The [rows, cols] matrix at p (row stride rs, column stride cs) as a BLAS operand: in place when
+// either stride is 1, else copied into buf.
+struct Operand {
+  const float *p;
+  bool t;
+  int64_t ld;
+};
+Operand operand(const float *p, int64_t rows, int64_t cols, int64_t rs, int64_t cs, std::vector<float> &buf) {
+  if (cs == 1 && (rows == 1 || rs >= cols)) return {p, false, std::max<int64_t>({rs, cols, 1})};
+  if (rs == 1 && (cols == 1 || cs >= rows)) return {p, true, std::max<int64_t>({cs, rows, 1})};
+  buf.resize(rows * cols);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) buf[i * cols + j] = p[i * rs + j * cs];
+  return {buf.data(), false, std::max<int64_t>(cols, 1)};
+}
+
+struct Problem {
+  int64_t B, Hq, Hkv, Sq, Sk, D, Dv;
+  float scale;
+  int mask;  // 0 none, 1 causal, 2 additive array
+  View q, k, v, m;
+  float *o;  // [B, Sq, Hq, Dv]
+};
+
+// Rows [i0, i0 + rows) of S (row stride Sk) scaled, masked and replaced by their softmax.
+void softmax_block(const Problem &P, int64_t b, int64_t h, int64_t i0, int64_t rows, float *S) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t i = i0 + r;
+    float *s = S + r * P.Sk, top = ninf;
+    int64_t visible = P.mask == 1 ? std::clamp<int64_t>(i + P.Sk - P.Sq + 1, 0, P.Sk) : P.Sk;
+    if (P.mask == 2) {
+      const float *mr = P.m.p + b * P.m.s[0] + h * P.m.s[1] + i * P.m.s[2];
+      for (int64_t j = 0; j < P.Sk; j++) s[j] = s[j] * P.scale + mr[j * P.m.s[3]];
+    } else {
+      for (int64_t j = 0; j < visible; j++) s[j] = s[j] * P.scale;
+      for (int64_t j = visible; j < P.Sk; j++) s[j] = ninf;
+    }
+    for (int64_t j = 0; j < P.Sk; j++) top = std::max(top, s[j]);
+    if (top == ninf) {
+      std::fill(s, s + P.Sk, 0.f);
+      continue;
+    }
+    float inv = 1.f / exp_shifted(s, s, P.Sk, top);
+    for (int64_t j = 0; j < P.Sk; j++) s[j] *= inv;
+  }
+}
+
+void attention(const Problem &P) {
+  int64_t nblk = (P.Sq + QBLK - 1) / QBLK, group = P.Hq / P.Hkv;
+  parallel_for(P.B * P.Hq * nblk, 1, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> S, qb, kb, vb;
+    for (int64_t t = t0; t < t1; t++) {
+      int64_t b = t / (P.Hq * nblk), h = t / nblk % P.Hq, i0 = t % nblk * QBLK, rows = std::min(QBLK, P.Sq - i0);
+      int64_t hk = h / group;
+      const float *qp = P.q.p + b * P.q.s[0] + h * P.q.s[1] + i0 * P.q.s[2];
+      const float *kp = P.k.p + b * P.k.s[0] + hk * P.k.s[1], *vp = P.v.p + b * P.v.s[0] + hk * P.v.s[1];
+      Operand Q = operand(qp, rows, P.D, P.q.s[2], P.q.s[3], qb);
+      Operand Kt = operand(kp, P.D, P.Sk, P.k.s[3], P.k.s[2], kb);  // K^T [D, Sk]
+      Operand V = operand(vp, P.Sk, P.Dv, P.v.s[2], P.v.s[3], vb);
+      if ((int64_t)S.size() < rows * P.Sk) S.resize(rows * P.Sk);
+      float *o = P.o + ((b * P.Sq + i0) * P.Hq + h) * P.Dv;
+      if (P.D && P.Sk) {
+        sgemm(Q.t, Kt.t, rows, P.Sk, P.D, Q.p, Q.ld, Kt.p, Kt.ld, S.data(), P.Sk);
+      } else {
+        std::fill(S.begin(), S.begin() + rows * P.Sk, 0.f);
+      }
+      softmax_block(P, b, h, i0, rows, S.data());
+      if (P.Sk) {
+        sgemm(false, V.t, rows, P.Dv, P.Sk, S.data(), P.Sk, V.p, V.ld, o, P.Hq * P.Dv);
+      } else {
+        for (int64_t r = 0; r < rows; r++) std::fill(o + r * P.Hq * P.Dv, o + r * P.Hq * P.Dv + P.Dv, 0.f);
+      }
+    }
+  });
+}
+
+class Attention : public mx::UnaryPrimitive {
+ public:
+  Attention(mx::Stream s, float scale, int mask) : mx::UnaryPrimitive(s), scale_(scale), mask_(mask) {}
+  // inputs: q [B,Hq,Sq,D], k [B,Hkv,Sk,D], v [B,Hkv,Sk,Dv] float32 (any strides), then for an
+  // additive mask one float32 [B,Hq,Sq,Sk] (a broadcast view); output [B,Sq,Hq,Dv].
+  void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
+    out.set_data(mx::allocator::malloc(out.nbytes()));
+    auto &enc = mx::cpu::get_command_encoder(stream());
+    for (auto &a : in) enc.set_input_array(a);
+    enc.set_output_array(out);
+    const auto &qs = in[0].shape(), &ks = in[1].shape(), &vs = in[2].shape();
+    Problem P{qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], vs[3], scale_, mask_, view(in[0]), view(in[1]), view(in[2]), {},
+              out.data<float>()};
+    if (mask_ == 2) P.m = view(in[3]);
+    if (out.size() == 0) return;
+    enc.dispatch([P]() { attention(P); });
+  }
+  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
+    throw std::runtime_error("[rlx Attention] has no GPU implementation");
+  }
+  const char *name() const override { return "RlxAttention"; }
+  bool is_equivalent(const mx::Primitive &other) const override {
+    auto &o = static_cast<const Attention &>(other);
+    return scale_ == o.scale_ && mask_ == o.mask_;
+  }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
+    const auto &qs = in[0].shape();
+    return {{qs[0], qs[2], qs[1], in[2].shape()[3]}};
+  }
+
+ private:
+  float scale_;
+  int mask_;
+};
+
+}  // namespace
+}  // namespace rlx_kernels
+
+extern "C" rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, float scale, const char *mask_mode,
+                                   rlx_mx_arr *mask) {
+  SHIM_OP(c, q && k && v, ([&] {
+            mx::array qa = A(q), ka = A(k), va = A(v);
+            std::string mode = mask_mode ? mask_mode : "";
+            int kind = mode.empty() ? 0 : mode == "causal" ? 1 : mode == "array" && mask ? 2 : -1;
+            bool ours = c->device == mx::Device::cpu && kind >= 0 && qa.dtype() == mx::float32 && ka.dtype() == mx::float32 &&
+                        va.dtype() == mx::float32 && qa.ndim() == 4 && ka.ndim() == 4 && va.ndim() == 4 &&
+                        qa.shape(0) == ka.shape(0) && ka.shape(0) == va.shape(0) && ka.shape(1) == va.shape(1) &&
+                        ka.shape(1) > 0 && qa.shape(1) % ka.shape(1) == 0 && qa.shape(3) == ka.shape(3) &&
+                        ka.shape(2) == va.shape(2);
+            if (!ours && c->device == mx::Device::cpu && qa.ndim() == 4 && ka.ndim() == 4) {
+              // MLX's CPU fallback computes the scores [B, Hq, Sq, Sk] (at least float32) in full
+              mx::Shape scores = {qa.shape(0), qa.shape(1), qa.shape(2), ka.shape(2)};
+              c->admit(scores, qa.dtype().size() < 4 ? mx::float32 : qa.dtype(), "the attention scores MLX computes on the CPU");
+            }
+            if (!ours)
+              return mx::fast::scaled_dot_product_attention(qa, ka, va, scale, mode,
+                                                            mask ? std::optional<mx::array>(A(mask)) : std::nullopt,
+                                                            std::nullopt, false, c->stream);
+            std::vector<mx::array> in = {qa, ka, va};
+            if (kind == 2) {
+              mx::array m = A(mask);
+              m = m.dtype() == mx::bool_
+                      ? mx::where(m, mx::array(0.f), mx::array(-std::numeric_limits<float>::infinity()), c->stream)
+                      : mx::astype(m, mx::float32, c->stream);
+              in.push_back(mx::broadcast_to(m, {qa.shape(0), qa.shape(1), qa.shape(2), ka.shape(2)}, c->stream));
+            }
+            auto prim = std::make_shared<rlx_kernels::Attention>(c->stream, scale, kind);
+            mx::Shape shape = prim->output_shapes(in)[0];
+            mx::array y(std::move(shape), mx::float32, std::move(prim), std::move(in));
+            return mx::transpose(y, {0, 2, 1, 3}, c->stream);
+          }()));
+}
