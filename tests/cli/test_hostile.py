@@ -195,6 +195,13 @@ def hostile_files(d):
                     [w] if "conv" in label else [])
         ok, why = fails(rlx("run", path, "--input", f"x={npy(d, 'x4', np.zeros((1, 1, 4, 4), np.float32))}"), code, needle)
         check(ok, f"{label} is refused with {code}", why)
+    # MaxPool's Indices are built from one node per window element: a huge window is refused
+    mp = save(os.path.join(d, "maxpool_indices_huge.onnx"), [h.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[100, 100])],
+              [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 100, 100])],
+              [h.make_tensor_value_info("y", T.FLOAT, None), h.make_tensor_value_info("i", T.INT64, None)])
+    ok, why = fails(rlx("run", mp, "--input", f"x={npy(d, 'x100', np.zeros((1, 1, 100, 100), np.float32))}"), "UNIMPLEMENTED",
+                    "MaxPool Indices over a window of more than 4096 elements")
+    check(ok, "MaxPool Indices over a 100x100 window are refused", why)
     # GridSample over an empty spatial dim
     gs = save(os.path.join(d, "grid_empty.onnx"), [h.make_node("GridSample", ["x", "g"], ["y"])],
               [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 0, 4]), h.make_tensor_value_info("g", T.FLOAT, [1, 2, 2, 2])],
