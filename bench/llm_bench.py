@@ -16,7 +16,6 @@ usage: .venv/bin/python bench/llm_bench.py [--threads 2] [--prompt 128] [--gen 6
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -75,22 +74,10 @@ def model_path(kind):
 def bench_rlx(rlx, path):
     m = rlx.open_model(path, capacity=args.prompt + args.gen + 1)
     prompt = (1 + np.arange(args.prompt) % (CFG["vocab"] - 1)).astype(np.int32)
-    pp, tg = [], []
     try:
-        for r in range(args.reps + 1):
-            rlx.reset(m)
-            t0 = time.perf_counter()
-            _, nxt = rlx.step(m, prompt, CFG["vocab"])
-            t1 = time.perf_counter()
-            for _ in range(args.gen):
-                _, nxt = rlx.step(m, [nxt], CFG["vocab"])
-            t2 = time.perf_counter()
-            if r:
-                pp.append(args.prompt / (t1 - t0))
-                tg.append(args.gen / (t2 - t1))
+        return rlx.time_generation(m, prompt, args.gen, args.reps)
     finally:
         rlx.close_model(m)
-    return statistics.median(pp), statistics.median(tg)
 
 
 def bench_llama_cpp(path):

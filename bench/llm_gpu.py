@@ -21,7 +21,6 @@ usage (GPU machine, CUDA build): .venv/bin/python bench/llm_gpu.py [--models 110
        [--prompt 128] [--gen 128] [--reps 3] [--peak-gbps 3350] [--no-torch] [--device gpu|cpu]
        [--json FILE]"""
 import argparse
-import ctypes
 import json
 import os
 import statistics
@@ -49,7 +48,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(root, "tests", "gguf"))
 from llama_ref import write_model  # noqa: E402
-from rlx_llm import Rlx, i32p  # noqa: E402
+from rlx_llm import Rlx  # noqa: E402
 
 Q = gguf.GGMLQuantizationType
 BASE = dict(arch="llama", vocab=32000, ctx=2048, eps=1e-5, base=10000.0, tied=True)
@@ -78,29 +77,10 @@ def matrix_bytes(path):
 def bench_rlx(rlx, path, vocab):
     m = rlx.open_model(path, device=1 if args.device == "gpu" else 0, capacity=args.prompt + args.gen + 1)
     prompt = (1 + np.arange(args.prompt) % (vocab - 1)).astype(np.int32)
-    nxt = ctypes.c_int32()
-
-    def step(ids):
-        ids = np.ascontiguousarray(ids, np.int32)
-        rlx.check(rlx.lib.rlx_llm_step(m, ids.ctypes.data_as(i32p), len(ids), None, ctypes.byref(nxt)), "step")
-        return nxt.value
-
-    pp, tg = [], []
     try:
-        for r in range(args.reps + 1):
-            rlx.reset(m)
-            t0 = time.perf_counter()
-            t = step(prompt)
-            t1 = time.perf_counter()
-            for _ in range(args.gen):
-                t = step([t])
-            t2 = time.perf_counter()
-            if r:
-                pp.append(args.prompt / (t1 - t0))
-                tg.append(args.gen / (t2 - t1))
+        return rlx.time_generation(m, prompt, args.gen, args.reps)
     finally:
         rlx.close_model(m)
-    return statistics.median(pp), statistics.median(tg)
 
 
 def bench_torch(cfg):

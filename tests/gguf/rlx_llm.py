@@ -2,6 +2,8 @@
 (open, encode, piece, close). Failed calls raise RlxError with rlx's message."""
 import ctypes
 import os
+import statistics
+import time
 
 import numpy as np
 
@@ -69,6 +71,31 @@ class Rlx:
         self.check(self.lib.rlx_llm_step(m, ids.ctypes.data_as(i32p), len(ids), logits.ctypes.data_as(f32p), ctypes.byref(nxt)),
                    f"step of {len(ids)} tokens")
         return logits, nxt.value
+
+    def next_token(self, m, ids):
+        """Runs ids at the next positions and returns only the sampled next id (no logits read back)."""
+        ids = np.ascontiguousarray(ids, np.int32)
+        nxt = ctypes.c_int32()
+        self.check(self.lib.rlx_llm_step(m, ids.ctypes.data_as(i32p), len(ids), None, ctypes.byref(nxt)), f"step of {len(ids)} tokens")
+        return nxt.value
+
+    def time_generation(self, m, prompt, gen, reps):
+        """(prefill tokens/s, decode tokens/s): reps + 1 runs of the prompt as one step then gen
+        greedy one-token steps, from a reset model; the first run warms up (compiled mode traces
+        there), the medians of the rest."""
+        pp, tg = [], []
+        for r in range(reps + 1):
+            self.reset(m)
+            t0 = time.perf_counter()
+            t = self.next_token(m, prompt)
+            t1 = time.perf_counter()
+            for _ in range(gen):
+                t = self.next_token(m, [t])
+            t2 = time.perf_counter()
+            if r:
+                pp.append(len(prompt) / (t1 - t0))
+                tg.append(gen / (t2 - t1))
+        return statistics.median(pp), statistics.median(tg)
 
     def open_tokenizer(self, path):
         t = vp()
