@@ -115,25 +115,19 @@ void attention(const Problem &P) {
   });
 }
 
-class Attention : public mx::UnaryPrimitive {
+class Attention : public CpuKernel {
  public:
-  Attention(mx::Stream s, float scale, int mask) : mx::UnaryPrimitive(s), scale_(scale), mask_(mask) {}
+  Attention(mx::Stream s, float scale, int mask) : CpuKernel(s), scale_(scale), mask_(mask) {}
   // inputs: q [B,Hq,Sq,D], k [B,Hkv,Sk,D], v [B,Hkv,Sk,Dv] float32 (any strides), then for an
   // additive mask one float32 [B,Hq,Sq,Sk] (a broadcast view); output [B,Sq,Hq,Dv].
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
-    out.set_data(mx::allocator::malloc(out.nbytes()));
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    for (auto &a : in) enc.set_input_array(a);
-    enc.set_output_array(out);
+    auto &enc = begin(in, out);
     const auto &qs = in[0].shape(), &ks = in[1].shape(), &vs = in[2].shape();
     Problem P{qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], vs[3], scale_, mask_, view(in[0]), view(in[1]), view(in[2]), {},
               out.data<float>()};
     if (mask_ == 2) P.m = view(in[3]);
     if (out.size() == 0) return;
     enc.dispatch([P]() { attention(P); });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx Attention] has no GPU implementation");
   }
   const char *name() const override { return "RlxAttention"; }
   bool is_equivalent(const mx::Primitive &other) const override {

@@ -246,29 +246,23 @@ void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, co
   });
 }
 
-class Conv2d : public mx::UnaryPrimitive {
+class Conv2d : public CpuKernel {
  public:
   Conv2d(mx::Stream s, const int64_t *st, const int64_t *pad, const int64_t *dil, int64_t group, Act act, bool gemm)
-      : mx::UnaryPrimitive(s), group_(group), act_(act), gemm_(gemm) {
+      : CpuKernel(s), group_(group), act_(act), gemm_(gemm) {
     for (int i = 0; i < 2; i++) s_[i] = st[i], d_[i] = dil[i];
     for (int i = 0; i < 4; i++) p_[i] = pad[i];
   }
   // inputs: x [N,C,H,W], w [Co,C/group,kh,kw], optional b [Co]; all float32 row-contiguous.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     Geom g = geom(in);
-    out.set_data(mx::allocator::malloc(out.nbytes()));
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    for (auto &a : in) enc.set_input_array(a);
-    enc.set_output_array(out);
+    auto &enc = begin(in, out);
     const float *x = in[0].data<float>(), *w = in[1].data<float>(), *b = in.size() > 2 ? in[2].data<float>() : nullptr;
     float *y = out.data<float>();
     if (out.size() == 0) return;
     // without patch rows (no input channels) the direct loop writes the bias, then the activation
     if (gemm_ && g.K) return enc.dispatch([g, x, w, b, y, act = act_]() { gemm_conv(g, x, w, b, act, y); });
     enc.dispatch([g, x, w, b, y, act = act_]() { conv(g, x, w, b, act, y); });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx Conv2d] has no GPU implementation");
   }
   const char *name() const override { return gemm_ ? "RlxGemmConv" : "RlxDirectConv"; }
   bool is_equivalent(const mx::Primitive &other) const override {

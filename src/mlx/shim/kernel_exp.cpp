@@ -131,24 +131,19 @@ void reuse_or_alloc(const mx::array &x, mx::array &out) {
     out.set_data(mx::allocator::malloc(out.nbytes()));
 }
 
-class Unary : public mx::UnaryPrimitive {
+class Unary : public CpuKernel {
  public:
-  Unary(mx::Stream s, int op) : mx::UnaryPrimitive(s), op_(op) {}
+  Unary(mx::Stream s, int op) : CpuKernel(s), op_(op) {}
   // input: float32, row-contiguous.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     reuse_or_alloc(in[0], out);
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    enc.set_input_array(in[0]);
-    enc.set_output_array(out);
+    auto &enc = encoder(in, out);
     const float *x = in[0].data<float>();
     float *y = out.data<float>();
     int64_t n = (int64_t)out.size();
     enc.dispatch([x, y, n, op = op_]() {
       parallel_for(n, 16384, [=](int64_t b, int64_t e) { unary_span(op, x + b, y + b, e - b); });
     });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx Unary] has no GPU implementation");
   }
   const char *name() const override { return "RlxUnary"; }
   bool is_equivalent(const mx::Primitive &other) const override { return op_ == static_cast<const Unary &>(other).op_; }
@@ -213,15 +208,12 @@ void softmax_columns(const float *x, float *y, int64_t outer, int64_t n, int64_t
   });
 }
 
-class Softmax : public mx::UnaryPrimitive {
+class Softmax : public CpuKernel {
  public:
-  Softmax(mx::Stream s, int axis) : mx::UnaryPrimitive(s), axis_(axis) {}
+  Softmax(mx::Stream s, int axis) : CpuKernel(s), axis_(axis) {}
   // input: float32, row-contiguous; softmax over axis_ (>= 0).
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
-    out.set_data(mx::allocator::malloc(out.nbytes()));
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    enc.set_input_array(in[0]);
-    enc.set_output_array(out);
+    auto &enc = begin(in, out);
     const auto &shape = in[0].shape();
     int64_t n = shape[axis_], inner = 1;
     for (size_t i = axis_ + 1; i < shape.size(); i++) inner *= shape[i];
@@ -232,9 +224,6 @@ class Softmax : public mx::UnaryPrimitive {
       if (inner == 1) softmax_rows(x, y, outer, n);
       else softmax_columns(x, y, outer, n, inner);
     });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx Softmax] has no GPU implementation");
   }
   const char *name() const override { return "RlxSoftmax"; }
   bool is_equivalent(const mx::Primitive &other) const override { return axis_ == static_cast<const Softmax &>(other).axis_; }
@@ -305,15 +294,13 @@ void apply_act(const Act &act, float *y, int64_t n) {
 namespace {
 
 // y = act(x + b): b (optional) one value per element of x's last axis.
-class BiasAct : public mx::UnaryPrimitive {
+class BiasAct : public CpuKernel {
  public:
-  BiasAct(mx::Stream s, Act act) : mx::UnaryPrimitive(s), act_(act) {}
+  BiasAct(mx::Stream s, Act act) : CpuKernel(s), act_(act) {}
   // inputs: x float32 row-contiguous, optional b float32 [x's last dim] contiguous.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     reuse_or_alloc(in[0], out);
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    for (auto &a : in) enc.set_input_array(a);
-    enc.set_output_array(out);
+    auto &enc = encoder(in, out);
     const float *x = in[0].data<float>(), *b = in.size() > 1 ? in[1].data<float>() : nullptr;
     float *y = out.data<float>();
     int64_t n = (int64_t)out.size(), cols = b ? (int64_t)in[1].size() : n, rows = cols ? n / cols : 0;
@@ -333,9 +320,6 @@ class BiasAct : public mx::UnaryPrimitive {
         }
       });
     });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx BiasAct] has no GPU implementation");
   }
   const char *name() const override { return "RlxBiasAct"; }
   bool is_equivalent(const mx::Primitive &other) const override {

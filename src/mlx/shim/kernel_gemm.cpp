@@ -269,16 +269,13 @@ Mat operand(const mx::array &x) {
   return {x.data<float>(), true, std::max<int64_t>(r, 1), 0, false};  // rank 2, column-contiguous
 }
 
-class Matmul : public mx::UnaryPrimitive {
+class Matmul : public CpuKernel {
  public:
-  explicit Matmul(mx::Stream s) : mx::UnaryPrimitive(s) {}
+  explicit Matmul(mx::Stream s) : CpuKernel(s) {}
   // inputs: a [..., M, K], b [..., K, N] float32; each either row-contiguous with the output's
   // batch dims or none (then rank 2, possibly column-contiguous: transposed).
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
-    out.set_data(mx::allocator::malloc(out.nbytes()));
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    for (auto &x : in) enc.set_input_array(x);
-    enc.set_output_array(out);
+    auto &enc = begin(in, out);
     const mx::array &a = in[0], &b = in[1];
     int64_t M = a.shape(-2), K = a.shape(-1), N = b.shape(-1), batch = out.size() / std::max<int64_t>(1, M * N);
     if (out.size() == 0) return;
@@ -286,9 +283,6 @@ class Matmul : public mx::UnaryPrimitive {
     if (ma.stride && !mb.stride && !ma.t) M *= batch, batch = 1;  // [B*M, K] @ [K, N]
     float *y = out.data<float>();
     enc.dispatch([=]() { matmul(batch, M, N, K, ma, mb, nullptr, Act{}, y); });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx Matmul] has no GPU implementation");
   }
   const char *name() const override { return "RlxMatmul"; }
   bool is_equivalent(const mx::Primitive &) const override { return true; }
@@ -303,14 +297,11 @@ class Matmul : public mx::UnaryPrimitive {
 
 // The panels of a right operand w [K, N] (transposed: w [N, K]) as a float32 vector of
 // packed_floats(K, N).
-class PackRhs : public mx::UnaryPrimitive {
+class PackRhs : public CpuKernel {
  public:
-  PackRhs(mx::Stream s, bool transposed) : mx::UnaryPrimitive(s), t_(transposed) {}
+  PackRhs(mx::Stream s, bool transposed) : CpuKernel(s), t_(transposed) {}
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
-    out.set_data(mx::allocator::malloc(out.nbytes()));
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    enc.set_input_array(in[0]);
-    enc.set_output_array(out);
+    auto &enc = begin(in, out);
     const float *w = in[0].data<float>();
     float *p = out.data<float>();
     int64_t K = in[0].shape(t_ ? 1 : 0), N = in[0].shape(t_ ? 0 : 1);
@@ -320,9 +311,6 @@ class PackRhs : public mx::UnaryPrimitive {
         pack_b(t, K, w, t ? K : N, p0 * NR, std::min(N, p1 * NR), p + p0 * K * NR);
       });
     });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx PackRhs] has no GPU implementation");
   }
   const char *name() const override { return "RlxPackRhs"; }
   bool is_equivalent(const mx::Primitive &other) const override { return t_ == static_cast<const PackRhs &>(other).t_; }
@@ -336,24 +324,18 @@ class PackRhs : public mx::UnaryPrimitive {
 };
 
 // x [..., K] @ W [K, N] (+ bias [N]) (activation), W packed by PackRhs.
-class PackedMatmul : public mx::UnaryPrimitive {
+class PackedMatmul : public CpuKernel {
  public:
-  PackedMatmul(mx::Stream s, int64_t n, Act act) : mx::UnaryPrimitive(s), n_(n), act_(act) {}
+  PackedMatmul(mx::Stream s, int64_t n, Act act) : CpuKernel(s), n_(n), act_(act) {}
   // inputs: x row-contiguous float32, the panels, optional bias [N] float32 contiguous
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
-    out.set_data(mx::allocator::malloc(out.nbytes()));
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    for (auto &x : in) enc.set_input_array(x);
-    enc.set_output_array(out);
+    auto &enc = begin(in, out);
     int64_t K = in[0].shape(-1), N = n_, M = out.size() / std::max<int64_t>(1, N);
     if (out.size() == 0) return;
     Mat a{in[0].data<float>(), false, std::max<int64_t>(K, 1), 0, false}, b{in[1].data<float>(), false, 0, 0, true};
     const float *bias = in.size() > 2 ? in[2].data<float>() : nullptr;
     float *y = out.data<float>();
     enc.dispatch([=, act = act_]() { matmul(1, M, N, K, a, b, bias, act, y); });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx PackedMatmul] has no GPU implementation");
   }
   const char *name() const override { return "RlxPackedMatmul"; }
   bool is_equivalent(const mx::Primitive &other) const override {

@@ -236,17 +236,13 @@ Kernels kernels(int scheme) {
 // Rows of W dequantized per tile of a product with more than kMaxRows rows of x.
 constexpr int64_t kTileRows = 64;
 
-class MatVec : public mx::UnaryPrimitive {
+class MatVec : public CpuKernel {
  public:
-  MatVec(mx::Stream s, int scheme) : mx::UnaryPrimitive(s), scheme_(scheme) {}
+  MatVec(mx::Stream s, int scheme) : CpuKernel(s), scheme_(scheme) {}
   // in: x [M, K] float32 and W (float32 or float16 [N, K], or packed uint8 [N, row bytes]), both
   // row-contiguous; out [M, N].
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
-    out.set_data(mx::allocator::malloc(out.nbytes()));
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    enc.set_input_array(in[0]);
-    enc.set_input_array(in[1]);
-    enc.set_output_array(out);
+    auto &enc = begin(in, out);
     int64_t M = in[0].shape()[0], K = in[0].shape()[1], N = in[1].shape()[0], rb = (int64_t)in[1].itemsize() * in[1].shape()[1];
     const float *x = in[0].data<float>();
     const uint8_t *w = in[1].data<uint8_t>();
@@ -278,9 +274,6 @@ class MatVec : public mx::UnaryPrimitive {
         }
       });
     });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx MatVec] has no GPU implementation");
   }
   const char *name() const override { return "RlxMatVec"; }
   bool is_equivalent(const mx::Primitive &other) const override { return scheme_ == static_cast<const MatVec &>(other).scheme_; }

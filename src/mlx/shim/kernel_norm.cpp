@@ -65,16 +65,13 @@ void norm_row(bool rms, const float *x, const float *w, const float *b, float ep
   }
 }
 
-class Norm : public mx::UnaryPrimitive {
+class Norm : public CpuKernel {
  public:
   Norm(mx::Stream s, bool rms, bool has_w, bool has_b, float eps)
-      : mx::UnaryPrimitive(s), rms_(rms), has_w_(has_w), has_b_(has_b), eps_(eps) {}
+      : CpuKernel(s), rms_(rms), has_w_(has_w), has_b_(has_b), eps_(eps) {}
   // inputs: x float32 row-contiguous, then w [D] and b [D] (contiguous) when present.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
-    out.set_data(mx::allocator::malloc(out.nbytes()));
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    for (auto &a : in) enc.set_input_array(a);
-    enc.set_output_array(out);
+    auto &enc = begin(in, out);
     const float *x = in[0].data<float>(), *w = has_w_ ? in[1].data<float>() : nullptr;
     const float *b = has_b_ ? in[has_w_ ? 2 : 1].data<float>() : nullptr;
     float *y = out.data<float>();
@@ -84,9 +81,6 @@ class Norm : public mx::UnaryPrimitive {
         for (int64_t r = r0; r < r1; r++) norm_row(rms, x + r * n, w, b, eps, y + r * n, n);
       });
     });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx Norm] has no GPU implementation");
   }
   const char *name() const override { return rms_ ? "RlxRmsNorm" : "RlxLayerNorm"; }
   bool is_equivalent(const mx::Primitive &other) const override {

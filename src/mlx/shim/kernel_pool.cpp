@@ -136,23 +136,17 @@ void pool(const PoolGeom &g, const float *x, float *y, int64_t planes, int64_t H
   });
 }
 
-class Pool2d : public mx::UnaryPrimitive {
+class Pool2d : public CpuKernel {
  public:
-  Pool2d(mx::Stream s, const PoolGeom &g) : mx::UnaryPrimitive(s), g_(g) {}
+  Pool2d(mx::Stream s, const PoolGeom &g) : CpuKernel(s), g_(g) {}
   // input: x [N,C,H,W] float32, row-contiguous.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
-    out.set_data(mx::allocator::malloc(out.nbytes()));
-    auto &enc = mx::cpu::get_command_encoder(stream());
-    enc.set_input_array(in[0]);
-    enc.set_output_array(out);
+    auto &enc = begin(in, out);
     const auto &xs = in[0].shape();
     int64_t planes = (int64_t)xs[0] * xs[1], H = xs[2], W = xs[3], OH = out.shape()[2], OW = out.shape()[3];
     const float *x = in[0].data<float>();
     float *y = out.data<float>();
     enc.dispatch([g = g_, x, y, planes, H, W, OH, OW]() { pool(g, x, y, planes, H, W, OH, OW); });
-  }
-  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
-    throw std::runtime_error("[rlx Pool2d] has no GPU implementation");
   }
   const char *name() const override { return "RlxPool2d"; }
   bool is_equivalent(const mx::Primitive &other) const override {

@@ -13,7 +13,12 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "mlx/allocator.h"
+#include "mlx/backend/cpu/encoder.h"
 #include "mlx/primitives.h"
 #include "mlx/shim/shim_impl.h"
 
@@ -83,6 +88,29 @@ int64_t pack_columns(int64_t k);
 struct Act {
   int kind = 0;
   float a = 0, b = 0;
+};
+
+// The base of rlx's kernels: CPU-only primitives (eval_gpu throws, naming the kernel), whose
+// eval_cpu starts with begin (a new output buffer) or encoder (after out has a buffer), which
+// register the inputs and out with the stream's command encoder and return it.
+class CpuKernel : public mx::UnaryPrimitive {
+ public:
+  using mx::UnaryPrimitive::UnaryPrimitive;
+  void eval_gpu(const std::vector<mx::array> &, mx::array &) override {
+    throw std::runtime_error(std::string("[") + name() + "] has no GPU implementation");
+  }
+
+ protected:
+  mx::cpu::CommandEncoder &encoder(const std::vector<mx::array> &in, mx::array &out) {
+    auto &enc = mx::cpu::get_command_encoder(stream());
+    for (auto &a : in) enc.set_input_array(a);
+    enc.set_output_array(out);
+    return enc;
+  }
+  mx::cpu::CommandEncoder &begin(const std::vector<mx::array> &in, mx::array &out) {
+    out.set_data(mx::allocator::malloc(out.nbytes()));
+    return encoder(in, out);
+  }
 };
 
 // x as a kernel's row-contiguous operand: x itself when it is one already (an evaluated
