@@ -76,7 +76,8 @@ typedef struct rlx_calibration {
                             RLX_NUM_THREADS or the CPUs available) or the GPU's name
                             (rlx_device_describe) */
   char mlx_version[32];  /* rlx_mlx_version() when measured */
-  char rlx_version[32];  /* RLX_VERSION when measured */
+  char rlx_version[32];  /* the rlx build measured with: RLX_VERSION "+" 16 hex digits identifying
+                            the library file (its inode, size and modification time) */
   char precision[8];     /* "fp32" or "tf32": the GPU float32 precision measured at ("fp32" on the CPU) */
 #define RLX_X(field, unit, what) double field;
   RLX_CALIBRATION_FIGURES(RLX_X)

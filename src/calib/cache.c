@@ -2,6 +2,7 @@
  * (a temporary file in the same directory, then rename(2)). */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -14,6 +15,24 @@
 #include "base/util.h"
 #include "calib/calib.h"
 #include "rlx/rlx.h"
+
+/* FNV-1a (Fowler, Noll, Vo) over n bytes, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+  for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+  return h;
+}
+
+void rlx_calib_build(char *buf, size_t cap) {
+  Dl_info info;
+  struct stat sb;
+  uint64_t h = 0xcbf29ce484222325ull;
+  /* the file holding this code: librlx.so, or the program it is linked into */
+  if (dladdr((void *)(uintptr_t)rlx_calib_build, &info) && info.dli_fname && !stat(info.dli_fname, &sb)) {
+    int64_t id[] = {(int64_t)sb.st_dev, (int64_t)sb.st_ino, (int64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec, (int64_t)sb.st_mtim.tv_nsec};
+    h = fnv1a(h, id, sizeof id);
+  }
+  snprintf(buf, cap, "%s+%016llx", RLX_VERSION, (unsigned long long)h);
+}
 
 rlx_status *rlx_calibration_cache_path(rlx_device device, const char *cache_dir, char *buf, size_t cap) {
   if (!buf) return RLX_ERR(INVALID_ARGUMENT, "rlx_calibration_cache_path: NULL buf");
@@ -69,7 +88,9 @@ static rlx_status *parse_calibration(const cJSON *root, const char *path, rlx_de
   rlx_calib_device_name(device, name, sizeof name);
   RLX_TRY(check_same(path, "device", cal->device_name, name));
   RLX_TRY(check_same(path, "MLX", cal->mlx_version, rlx_mlx_version()));
-  return check_same(path, "rlx", cal->rlx_version, RLX_VERSION);
+  char build[sizeof cal->rlx_version];
+  rlx_calib_build(build, sizeof build);
+  return check_same(path, "rlx build", cal->rlx_version, build);
 }
 
 rlx_status *rlx_calibration_load(const char *path, rlx_device device, rlx_calibration *out) {

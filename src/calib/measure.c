@@ -457,7 +457,7 @@ rlx_status *rlx_calibration_measure(rlx_device device, const rlx_calibrate_optio
   rlx_calibration cal = {0};
   rlx_calib_device_name(device, cal.device_name, sizeof cal.device_name);
   snprintf(cal.mlx_version, sizeof cal.mlx_version, "%s", rlx_mlx_version());
-  snprintf(cal.rlx_version, sizeof cal.rlx_version, "%s", RLX_VERSION);
+  rlx_calib_build(cal.rlx_version, sizeof cal.rlx_version);
   snprintf(cal.precision, sizeof cal.precision, "%s", rlx_precision_name(precision));
   const int count = (int)RLX_ARRAY_LEN(figure_keys);
   rlx_status *st = NULL;
