@@ -1,5 +1,5 @@
 /* lower_dequant.c: DequantMatMul and DequantGroupedMatMul on MLX. On the CPU float32 rows times
- * GGUF Q8_0 or Q4_K weights (an LLM's decode and prefill steps) run rlx's kernel on the packed
+ * GGUF Q8_0, Q4_0, Q4_1 or Q4_K weights (an LLM's decode and prefill steps) run rlx's kernel on the packed
  * bytes (rlx_mx_matvec). The int, MX (mxfp4, mxfp8),
  * NVFP4 and GGUF Q4_0/Q4_1/Q8_0/Q4_K schemes map onto MLX's quantized_matmul / gather_qmm (the int
  * and GGUF ones repacked into MLX's affine layout: in the graph, or once by the executable when the
@@ -327,8 +327,12 @@ static bool affine_gguf(rlx_dq_scheme s) { return s == RLX_DQ_Q4_0 || s == RLX_D
  * vs 0.27 s). */
 #define QMM_CPU_ROWS 4
 
-/* DequantMatMul on the CPU runs rlx's matvec kernel for float32 x times GGUF Q8_0 or Q4_K. */
-static bool cpu_matvec(rlx_dq_scheme s, rlx_dtype xdt, bool gpu) { return !gpu && xdt == RLX_DTYPE_F32 && (s == RLX_DQ_Q8_0 || s == RLX_DQ_Q4_K); }
+/* DequantMatMul on the CPU runs rlx's matvec kernel for float32 x times GGUF Q8_0, Q4_0, Q4_1 or
+ * Q4_K: the kernel's scheme, or -1. */
+static int cpu_matvec(rlx_dq_scheme s, rlx_dtype xdt, bool gpu) {
+  if (gpu || xdt != RLX_DTYPE_F32) return -1;
+  return s == RLX_DQ_Q8_0 ? 0 : s == RLX_DQ_Q4_K ? 1 : s == RLX_DQ_Q4_0 ? 4 : s == RLX_DQ_Q4_1 ? 5 : -1;
+}
 
 /* true when o maps onto MLX's quantized_matmul / gather_qmm for `rows` rows of x of dtype xdt
  * (no float64 there). */
@@ -451,7 +455,7 @@ bool rlx_l_dequant_repacks(const rlx_graph *g, const rlx_node *n, bool gpu) {
   if (gpu) return true;
   int64_t rows = 1; /* the least number of rows a run can have */
   for (int d = 0; d < (grouped ? 1 : tx->rank - 1); d++) rows *= tx->dims[d] < 0 ? 1 : tx->dims[d];
-  return rows <= QMM_CPU_ROWS && (grouped || !cpu_matvec(s, tx->dtype, false));
+  return rows <= QMM_CPU_ROWS && (grouped || cpu_matvec(s, tx->dtype, false) < 0);
 }
 
 void rlx_l_dequant_repack(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_l_qmm *out) {
@@ -470,8 +474,9 @@ static void lower_dequant_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *co
   rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0], *y;
   int64_t rows = 1;
   for (int i = 0; i + 1 < tx->rank; i++) rows *= tx->dims[i];
-  if (cpu_matvec(o.s, tx->dtype, rlx_mx_get_device(c) == RLX_MX_GPU)) {
-    y = rlx_mx_matvec(c, rlx_mx_reshape(c, in[0], 2, (int64_t[]){rows, K}), o.q, o.s == RLX_DQ_Q8_0 ? 0 : 1);
+  int kernel = cpu_matvec(o.s, tx->dtype, rlx_mx_get_device(c) == RLX_MX_GPU);
+  if (kernel >= 0) {
+    y = rlx_mx_matvec(c, rlx_mx_reshape(c, in[0], 2, (int64_t[]){rows, K}), o.q, kernel);
     out[0] = rlx_l_reshape(L, y, rlx_out_type(L, n, 0));
     return;
   }

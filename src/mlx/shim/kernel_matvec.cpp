@@ -1,20 +1,26 @@
 // kernel_matvec.cpp: y[M, N] = x[M, K] @ W^T for float32 x, W float32 or float16 [N, K]
-// row-contiguous or the packed rows of a GGUF Q8_0 or Q4_K tensor, read in place: an LLM's
-// projections, a few rows of x in a decode step, many in a prefill.
+// row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1 or Q4_K tensor, read in place: an
+// LLM's projections, a few rows of x in a decode step, many in a prefill.
 //
 // A few rows (at most 4). Float32: MLX's matmul goes to BLAS sgemm, which for one row of x still
 // packs all of W (OpenBLAS 0.3.21's sgemm_incopy: 40% of a decode step) before reading it.
 // Float16: MLX's CPU matmul would widen all of W to float32 first. Quantized: MLX's CPU
 // quantized_matmul runs on one thread and needs MLX's affine layout, which the lowering
 // otherwise rebuilds from the packed bytes at every run. Here each row of W is read once, its
-// blocks dequantized on the fly with the formulas of the GGUF block layouts (ggml-common.h
-// block_q8_0: f16 d, int8 qs[32], w = d q; block_q4_K: f16 d, dmin, 12 bytes of 6-bit scales and
-// mins (get_scale_min_k4), 128 bytes of 4-bit codes in chunks of 64: 32 low nibbles then 32 high
-// ones, w = (d sc) q - dmin m), each weight formed as gguf-py forms it before it multiplies x (so
-// NaN/inf scales behave as in dequantize-then-multiply), and rows of W are split over the kernel
-// thread pool. A decode step is bound by reading the weights, so the loop must keep up with
-// memory: 8 weights per AVX2 instruction, float16 and int8/int4 codes widened in registers,
-// independent accumulators per row of x so that the FMA latency does not bound it.
+// blocks decoded on the fly with the formulas of the GGUF block layouts (ggml-common.h
+// block_q8_0: f16 d, int8 qs[32], w = d q; block_q4_0: f16 d, qs[16] (elements 0..15 the low
+// nibbles, 16..31 the high ones), w = d (q - 8); block_q4_1: f16 d, m, qs[16], w = d q + m;
+// block_q4_K: f16 d, dmin, 12 bytes of 6-bit scales and mins (get_scale_min_k4), 128 bytes of
+// 4-bit codes in chunks of 64: 32 low nibbles then 32 high ones, w = (d sc) q - dmin m), and rows
+// of W are split over the kernel thread pool. Every quantized scheme is groups of 32 weights
+// a c + b (c the codes; b = 0 for Q8_0 and Q4_0), so a group contributes a (sum c x) + b (sum x):
+// the codes meet x as they are (one FMA per weight, one more per group), and the sums of x per
+// group are taken once per product, not once per row of W. A group whose a or b is NaN or
+// infinite takes its weights formed as gguf-py forms them instead (a c + b, then times x), so such
+// scales give what dequantize-then-multiply gives. A decode step is bound by reading the weights,
+// so the loop must keep up with memory: 8 weights per AVX2 instruction, float16 and int8/int4
+// codes widened in registers, independent accumulators per row of x so that the FMA latency does
+// not bound it.
 //
 // More rows: tiles of 64 rows of W are dequantized to float32 once (into a buffer per thread)
 // and multiplied by all of x with one single-threaded sgemm each (kernel_gemm.cpp), instead of
@@ -24,6 +30,7 @@
 // extensions (__builtin_cpu_supports, no IFUNC: the sanitizer builds run the same code), and a
 // portable one.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -42,10 +49,18 @@ namespace {
 
 constexpr int kMaxRows = 4;
 
-enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3 };
+enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5 };
 
-// One row of W (its bytes at w) times the M rows x[m][0..K): out[m].
-using RowFn = void (*)(const uint8_t *w, int64_t K, const float *const *x, int M, float *out);
+constexpr bool quantized(int s) { return s != kF32 && s != kF16; }
+// Schemes whose groups have an offset b (a c + b).
+constexpr bool offset(int s) { return s == kQ4K || s == kQ4_1; }
+// Elements and bytes of a block (a float "block" is one element).
+constexpr int64_t block_elems(int s) { return s == kQ4K ? 256 : quantized(s) ? 32 : 1; }
+constexpr int64_t block_bytes(int s) { return s == kQ8_0 ? 34 : s == kQ4K ? 144 : s == kQ4_0 ? 18 : s == kQ4_1 ? 20 : s == kF32 ? 4 : 2; }
+
+// One row of W (its bytes at w) times the M rows x[m][0..K): out[m]; xs[m][g]: the sum of
+// x[m][32 g .. 32 g + 32) (offset schemes only).
+using RowFn = void (*)(const uint8_t *w, int64_t K, const float *const *x, const float *const *xs, int M, float *out);
 
 float half(const uint8_t *p) {
   mx::float16_t h;
@@ -77,6 +92,17 @@ void weights32(const uint8_t *p, int64_t k, float *w) {
     const uint8_t *b = p + k / 32 * 34;
     float d = half(b);
     for (int j = 0; j < 32; j++) w[j] = d * (float)(int8_t)b[2 + j];
+  } else if (S == kQ4_0 || S == kQ4_1) {
+    const uint8_t *b = p + k / 32 * block_bytes(S), *q = b + (S == kQ4_0 ? 2 : 4);
+    float d = half(b);
+    for (int j = 0; j < 16; j++)
+      if (S == kQ4_0) {
+        w[j] = d * (float)((q[j] & 15) - 8);
+        w[16 + j] = d * (float)((q[j] >> 4) - 8);
+      } else {
+        w[j] = d * (float)(q[j] & 15) + half(b + 2);
+        w[16 + j] = d * (float)(q[j] >> 4) + half(b + 2);
+      }
   } else if (S == kQ4K) { /* group g of the block: chunk g / 2, low (even g) or high nibbles */
     const uint8_t *b = p + k / 256 * 144;
     int g = (int)(k % 256 / 32), sc, mn, shift = 4 * (g % 2);
@@ -90,7 +116,7 @@ void weights32(const uint8_t *p, int64_t k, float *w) {
 }
 
 template <int S>
-void row_portable(const uint8_t *p, int64_t K, const float *const *x, int M, float *out) {
+void row_portable(const uint8_t *p, int64_t K, const float *const *x, const float *const *, int M, float *out) {
   float acc[kMaxRows][8] = {}, w[32];
   int64_t k = 0;
   for (; k + 32 <= K; k += 32) {
@@ -125,50 +151,69 @@ float half_avx2(const uint8_t *p) {
   return _cvtsh_ss(h);
 }
 
-// Each visitor below calls f(k, w) for the weights w[k..k+8) of one row, k in [0, K) by 8 (the
-// caller handles a float row's last K % 8 elements).
+// Calls f(k, w) for the weights w[k..k+8) of a float row, k in [0, K) by 8 (the caller handles
+// the last K % 8 elements).
 template <bool F16, class F>
 inline void visit_float(const uint8_t *p, int64_t K, F &&f) {
   for (int64_t k = 0; k + 8 <= K; k += 8)
     f(k, F16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * k))) : _mm256_loadu_ps((const float *)(p + 4 * k)));
 }
 
-template <class F>
-inline void visit_q8_0(const uint8_t *p, int64_t K, F &&f) {
-  for (int64_t k = 0; k < K; k += 32, p += 34) {
-    __m256 d = _mm256_set1_ps(half_avx2(p));
-    for (int j = 0; j < 4; j++)
-      f(k + 8 * j, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + 2 + 8 * j))))));
-  }
-}
-
-template <class F>
-inline void visit_q4_k(const uint8_t *p, int64_t K, F &&f) {
+// Calls f(g, a, b, c) for each group g of 32 weights of a quantized row (elements [32 g, 32 g +
+// 32)): c[0..4) its codes as floats, 8 each, and a, b as gguf-py forms them (a = d, b = m or 0;
+// Q4_K: a = d sc, b = -(dmin m)), the weights being a c + b.
+template <int S, class F>
+inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
   const __m256i low4 = _mm256_set1_epi32(15);
-  for (int64_t b = 0; b < K / 256; b++, p += 144) {
-    float d = half_avx2(p), dmin = half_avx2(p + 2);
-    for (int chunk = 0; chunk < 4; chunk++) { /* groups 2 chunk (low nibbles) and 2 chunk + 1 (high) */
-      int sc0, mn0, sc1, mn1;
-      q4k_scale_min(p + 4, 2 * chunk, &sc0, &mn0);
-      q4k_scale_min(p + 4, 2 * chunk + 1, &sc1, &mn1);
-      __m256 ds0 = _mm256_set1_ps(d * (float)sc0), dm0 = _mm256_set1_ps(dmin * (float)mn0);
-      __m256 ds1 = _mm256_set1_ps(d * (float)sc1), dm1 = _mm256_set1_ps(dmin * (float)mn1);
-      const uint8_t *q = p + 16 + 32 * chunk;
-      int64_t k0 = b * 256 + 64 * chunk;
-      for (int j = 0; j < 4; j++) {
-        __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8 * j)));
-        f(k0 + 8 * j, _mm256_sub_ps(_mm256_mul_ps(ds0, _mm256_cvtepi32_ps(_mm256_and_si256(bytes, low4))), dm0));
-        f(k0 + 32 + 8 * j, _mm256_sub_ps(_mm256_mul_ps(ds1, _mm256_cvtepi32_ps(_mm256_srli_epi32(bytes, 4))), dm1));
+  __m256 c[4];
+  if constexpr (S == kQ4K) {
+    __m256 hi[4];
+    for (int64_t b = 0; b < K / 256; b++, p += 144) {
+      float d = half_avx2(p), dmin = half_avx2(p + 2);
+      for (int chunk = 0; chunk < 4; chunk++) { /* groups 2 chunk (low nibbles) and 2 chunk + 1 (high) */
+        int sc0, mn0, sc1, mn1;
+        q4k_scale_min(p + 4, 2 * chunk, &sc0, &mn0);
+        q4k_scale_min(p + 4, 2 * chunk + 1, &sc1, &mn1);
+        const uint8_t *q = p + 16 + 32 * chunk;
+        for (int j = 0; j < 4; j++) {
+          __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8 * j)));
+          c[j] = _mm256_cvtepi32_ps(_mm256_and_si256(bytes, low4));
+          hi[j] = _mm256_cvtepi32_ps(_mm256_srli_epi32(bytes, 4));
+        }
+        f(8 * b + 2 * chunk, d * (float)sc0, -(dmin * (float)mn0), c);
+        f(8 * b + 2 * chunk + 1, d * (float)sc1, -(dmin * (float)mn1), hi);
       }
+    }
+  } else if constexpr (S == kQ8_0) {
+    for (int64_t g = 0; g < K / 32; g++, p += 34) {
+      for (int j = 0; j < 4; j++) c[j] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + 2 + 8 * j))));
+      f(g, half_avx2(p), 0.0f, c);
+    }
+  } else { /* Q4_0, Q4_1: bytes j of qs hold elements j (low nibble) and 16 + j (high) */
+    const __m256i zero = _mm256_set1_epi32(S == kQ4_0 ? 8 : 0);
+    const uint8_t *q = p + (S == kQ4_0 ? 2 : 4);
+    for (int64_t g = 0; g < K / 32; g++, p += block_bytes(S), q += block_bytes(S)) {
+      for (int j = 0; j < 2; j++) {
+        __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8 * j)));
+        c[j] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(bytes, low4), zero));
+        c[2 + j] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(bytes, 4), zero));
+      }
+      f(g, half_avx2(p), S == kQ4_1 ? half_avx2(p + 2) : 0.0f, c);
     }
   }
 }
 
-template <int S, class F>
-inline void visit(const uint8_t *p, int64_t K, F &&f) {
-  if constexpr (S == kQ8_0) visit_q8_0(p, K, f);
-  else if constexpr (S == kQ4K) visit_q4_k(p, K, f);
-  else visit_float<S == kF16>(p, K, f);
+// The weights a c + b of a group, as gguf-py forms them.
+template <int S>
+inline __m256 group_weights(__m256 a, __m256 b, __m256 c) {
+  __m256 w = _mm256_mul_ps(a, c);
+  return offset(S) ? _mm256_add_ps(w, b) : w;
+}
+
+inline float hsum(__m256 v) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
 }
 
 // Accumulators per row of x: enough independent FMA chains to cover the FMA latency (4 cycles,
@@ -177,32 +222,63 @@ template <int M>
 constexpr int kChains = M == 1 ? 8 : M == 2 ? 4 : 2;
 
 template <int S, int M>
-void row_avx2(const uint8_t *p, int64_t K, const float *const *x, int, float *out) {
+void row_avx2(const uint8_t *p, int64_t K, const float *const *x, const float *const *, int, float *out) {
   constexpr int C = kChains<M>;
   __m256 acc[M][C];
   for (int m = 0; m < M; m++)
     for (int c = 0; c < C; c++) acc[m][c] = _mm256_setzero_ps();
-  visit<S>(p, K, [&](int64_t k, __m256 w) {
+  visit_float<S == kF16>(p, K, [&](int64_t k, __m256 w) {
     int c = (int)(k / 8 % C);
     for (int m = 0; m < M; m++) acc[m][c] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x[m] + k), acc[m][c]);
   });
   for (int m = 0; m < M; m++) {
     __m256 v = acc[m][0];
     for (int c = 1; c < C; c++) v = _mm256_add_ps(v, acc[m][c]);
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    out[m] = _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+    out[m] = hsum(v);
   }
-  if (S == kF32 || S == kF16)
-    for (int64_t k = K / 8 * 8; k < K; k++)
-      for (int m = 0; m < M; m++) out[m] += weight1<S>(p, k) * x[m][k];
+  for (int64_t k = K / 8 * 8; k < K; k++)
+    for (int m = 0; m < M; m++) out[m] += weight1<S>(p, k) * x[m][k];
+}
+
+// A quantized row: per group a (codes . x) (a chain of FMAs per row of x, the groups independent
+// of each other) + b xs.
+template <int S, int M>
+void row_groups_avx2(const uint8_t *p, int64_t K, const float *const *x, const float *const *xs, int, float *out) {
+  __m256 acc[M], formed[M];
+  float off[M] = {};
+  for (int m = 0; m < M; m++) acc[m] = formed[m] = _mm256_setzero_ps();
+  visit_groups<S>(p, K, [&](int64_t g, float a, float b, const __m256 *c) {
+    __m256 va = _mm256_set1_ps(a);
+    if (!std::isfinite(a) || !std::isfinite(b)) {
+      __m256 vb = _mm256_set1_ps(b);
+      for (int j = 0; j < 4; j++) {
+        __m256 w = group_weights<S>(va, vb, c[j]);
+        for (int m = 0; m < M; m++) formed[m] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x[m] + 32 * g + 8 * j), formed[m]);
+      }
+      return;
+    }
+    for (int m = 0; m < M; m++) {
+      const float *xg = x[m] + 32 * g;
+      __m256 t = _mm256_mul_ps(c[0], _mm256_loadu_ps(xg));
+      for (int j = 1; j < 4; j++) t = _mm256_fmadd_ps(c[j], _mm256_loadu_ps(xg + 8 * j), t);
+      acc[m] = _mm256_fmadd_ps(va, t, acc[m]);
+      if (offset(S)) off[m] += b * xs[m][g];
+    }
+  });
+  for (int m = 0; m < M; m++) out[m] = hsum(_mm256_add_ps(acc[m], formed[m])) + off[m];
 }
 
 template <int S>
 void dequant_avx2(const uint8_t *p, int64_t K, float *w) {
-  visit<S>(p, K, [&](int64_t k, __m256 v) { _mm256_storeu_ps(w + k, v); });
-  if (S == kF32 || S == kF16)
+  if constexpr (quantized(S)) {
+    visit_groups<S>(p, K, [&](int64_t g, float a, float b, const __m256 *c) {
+      __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
+      for (int j = 0; j < 4; j++) _mm256_storeu_ps(w + 32 * g + 8 * j, group_weights<S>(va, vb, c[j]));
+    });
+  } else {
+    visit_float<S == kF16>(p, K, [&](int64_t k, __m256 v) { _mm256_storeu_ps(w + k, v); });
     for (int64_t k = K / 8 * 8; k < K; k++) w[k] = weight1<S>(p, k);
+  }
 }
 
 #pragma GCC pop_options
@@ -219,6 +295,8 @@ template <int S>
 Kernels kernels_of() {
 #ifdef RLX_MATVEC_AVX2
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  if (avx2 && quantized(S))
+    return {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>}, dequant_avx2<S>};
   if (avx2) return {{row_avx2<S, 1>, row_avx2<S, 2>, row_avx2<S, 3>, row_avx2<S, 4>}, dequant_avx2<S>};
 #endif
   return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>};
@@ -228,6 +306,8 @@ Kernels kernels(int scheme) {
   switch (scheme) {
     case kQ8_0: return kernels_of<kQ8_0>();
     case kQ4K: return kernels_of<kQ4K>();
+    case kQ4_0: return kernels_of<kQ4_0>();
+    case kQ4_1: return kernels_of<kQ4_1>();
     case kF32: return kernels_of<kF32>();
     default: return kernels_of<kF16>();
   }
@@ -263,13 +343,27 @@ class MatVec : public CpuKernel {
       return;
     }
     RowFn row = kern.row[M - 1];
+    bool sums = offset(scheme_);
     enc.dispatch([=]() {
-      const float *xr[kMaxRows];
+      const float *xr[kMaxRows], *xs[kMaxRows] = {};
+      thread_local std::vector<float> sum;  // the sums of x per group of 32 (offset schemes)
+      if (sums) {
+        int64_t G = K / 32;
+        if ((int64_t)sum.size() < M * G) sum.resize(M * G);
+        for (int64_t m = 0; m < M; m++) {
+          xs[m] = sum.data() + m * G;
+          for (int64_t g = 0; g < G; g++) {
+            float t = 0;
+            for (int j = 0; j < 32; j++) t += x[m * K + 32 * g + j];
+            sum[m * G + g] = t;
+          }
+        }
+      }
       for (int64_t m = 0; m < M; m++) xr[m] = x + m * K;
       parallel_for(N, 16, [&](int64_t n0, int64_t n1) {
         float o[kMaxRows];
         for (int64_t n = n0; n < n1; n++) {
-          row(w + n * rb, K, xr, (int)M, o);
+          row(w + n * rb, K, xr, xs, (int)M, o);
           for (int64_t m = 0; m < M; m++) y[m * N + n] = o[m];
         }
       });
@@ -290,10 +384,11 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, in
   SHIM_OP(c, x && w, ([&] {
             using namespace rlx_kernels;
             mx::array xa = A(x), wa = A(w);
-            int64_t K = xa.ndim() == 2 ? xa.shape()[1] : 0, qk = scheme == kQ8_0 ? 32 : scheme == kQ4K ? 256 : 1;
-            int64_t cols = scheme == kQ8_0 ? K / 32 * 34 : scheme == kQ4K ? K / 256 * 144 : K;
+            bool known = scheme >= kQ8_0 && scheme <= kQ4_1;
+            int64_t K = xa.ndim() == 2 ? xa.shape()[1] : 0, qk = known ? block_elems(scheme) : 1;
+            int64_t cols = quantized(scheme) ? K / qk * block_bytes(scheme) : K;
             mx::Dtype wdt = scheme == kF32 ? mx::float32 : scheme == kF16 ? mx::float16 : mx::uint8;
-            if (scheme < kQ8_0 || scheme > kF16 || xa.ndim() != 2 || wa.ndim() != 2 || xa.shape()[0] < 1 || K % qk ||
+            if (!known || xa.ndim() != 2 || wa.ndim() != 2 || xa.shape()[0] < 1 || K % qk ||
                 wa.shape()[1] != cols || wa.dtype() != wdt)
               throw std::invalid_argument("matvec takes x [M, K] and W float32 or float16 [N, K] or packed uint8 [N, K / QK * block bytes]");
             std::vector<mx::array> in = {mx::contiguous(mx::astype(xa, mx::float32, c->stream), false, c->stream),

@@ -263,9 +263,9 @@ rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_a
 rlx_mx_arr *rlx_mx_pool2d(rlx_mx *c, rlx_mx_arr *x, int kind, const int64_t *kernel, const int64_t *strides,
                           const int64_t *pads, const int64_t *dilations, bool count_include_pad, bool ceil_mode);
 /* y [M, N] float32 = x [M, K] @ W^T for float x (computed in float32; rlx's CPU kernel): W the
- * packed rows uint8 [N, K / QK * block bytes] of a GGUF Q8_0 (scheme 0) or Q4_K (scheme 1)
- * tensor read in place, float32 [N, K] (scheme 2) or float16 [N, K] (scheme 3, widened as it is
- * read); copied only when it is not row-contiguous. Each row of W is read once for M <= 4; past
+ * packed rows uint8 [N, K / QK * block bytes] of a GGUF Q8_0 (scheme 0), Q4_K (scheme 1), Q4_0
+ * (scheme 4) or Q4_1 (scheme 5) tensor read in place, float32 [N, K] (scheme 2) or float16 [N, K]
+ * (scheme 3, widened as it is read); copied only when it is not row-contiguous. Each row of W is read once for M <= 4; past
  * that, tiles of W are dequantized and multiplied by sgemm. */
 rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme);
 /* rlx_mx_unary with rlx's kernel for EXP, LOG, TANH, ERF and SIGMOID on float32 (SLEEF, 1 ULP);

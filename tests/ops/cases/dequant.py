@@ -77,8 +77,9 @@ def gguf_case(name, scheme, n, k, xshape, xdtype=np.float32, rtol=1e-5, scales=N
     w = gguf_dequant(scheme, packed, k).astype(np.float64)
     x = uni(xshape + (k,), dtype=xdtype)
     x64 = x.astype(np.float64)
-    want = x64 @ w.T
-    atol = rtol * max(float((np.abs(x64) @ np.abs(w).T).max()), 1e-30)
+    with np.errstate(invalid="ignore"):
+        want = x64 @ w.T
+    atol = rtol * max(float((np.abs(x64) @ np.where(np.isfinite(w), np.abs(w), 0).T).max()), 1e-30)
     return Case(name, [node("DequantMatMul", ["x", "w"], ["y"], scheme=S(scheme))], {"x": x}, {"y": want.astype(xdtype)},
                 atol=atol, rtol=rtol, params={"w": packed})
 
@@ -107,14 +108,18 @@ def gguf_cases():
                              scales=[0.0, -0.0, 1e36, -1e-38, 1e-45, 1.0])
         if "e8m0" in kinds:  # 2^(e-127): subnormal (e 0, 1), small, one, large (6 * 2^123 is finite)
             yield exact_case(f"DequantMatMul_{scheme}_edge_scales", scheme, 6, k, scales=[0, 1, 2, 3, 127, 200, 250])
-    # Q4_0/Q4_1/Q8_0/Q4_K run on quantized_matmul for a few rows (on the CPU), dequantized past 4
+    # Q4_0/Q4_1/Q8_0/Q4_K past 4 rows of x: dequantized (GPU) or tiles of rlx's kernel (CPU)
     for scheme in ["gguf_q4_0", "gguf_q4_1", "gguf_q8_0", "gguf_q4k"]:
         yield gguf_case(f"DequantMatMul_{scheme}_prefill_rows", scheme, 6, 512, (2, 5))
-    # the CPU kernel for Q8_0 and Q4_K: 1..4 rows of x row by row, more through tiles of 64 rows of
-    # W (N = 150: a partial one)
-    for scheme in ["gguf_q8_0", "gguf_q4k"]:
-        for xs in [(1,), (2,), (4,), (9,), (2, 35)]:
+    # the CPU kernel for Q8_0, Q4_0, Q4_1 and Q4_K: 1..4 rows of x row by row, more through tiles of
+    # 64 rows of W (N = 150: a partial one); infinite and NaN scales (weights formed as gguf-py forms
+    # them: inf times codes of mixed signs gives NaN, not the inf of scale times sum) among finite ones
+    for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q4k"]:
+        for xs in [(1,), (2,), (3,), (4,), (9,), (2, 35)]:
             yield gguf_case(f"DequantMatMul_{scheme}_kernel_{'x'.join(map(str, xs))}", scheme, 150, 512, xs)
+        for xs in [(1,), (4,)]:
+            yield gguf_case(f"DequantMatMul_{scheme}_kernel_nonfinite_{xs[0]}", scheme, 40, 512, xs,
+                            scales=[np.inf, -np.inf, np.nan] + [0.0, 1.0, -0.5, 0.25, 2.0 ** -20, 2.0 ** -24] * 5)
     yield gguf_case("DequantMatMul_gguf_q4k_rank1", "gguf_q4k", 7, 256, ())
     yield gguf_case("DequantMatMul_gguf_q6k_rank3", "gguf_q6k", 3, 512, (2, 3))
     yield gguf_case("DequantMatMul_gguf_q8_0_f16", "gguf_q8_0", 4, 64, (3,), xdtype=np.float16, rtol=5e-3)
@@ -356,7 +361,8 @@ def grouped_cases():
 # executable (src/mlx/exec_repack.c); setting a param again must repack it again. Each case runs,
 # sets its weight params to new values and runs again (op_runner's "reset"), both against the numpy
 # products of the gguf-py (or formula) dequantizations; every path on the CPU (quantized_matmul for
-# a few rows, rlx's matvec kernel for float32 x times Q8_0/Q4_K) and the GPU.
+# a few rows of float16 x and the int schemes, rlx's matvec kernel for float32 x times
+# Q8_0/Q4_0/Q4_1/Q4_K) and the GPU.
 def gguf_product(x, packed, scheme, k):
     x64, w = x.astype(np.float64), gguf_dequant(scheme, packed, k).astype(np.float64)
     return x64 @ w.T, np.abs(x64) @ np.abs(w).T
