@@ -47,6 +47,12 @@ def convt(name, n, c, co, hw, k, s):
     return name, node, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")], (n, c, *hw)
 
 
+def resize(name, shape, scales, **attrs):
+    """Resize of x by constant scales (PP-OCRv4 det's and YOLOv8's upsamplings)."""
+    inits = [numpy_helper.from_array(np.asarray(scales, np.float32), "scales")]
+    return name, helper.make_node("Resize", ["x", "", "scales"], ["y"], **attrs), inits, shape
+
+
 def matmul(name, m, k, n, trans_b=False, bias=False):
     """x [m, k] @ W [k, n] (+ b): a MatMul with a weight initializer, or a Gemm (W stored [n, k] with
     trans_b, as torch exports nn.Linear)."""
@@ -101,6 +107,14 @@ SHAPES = [
        pads=[1, 1, 1, 1]),
     op("globalavgpool C480 3x200", "GlobalAveragePool", (1, 480, 3, 200)),
     op("sigmoid 1x240x6x200", "Sigmoid", (1, 240, 6, 200)),
+    # Resize (PP-OCRv4 det's nearest 2x / 8x upsamplings, YOLOv8n's, a bilinear 2x)
+    resize("resize nearest x2 C96 60x80", (1, 96, 60, 80), [1, 1, 2, 2], mode="nearest", nearest_mode="floor",
+           coordinate_transformation_mode="asymmetric"),
+    resize("resize nearest x8 C24 15x20", (1, 24, 15, 20), [1, 1, 8, 8], mode="nearest", nearest_mode="floor",
+           coordinate_transformation_mode="asymmetric"),
+    resize("resize nearest x2 C256 10x10", (1, 256, 10, 10), [1, 1, 2, 2], mode="nearest", nearest_mode="floor",
+           coordinate_transformation_mode="asymmetric"),
+    resize("resize linear x2 C64 60x80", (1, 64, 60, 80), [1, 1, 2, 2], mode="linear"),
 ]
 
 

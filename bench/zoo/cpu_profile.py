@@ -37,6 +37,7 @@ FAMILIES = [
                                                           r"PackRhs|epilogue)"),
     ("rlx direct conv (depthwise, few channels)", r"librlx.*(conv_row|DirectConv|conv\()"),
     ("rlx pooling", r"librlx.*(pool_row|Pool2d|::pool\()"),
+    ("rlx resize", r"librlx.*(resize_row|combine_rows|Resize2d|::resize\()"),
     ("rlx attention", r"librlx.*(Attention|attention|softmax_block)"),
     ("rlx LayerNorm / RMSNorm", r"librlx.*(norm_row|Norm)"),
     ("rlx softmax / SLEEF transcendentals / activations",

@@ -1,5 +1,5 @@
 /* lower_conv.c: Conv and ConvTranspose (src/mlx/conv_ops.c), Pool (a strided window view reduced
- * over the window axes) and Resize (separable per-axis gathers). */
+ * over the window axes) and Resize (rlx's CPU kernel, else separable per-axis gathers). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,42 +293,58 @@ static void resize_weights(const resize_axis_spec *s, int64_t taps, double stret
   }
 }
 
+/* The taps of one axis: indices [out, taps] (int32), weights in float64 and float32, and per output
+ * whether it extrapolates (tf_crop_and_resize). */
+typedef struct axis_taps {
+  int64_t taps;
+  int32_t *idx;
+  double *w;
+  float *wf;
+  bool *outside, any_outside;
+} axis_taps;
+
+static void axis_taps_free(axis_taps *a) {
+  free(a->idx), free(a->w), free(a->wf), free(a->outside);
+  *a = (axis_taps){0};
+}
+
+static bool axis_taps_make(rlx_lower *L, const resize_axis_spec *s, int ax, axis_taps *a) {
+  double stretch;
+  int64_t first, cnt;
+  *a = (axis_taps){.taps = resize_taps(s, &stretch, &first)};
+  if (!rlx_mul_i64(s->out, a->taps, &cnt) || cnt > (INT64_MAX >> 4)) {
+    rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "resize of axis %d: %lld outputs x %lld taps is too many", ax, (long long)s->out,
+                   (long long)a->taps);
+    return false;
+  }
+  size_t m = (size_t)(cnt ? cnt : 1);
+  a->idx = malloc(sizeof(int32_t) * m), a->w = malloc(sizeof(double) * m), a->wf = malloc(sizeof(float) * m);
+  a->outside = malloc((size_t)(s->out ? s->out : 1));
+  if (!a->idx || !a->w || !a->wf || !a->outside) {
+    axis_taps_free(a);
+    rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory for %lld resize taps", (long long)cnt);
+    return false;
+  }
+  resize_weights(s, a->taps, stretch, first, a->idx, a->w, a->outside);
+  for (int64_t i = 0; i < cnt; i++) a->wf[i] = (float)a->w[i];
+  for (int64_t o = 0; o < s->out; o++) a->any_outside |= a->outside[o];
+  return true;
+}
+
 static rlx_mx_arr *resize_axis(rlx_lower *L, const resize_axis_spec *s, rlx_mx_arr *x, rlx_type *t, int ax, double extrap) {
   rlx_mx *c = L->mx;
-  double stretch;
-  int64_t first, taps = resize_taps(s, &stretch, &first), cnt;
-  if (!rlx_mul_i64(s->out, taps, &cnt) || cnt > (INT64_MAX >> 4)) {
-    rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "resize of axis %d: %lld outputs x %lld taps is too many", ax, (long long)s->out,
-                   (long long)taps);
-    return NULL;
-  }
-  int32_t *idx = malloc(sizeof(int32_t) * (size_t)(cnt ? cnt : 1));
-  double *w = malloc(sizeof(double) * (size_t)(cnt ? cnt : 1));
-  bool *outside = malloc((size_t)(s->out ? s->out : 1));
-  if (!idx || !w || !outside) {
-    free(idx), free(w), free(outside);
-    rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory for %lld resize taps", (long long)cnt);
-    return NULL;
-  }
-  resize_weights(s, taps, stretch, first, idx, w, outside);
-  bool any_outside = false;
-  for (int64_t o = 0; o < s->out; o++) any_outside |= outside[o];
+  axis_taps a;
+  if (!axis_taps_make(L, s, ax, &a)) return NULL;
+  int64_t taps = a.taps;
   rlx_type ti = {.dtype = RLX_DTYPE_I32, .rank = 2, .dims = {s->out, taps}};
   /* Weights go in float64 for float64 data (CPU only in MLX) and in float32 otherwise (GPUs have
    * no float64). */
   rlx_type tw = {.dtype = t->dtype == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32, .rank = 2, .dims = {s->out, taps}};
-  float *wf = tw.dtype == RLX_DTYPE_F32 ? malloc(sizeof(float) * (size_t)(cnt ? cnt : 1)) : NULL;
-  if (tw.dtype == RLX_DTYPE_F32 && !wf) {
-    free(idx), free(w), free(outside);
-    rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory for %lld resize taps", (long long)cnt);
-    return NULL;
-  }
-  for (int64_t i = 0; wf && i < cnt; i++) wf[i] = (float)w[i];
   rlx_type tm = {.dtype = RLX_DTYPE_BOOL, .rank = 1, .dims = {s->out}};
-  rlx_mx_arr *I = rlx_mx_from_bytes(c, idx, &ti), *W = taps > 1 ? rlx_mx_from_bytes(c, wf ? (void *)wf : (void *)w, &tw) : NULL;
-  free(wf);
-  rlx_mx_arr *M = any_outside ? rlx_mx_from_bytes(c, outside, &tm) : NULL;
-  free(idx), free(w), free(outside);
+  rlx_mx_arr *I = rlx_mx_from_bytes(c, a.idx, &ti);
+  rlx_mx_arr *W = taps > 1 ? rlx_mx_from_bytes(c, tw.dtype == RLX_DTYPE_F32 ? (void *)a.wf : (void *)a.w, &tw) : NULL;
+  rlx_mx_arr *M = a.any_outside ? rlx_mx_from_bytes(c, a.outside, &tm) : NULL;
+  axis_taps_free(&a);
   int64_t bshape[RLX_MAX_RANK];
   for (int i = 0; i < t->rank; i++) bshape[i] = i == ax ? s->out : 1;
   rlx_mx_arr *y = NULL;
@@ -346,28 +362,74 @@ static rlx_mx_arr *resize_axis(rlx_lower *L, const resize_axis_spec *s, rlx_mx_a
   return y;
 }
 
+/* rlx's CPU kernel (rlx_mx_resize2d) for a float (not float64) resize of the last two axes, the
+ * others kept, where no output extrapolates: both axes' taps at once. *done: it ran (else the
+ * per-axis gathers run). */
+static rlx_mx_arr *resize_kernel(rlx_lower *L, const resize_axis_spec *s, const bool *resized, rlx_mx_arr *x, int r, bool *done) {
+  axis_taps a[2] = {{0}, {0}};
+  rlx_mx_arr *y = NULL;
+  *done = false;
+  for (int i = 0; i < 2; i++) {
+    const resize_axis_spec *si = &s[r - 2 + i];
+    if (resized[r - 2 + i]) {
+      if (!axis_taps_make(L, si, r - 2 + i, &a[i])) return axis_taps_free(&a[0]), *done = true, NULL;
+      continue;
+    }
+    a[i].taps = 1, a[i].idx = malloc(sizeof(int32_t) * (size_t)si->out), a[i].wf = malloc(sizeof(float) * (size_t)si->out);
+    if (!a[i].idx || !a[i].wf) {
+      axis_taps_free(&a[0]), axis_taps_free(&a[1]);
+      rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory for %lld resize taps", (long long)si->out);
+      return *done = true, NULL;
+    }
+    for (int64_t o = 0; o < si->out; o++) a[i].idx[o] = (int32_t)o, a[i].wf[o] = 1;
+  }
+  if (!a[0].any_outside && !a[1].any_outside) {
+    y = rlx_mx_resize2d(L->mx, x, s[r - 2].out, a[0].taps, a[0].idx, a[0].wf, s[r - 1].out, a[1].taps, a[1].idx, a[1].wf);
+    *done = true;
+  }
+  axis_taps_free(&a[0]), axis_taps_free(&a[1]);
+  return y;
+}
+
 static void resize(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **out) {
   rlx_type t = *rlx_in_type(L, n, 0);
   const rlx_type *to = rlx_out_type(L, n, 0);
   size_t ns, nr;
   const double *sc = rlx_node_fs(n, "scales", &ns), *roi = rlx_node_fs(n, "roi", &nr);
   const char *mode = rlx_node_s(n, "mode");
-  resize_axis_spec s = {.ctm = rlx_node_s(n, "coordinate_transformation_mode"), .nearest_mode = rlx_node_s(n, "nearest_mode"),
-                        .mode = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") ? 1 : 2,
-                        .a = rlx_node_f(n, "cubic_coeff_a"), .antialias = rlx_node_i(n, "antialias") != 0,
-                        .exclude_outside = rlx_node_i(n, "exclude_outside") != 0};
-  bool crop = !strcmp(s.ctm, "tf_crop_and_resize");
+  resize_axis_spec base = {.ctm = rlx_node_s(n, "coordinate_transformation_mode"), .nearest_mode = rlx_node_s(n, "nearest_mode"),
+                           .mode = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") ? 1 : 2,
+                           .a = rlx_node_f(n, "cubic_coeff_a"), .antialias = rlx_node_i(n, "antialias") != 0,
+                           .exclude_outside = rlx_node_i(n, "exclude_outside") != 0};
+  bool crop = !strcmp(base.ctm, "tf_crop_and_resize");
+  resize_axis_spec s[RLX_MAX_RANK];
+  bool resized[RLX_MAX_RANK], empty = false, outer = false;
   for (int i = 0; i < t.rank; i++) {
-    s.in = t.dims[i], s.out = to->dims[i];
-    s.scale = ns ? sc[i] : s.in ? (double)s.out / (double)s.in : 1;
-    s.roi_lo = nr ? roi[i] : 0, s.roi_hi = nr ? roi[i + t.rank] : 1;
-    if (s.out == s.in && s.scale == 1.0 && (!crop || (s.roi_lo == 0 && s.roi_hi == 1))) continue;
-    if (s.in == 0 || s.out == 0) {
-      t.dims[i] = s.out;
+    s[i] = base;
+    s[i].in = t.dims[i], s[i].out = to->dims[i];
+    s[i].scale = ns ? sc[i] : s[i].in ? (double)s[i].out / (double)s[i].in : 1;
+    s[i].roi_lo = nr ? roi[i] : 0, s[i].roi_hi = nr ? roi[i + t.rank] : 1;
+    resized[i] = !(s[i].out == s[i].in && s[i].scale == 1.0 && (!crop || (s[i].roi_lo == 0 && s[i].roi_hi == 1)));
+    empty |= resized[i] && (s[i].in == 0 || s[i].out == 0);
+    outer |= resized[i] && i < t.rank - 2;
+  }
+  if (!L->cl && rlx_mx_get_device(L->mx) == RLX_MX_CPU && t.rank >= 2 && rlx_dtype_is_float(t.dtype) && t.dtype != RLX_DTYPE_F64 &&
+      !empty && !outer && (resized[t.rank - 2] || resized[t.rank - 1])) {
+    bool done;
+    rlx_mx_arr *y = resize_kernel(L, s, resized, x, t.rank, &done);
+    if (done) {
+      out[0] = y;
+      return;
+    }
+  }
+  for (int i = 0; i < t.rank; i++) {
+    if (!resized[i]) continue;
+    if (s[i].in == 0 || s[i].out == 0) {
+      t.dims[i] = s[i].out;
       x = rlx_mx_full(L->mx, to->rank, t.dims, 0, t.dtype);
       continue;
     }
-    x = resize_axis(L, &s, x, &t, i, rlx_node_f(n, "extrapolation_value"));
+    x = resize_axis(L, &s[i], x, &t, i, rlx_node_f(n, "extrapolation_value"));
   }
   out[0] = x;
 }

@@ -262,6 +262,12 @@ rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_a
  * Float dtypes (computed in float32). */
 rlx_mx_arr *rlx_mx_pool2d(rlx_mx *c, rlx_mx_arr *x, int kind, const int64_t *kernel, const int64_t *strides,
                           const int64_t *pads, const int64_t *dilations, bool count_include_pad, bool ceil_mode);
+/* Resize of the last two axes of x (rank >= 2, leading axes kept), float dtypes (computed in
+ * float32; CPU): y[..., o, p] = sum over a < th, b < tw of wh[o th + a] ww[p tw + b]
+ * x[..., ih[o th + a], iw[p tw + b]] for o < oh, p < ow; the taps ih / wh [oh, th] and iw / ww
+ * [ow, tw] (indices inside the input) are copied. */
+rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, const int32_t *ih, const float *wh, int64_t ow,
+                            int64_t tw, const int32_t *iw, const float *ww);
 /* y [M, N] float32 = x [M, K] @ W^T for float x (computed in float32; rlx's CPU kernel): W the
  * packed rows uint8 [N, K / QK * block bytes] of a GGUF Q8_0 (scheme 0), Q4_K (scheme 1), Q4_0
  * (scheme 4) or Q4_1 (scheme 5) tensor read in place, float32 [N, K] (scheme 2) or float16 [N, K]

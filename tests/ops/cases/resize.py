@@ -2,7 +2,7 @@
 (every nearest_mode), linear and cubic (cubic_coeff_a, exclude_outside, antialias), every
 coordinate_transformation_mode the reference implements, scales or sizes, tf_crop_and_resize
 with roi and extrapolation; 1-D to 3-D resizes, integer and float16 inputs, a non-contiguous
-input; plus error cases."""
+input; rlx's CPU kernel on larger planes; plus error cases."""
 import numpy as np
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
@@ -69,6 +69,20 @@ def cases():
     for mode in ["nearest", "linear", "cubic"]:
         yield resize_case(f"Resize_{mode}_crop_far_roi", x, sizes=[1, 2, 3, 4], roi=[0, 0, -1e30, 0, 1, 1, -1e29, 1], mode=mode,
                           coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=7.0)
+    # rlx's CPU kernel (the last two axes): many planes and rows long enough to be split over threads, repeated
+    # rows (upsampling) copied, one axis resized, and taps over several rows and columns
+    xk = rng.uniform(-2, 2, size=(2, 3, 20, 37)).astype(np.float32)
+    for f in [2, 4, 8]:
+        yield resize_case(f"Resize_kernel_nearest_x{f}", xk, sizes=[2, 3, 20 * f, 37 * f], mode="nearest", nearest_mode="floor",
+                          coordinate_transformation_mode="asymmetric")
+    yield resize_case("Resize_kernel_nearest_scales_down", xk, scales=[1, 1, 0.5, 0.35], mode="nearest")
+    yield resize_case("Resize_kernel_linear_x2", xk, scales=[1, 1, 2, 2], mode="linear")
+    yield resize_case("Resize_kernel_linear_width_only", xk, sizes=[2, 3, 20, 61], mode="linear",
+                      coordinate_transformation_mode="align_corners")
+    yield resize_case("Resize_kernel_nearest_height_only", xk, sizes=[2, 3, 47, 37], mode="nearest")
+    yield resize_case("Resize_kernel_cubic_antialias_down", xk, sizes=[2, 3, 7, 12], mode="cubic", antialias=1)
+    yield resize_case("Resize_kernel_linear_rank2", xk[0, 0], sizes=[33, 50], mode="linear")
+    yield resize_case("Resize_kernel_linear_f16", xk.astype(np.float16), sizes=[2, 3, 31, 45], atol=4e-3, rtol=4e-3, mode="linear")
     x1 = rng.uniform(-2, 2, size=(6,)).astype(np.float32)
     yield resize_case("Resize_linear_1d", x1, sizes=[11], mode="linear")
     x3 = rng.uniform(-2, 2, size=(2, 3, 4)).astype(np.float32)
