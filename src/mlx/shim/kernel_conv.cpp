@@ -19,11 +19,10 @@
 // patches on one thread, runs one multi-threaded BLAS call and returns a channels-last result
 // that the next op reads through a transposed view. Here a tile is (image, group, block of output
 // positions, block of output channels) on the pool (kernels.h tiles); its patches
-// col[K = C/g * kh * kw, block] go into a per-thread buffer (whole runs of output rows at a time;
-// none for 1x1 convolutions with stride 1 and no pads: their patches are the input itself), are
-// packed into the GEMM's panels, then y[rows, block] = w[rows, K] @ col by rlx's GEMM (kernels.h
-// gemm_block; the weight rows are read in place), then bias and activation on the tile while it
-// is in cache.
+// col[K = C/g * kh * kw, block] are written straight into the GEMM's panels in a per-thread
+// buffer (for 1x1 convolutions with stride 1 and no pads the patches are the input itself,
+// packed as it is), then y[rows, block] = w[rows, K] @ col by rlx's GEMM (kernels.h gemm_block;
+// the weight rows are read in place), then bias and activation on the tile while it is in cache.
 //
 // float32 only (the shim converts other float types).
 #include <algorithm>
@@ -170,48 +169,79 @@ void conv(const Geom &g, const float *x, const float *w, const float *b, const A
   });
 }
 
-// col[k, j] for patch row k = (c, ky, kx) and output positions p0 + j, j < n, of one image's group
-// (x at its first channel). The positions are cut once into runs along output rows; each patch row
-// copies its runs (zeros where a tap falls in the padding). Cloned: AVX-512 and AVX2 copy the runs,
-// strided ones of stride-2 convolutions too, in vectors.
+// The patches of output positions p0 + j, j < n, of one image's group (x at its first channel),
+// written straight into the GEMM's panels (kernels.h), panel q at panels + q * PanelStride(K):
+// for every patch row k = (c, ky, kx), the NR values x[c, oy*sh - ph + ky*dh, ox*sw - pw + kx*dw]
+// of its positions (zero where a tap falls in the padding). The positions are cut once into
+// segments that stay inside one panel and one output row; the lanes of a segment that each kernel
+// column reaches depend on the segment and kx only, and are computed once too. Each patch row then
+// copies its segments: one whose first lane is inside the input row is a whole vector (one load,
+// or two deinterleaved for stride 2) stored at its first lane, then zeros from its reach to its
+// end. A store past the segment lands where a later segment, the next patch row or a panel's slack
+// row will be written, or in the lanes past n, whose product columns the GEMM never stores. Loads
+// stay inside the input buffer [x0, xe) (else the segment is copied value by value). Cloned:
+// AVX-512 and AVX2 run the vectors.
+struct Segment {
+  int64_t dst, len, iy0, ix0;  // dst: offset of its first value in the panels (at k = 0)
+};
+
+typedef float v16 __attribute__((vector_size(NR * sizeof(float))));
+
+// Floats per panel of the patches: K rows and a slack row for the stores past a segment.
+inline int64_t panel_stride(int64_t K) { return (K + 1) * NR; }
+
 RLX_KERNEL_CLONES_512
-void im2col(const Geom &g, const float *x, int64_t p0, int64_t n, float *col) {
-  struct Run {
-    int64_t oy, ox, len;
-  };
-  thread_local std::vector<Run> runs;
-  runs.clear();
+void im2col_panels(const Geom &g, const float *x, int64_t p0, int64_t n, const float *xe, float *panels) {
+  thread_local std::vector<Segment> segs;
+  thread_local std::vector<int64_t> span;  // span[2 (s kw + kx)]: [lo, hi) inside the row for tap kx
+  segs.clear();
+  const int64_t ps = panel_stride(g.K);
   for (int64_t p = p0, end = p0 + n; p < end;) {
-    int64_t oy = p / g.OW, ox = p % g.OW, len = std::min(end - p, g.OW - ox);
-    runs.push_back({oy, ox, len});
+    int64_t j = p - p0, oy = p / g.OW, ox = p % g.OW;
+    int64_t len = std::min({end - p, g.OW - ox, NR - j % NR});
+    segs.push_back({j / NR * ps + j % NR, len, oy * g.sh - g.ph, ox * g.sw - g.pw});
     p += len;
   }
-  const int64_t sw = g.sw;
+  const int64_t sw = g.sw, ns = (int64_t)segs.size();
+  span.resize(2 * ns * g.kw);
+  for (int64_t i = 0; i < ns; i++)
+    for (int64_t kx = 0; kx < g.kw; kx++) {
+      int64_t ix0 = segs[i].ix0 + kx * g.dw, len = segs[i].len;
+      int64_t lo = std::min(len, ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw);
+      int64_t hi = std::max(lo, std::min(len, g.W - ix0 <= 0 ? 0 : (g.W - ix0 - 1) / sw + 1));
+      span[2 * (i * g.kw + kx)] = lo, span[2 * (i * g.kw + kx) + 1] = hi;
+    }
   for (int64_t k = 0, c = 0, ky = 0, kx = 0; k < g.K; k++) {
     const float *xc = x + c * g.H * g.W;
-    float *dst = col + k * n;
-    for (const Run &r : runs) {
-      int64_t iy = r.oy * g.sh - g.ph + ky * g.dh, len = r.len;
+    for (int64_t i = 0; i < ns; i++) {
+      const Segment &sg = segs[i];
+      float *dst = panels + sg.dst + k * NR;
+      int64_t iy = sg.iy0 + ky * g.dh, len = sg.len;
       if (iy < 0 || iy >= g.H) {
         for (int64_t j = 0; j < len; j++) dst[j] = 0.f;
-        dst += len;
         continue;
       }
-      // dst[j] = row[ix0 + j sw] for j in [lo, hi) (inside the row), zeros around
-      const float *row = xc + iy * g.W;
-      int64_t ix0 = r.ox * sw - g.pw + kx * g.dw, lo = 0, hi = len;
-      if (ix0 < 0 || ix0 + (len - 1) * sw >= g.W) {
-        lo = std::min(len, ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw);
-        hi = std::max(lo, std::min(len, g.W - ix0 <= 0 ? 0 : (g.W - ix0 - 1) / sw + 1));
+      const float *src = xc + iy * g.W + sg.ix0 + kx * g.dw;
+      int64_t lo = span[2 * (i * g.kw + kx)], hi = span[2 * (i * g.kw + kx) + 1];
+      if (lo == 0 && hi > 0 && (sw == 1 || sw == 2) && xe - src >= NR * sw) {
+        v16 v;
+        std::memcpy(&v, src, sizeof v);
+        if (sw == 2) {
+          v16 v2;
+          std::memcpy(&v2, src + NR, sizeof v2);
+          v = __builtin_shufflevector(v, v2, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        }
+        std::memcpy(dst, &v, sizeof v);
+        for (int64_t j = hi; j < len; j++) dst[j] = 0.f;
+        continue;
       }
       for (int64_t j = 0; j < lo; j++) dst[j] = 0.f;
       if (sw == 1) {
-        for (int64_t j = lo; j < hi; j++) dst[j] = row[ix0 + j];
+        for (int64_t j = lo; j < hi; j++) dst[j] = src[j];
       } else {
-        for (int64_t j = lo; j < hi; j++) dst[j] = row[ix0 + j * sw];
+        for (int64_t j = lo; j < hi; j++) dst[j] = src[j * sw];
       }
       for (int64_t j = hi; j < len; j++) dst[j] = 0.f;
-      dst += len;
     }
     if (++kx == g.kw) {
       kx = 0;
@@ -224,23 +254,24 @@ void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, co
   int64_t groups = g.Co / g.og, items = g.N * groups;
   Tiles t = tiles(items, g.og, g.P, g.K, pack_columns(g.K));
   parallel_for(items * t.mb * t.nb, t.grain, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> patches, panels;
+    thread_local std::vector<float> panels;
     for (int64_t i = t0; i < t1; i++) {
       int64_t item = i / (t.mb * t.nb), m0 = i / t.nb % t.mb * t.bm, p0 = i % t.nb * t.bn;
       int64_t n = item / groups, grp = item % groups, m1 = std::min(g.og, m0 + t.bm), p1 = std::min(g.P, p0 + t.bn);
       if (m0 >= m1 || p0 >= p1) continue;
-      const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W, *pb = xg + p0;
-      int64_t ldb = g.P;
-      if (!g.unit) {
-        if ((int64_t)patches.size() < g.K * (p1 - p0)) patches.resize(g.K * (p1 - p0));
-        im2col(g, xg, p0, p1 - p0, patches.data());
-        pb = patches.data(), ldb = p1 - p0;
+      const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W;
+      int64_t ps = g.K * NR;
+      if (g.unit) {
+        if ((int64_t)panels.size() < packed_floats(g.K, p1 - p0)) panels.resize(packed_floats(g.K, p1 - p0));
+        pack_b(false, g.K, xg, g.P, p0, p1, panels.data());
+      } else {
+        ps = panel_stride(g.K);
+        if ((int64_t)panels.size() < (p1 - p0 + NR - 1) / NR * ps) panels.resize((p1 - p0 + NR - 1) / NR * ps);
+        im2col_panels(g, xg, p0, p1 - p0, x + g.N * g.C * g.H * g.W, panels.data());
       }
-      if ((int64_t)panels.size() < packed_floats(g.K, p1 - p0)) panels.resize(packed_floats(g.K, p1 - p0));
-      pack_b(false, g.K, pb, ldb, 0, p1 - p0, panels.data());
       int64_t o0 = grp * g.og + m0;
       float *yt = y + (n * g.Co + o0) * g.P + p0;
-      gemm_block(false, m1 - m0, p1 - p0, g.K, w + o0 * g.K, g.K, panels.data(), g.K * NR, yt, g.P);
+      gemm_block(false, m1 - m0, p1 - p0, g.K, w + o0 * g.K, g.K, panels.data(), ps, yt, g.P);
       epilogue(yt, g.P, m1 - m0, p1 - p0, b ? b + o0 : nullptr, nullptr, act);
     }
   });

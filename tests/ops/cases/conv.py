@@ -177,6 +177,14 @@ def conv_cases():
                     ref_check=False, atol=1e-4)
     yield conv_case("Conv2d_gemm_group2_stride_dil", uni((2, 16, 19, 21)), uni((12, 8, 3, 2)), uni((12,)),
                     strides=[2, 1], pads=[2, 0, 1, 1], dilations=[1, 2], group=2, ref_check=False, atol=1e-4)
+    # patches written into the GEMM's panels: whole interior panels of stride 1 and 2 (vector copies), with
+    # dilation, and rows narrower than a panel (panels across output rows)
+    yield conv_case("Conv2d_gemm_stride2_wide", uni((1, 8, 21, 75)), uni((10, 8, 3, 3)), uni((10,)), strides=[2, 2],
+                    pads=[1, 1, 1, 1], ref_check=False, atol=1e-4)
+    yield conv_case("Conv2d_gemm_stride2_dil_k5", uni((1, 6, 19, 90)), uni((7, 6, 5, 5)), strides=[2, 2], pads=[2, 3, 1, 2],
+                    dilations=[1, 2], ref_check=False, atol=1e-4)
+    yield conv_case("Conv2d_gemm_narrow_rows", uni((2, 9, 13, 7)), uni((11, 9, 3, 3)), uni((11,)), pads=[1, 1, 1, 1],
+                    ref_check=False, atol=1e-4)
     yield conv_case("Conv2d_gemm_1x1_batch", uni((3, 40, 17, 19)), uni((36, 40, 1, 1)), uni((36,)), atol=1e-4)
     yield conv_case("Conv2d_gemm_1x1_stride2", uni((1, 40, 17, 19)), uni((36, 40, 1, 1)), strides=[2, 2], atol=1e-4)
     yield conv_case("Conv2d_gemm_few_positions", uni((1, 96, 3, 3)), uni((200, 96, 3, 3)), uni((200,)),
