@@ -107,6 +107,7 @@ SHAPES = [
        pads=[1, 1, 1, 1]),
     op("globalavgpool C480 3x200", "GlobalAveragePool", (1, 480, 3, 200)),
     op("sigmoid 1x240x6x200", "Sigmoid", (1, 240, 6, 200)),
+    op("gelu 128x3072", "Gelu", (128, 3072)),  # BERT-base's intermediate activation (ONNX Gelu, opset 20)
     # Resize (PP-OCRv4 det's nearest 2x / 8x upsamplings, YOLOv8n's, a bilinear 2x)
     resize("resize nearest x2 C96 60x80", (1, 96, 60, 80), [1, 1, 2, 2], mode="nearest", nearest_mode="floor",
            coordinate_transformation_mode="asymmetric"),
@@ -121,7 +122,7 @@ SHAPES = [
 def model(node, inits, shape):
     g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
 
 
 def rlx_time(rlx, path, x_path, out_dir, repeat, mode):

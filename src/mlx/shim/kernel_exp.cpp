@@ -48,13 +48,63 @@ float exp_shifted(const float *x, float *y, int64_t n, float shift) {
 
 namespace {
 
+constexpr float kGeluTanh0 = 0.7978845608028654f, kGeluTanh1 = 0.044715f, kSqrtHalf = 0.7071067811865476f;
+
+#ifdef RLX_SLEEF4
+// The smooth activations below, 8 (AVX2) or 16 (AVX-512) at a time with SLEEF's functions for those
+// ISAs: sleef.h declares them only where the whole translation unit targets the ISA, so they are
+// declared here inside a target region (TARGET: its pragma), and used only when the CPU has it
+// (smooth_act picks). smooth_actN applies kind to y[0 .. n - n % N) in vectors V (GCC vector
+// arithmetic) and returns n - n % N.
+#define RLX_SMOOTH_WIDE(TARGET, V, N, ISA)                                                     \
+  _Pragma("GCC push_options") _Pragma(TARGET)                                                  \
+  extern "C" V Sleef_expf##N##_u10##ISA(V);                                                    \
+  extern "C" V Sleef_erff##N##_u10##ISA(V);                                                    \
+  extern "C" V Sleef_tanhf##N##_u10##ISA(V);                                                   \
+  int64_t smooth_act##N(int kind, float *y, int64_t n) {                                       \
+    int64_t i = 0;                                                                             \
+    for (; i + N <= n; i += N) {                                                               \
+      V v, r;                                                                                  \
+      std::memcpy(&v, y + i, sizeof v);                                                        \
+      switch (kind) {                                                                          \
+        case RLX_MX_ACT_SIGMOID: r = 1.f / (1.f + Sleef_expf##N##_u10##ISA(-v)); break;        \
+        case RLX_MX_ACT_SILU: r = v / (1.f + Sleef_expf##N##_u10##ISA(-v)); break;             \
+        case RLX_MX_ACT_GELU: r = v * 0.5f * (1.f + Sleef_erff##N##_u10##ISA(v * kSqrtHalf)); break; \
+        case RLX_MX_ACT_GELU_TANH:                                                             \
+          r = v * 0.5f * (1.f + Sleef_tanhf##N##_u10##ISA(kGeluTanh0 * (v + kGeluTanh1 * (v * (v * v))))); \
+          break;                                                                               \
+        default: r = Sleef_tanhf##N##_u10##ISA(v);                                             \
+      }                                                                                        \
+      std::memcpy(y + i, &r, sizeof r);                                                        \
+    }                                                                                          \
+    return i;                                                                                  \
+  }                                                                                            \
+  _Pragma("GCC pop_options")
+
+RLX_SMOOTH_WIDE("GCC target(\"avx2,fma\")", __m256, 8, avx2)
+RLX_SMOOTH_WIDE("GCC target(\"avx512f\")", __m512, 16, avx512f)
+#undef RLX_SMOOTH_WIDE
+
+// 16 with AVX-512, 8 with AVX2 and FMA, else 4.
+int smooth_lanes() {
+  static const int lanes = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return 16;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 8 : 4;
+  }();
+  return lanes;
+}
+#endif
+
 // The smooth activations in place: sigmoid 1 / (1 + exp(-x)), SiLU x / (1 + exp(-x)), Gelu
 // x/2 (1 + erf(x / sqrt 2)), its tanh form x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), tanh;
 // the Gelus in the same order as the lowering's compositions of MLX ops.
-constexpr float kGeluTanh0 = 0.7978845608028654f, kGeluTanh1 = 0.044715f, kSqrtHalf = 0.7071067811865476f;
 void smooth_act(int kind, float *y, int64_t n) {
   int64_t i = 0;
 #ifdef RLX_SLEEF4
+  int lanes = smooth_lanes();
+  if (lanes == 16) i = smooth_act16(kind, y, n);
+  if (lanes == 8) i = smooth_act8(kind, y, n);
   const __m128 one = _mm_set1_ps(1.f), half = _mm_set1_ps(0.5f), zero = _mm_setzero_ps();
   auto sig = [&](__m128 v) { return _mm_div_ps(one, _mm_add_ps(one, Sleef_expf4_u10(_mm_sub_ps(zero, v)))); };
   for (; i + 4 <= n; i += 4) {

@@ -128,9 +128,10 @@ def variant_cases():
         ref = fn(np.matmul(*f64(x, w)) + bias)
         yield simple(f"FusedMatMulBiasAct_{act}", "FusedMatMulBiasAct", {"x": x, "w": w, "b": bias},
                      ref.astype(np.float32), atol=2e-5, rtol=2e-5, activation=S(act))
-    # rows enough for rlx's CPU bias + activation kernel to split them over threads
+    # rows enough for rlx's CPU bias + activation kernel to split them over threads, and long enough for its
+    # 8- and 16-wide SLEEF activations (200 columns: whole vectors and a tail)
     xl, wl, bl = uni((4, 64, 96)), uni((96, 200)), uni((200,))
-    for act in ["Gelu", "Silu"]:
+    for act in ["Gelu", "GeluApprox", "Silu", "Sigmoid", "Tanh"]:
         yield simple(f"FusedMatMulBiasAct_{act}_large", "FusedMatMulBiasAct", {"x": xl, "w": wl, "b": bl},
                      ACTS[act](np.matmul(*f64(xl, wl)) + bl).astype(np.float32), atol=1e-4, rtol=1e-4, activation=S(act))
     yield simple("FusedMatMulBiasAct_nobias_1d", "FusedMatMulBiasAct", {"x": x[0, 0], "w": w},
