@@ -55,40 +55,38 @@ inline int64_t end_ox(int64_t off, int64_t sw, int64_t W, int64_t OW) {
   return std::min(e, OW);
 }
 
-// NB blocks of 8 interior outputs of row oy from ox on: bias plus every tap, accumulated in
+// NB blocks of 8 interior outputs of a row from ox on: bias plus every tap, accumulated in
 // registers over all of them (NB independent chains; one alone waits out each multiply-add's
-// latency, and a block stored and reloaded per input row waits on memory). KW, SW: the kernel
-// width and the stride along W when known at compile time (loops unrolled, stride-2 inputs
-// deinterleaved from two vector loads instead of gathered), else 0.
+// latency, and a block stored and reloaded per input row waits on memory). rows[c kh + ky]: the
+// input row of tap (c, ky) at the column of output 0's tap kx = 0 (ox*sw + kx*dw from there is a
+// tap's column), NULL where that row is in the padding. KW, SW: the kernel width and the stride
+// along W when known at compile time (loops unrolled, stride-2 inputs deinterleaved from two
+// vector loads instead of gathered), else 0.
 template <int NB, int KW, int SW>
-__attribute__((always_inline)) inline void conv_blocks(const Geom &g, const float *x, const float *w, float bias, float *y,
-                                                       int64_t oy, int64_t ox) {
+__attribute__((always_inline)) inline void conv_blocks(const Geom &g, const float *const *rows, const float *w, float bias, float *y,
+                                                       int64_t ox) {
   const int64_t sw = SW ? SW : g.sw, kw = KW ? KW : g.kw, dw = g.dw;
   v8 a[NB];
   for (int b = 0; b < NB; b++) a[b] = v8{} + bias;
-  for (int64_t c = 0; c < g.cg; c++) {
-    const float *xc = x + c * g.H * g.W, *wc = w + c * g.kh * kw;
-    for (int64_t ky = 0; ky < g.kh; ky++) {
-      int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-      if (iy < 0 || iy >= g.H) continue;
-      const float *r = xc + iy * g.W + ox * sw - g.pw, *wr = wc + ky * kw;
-      for (int64_t kx = 0; kx < kw; kx++) {
-        const float *rk = r + kx * dw;
-        float wv = wr[kx];
-        for (int b = 0; b < NB; b++) {
-          v8 v;
-          if constexpr (SW == 1) {
-            memcpy(&v, rk + b * BLK, sizeof v);
-          } else if constexpr (SW == 2) {  // the even ones of elements 0..14 (none read past 14)
-            v8 lo8, hi8;
-            memcpy(&lo8, rk + 2 * b * BLK, sizeof lo8);
-            memcpy(&hi8, rk + 2 * b * BLK + 7, sizeof hi8);
-            v = __builtin_shufflevector(lo8, hi8, 0, 2, 4, 6, 9, 11, 13, 15);
-          } else {
-            for (int j = 0; j < BLK; j++) v[j] = rk[(b * BLK + j) * sw];
-          }
-          a[b] += wv * v;
+  for (int64_t r = 0; r < g.cg * g.kh; r++) {
+    if (!rows[r]) continue;
+    const float *rr = rows[r] + ox * sw, *wr = w + r * kw;
+    for (int64_t kx = 0; kx < kw; kx++) {
+      const float *rk = rr + kx * dw;
+      float wv = wr[kx];
+      for (int b = 0; b < NB; b++) {
+        v8 v;
+        if constexpr (SW == 1) {
+          memcpy(&v, rk + b * BLK, sizeof v);
+        } else if constexpr (SW == 2) {  // the even ones of elements 0..14 (none read past 14)
+          v8 lo8, hi8;
+          memcpy(&lo8, rk + 2 * b * BLK, sizeof lo8);
+          memcpy(&hi8, rk + 2 * b * BLK + 7, sizeof hi8);
+          v = __builtin_shufflevector(lo8, hi8, 0, 2, 4, 6, 9, 11, 13, 15);
+        } else {
+          for (int j = 0; j < BLK; j++) v[j] = rk[(b * BLK + j) * sw];
         }
+        a[b] += wv * v;
       }
     }
   }
@@ -98,71 +96,103 @@ __attribute__((always_inline)) inline void conv_blocks(const Geom &g, const floa
 // The outputs of a row that each kernel column's taps reach: [be[2 kx], be[2 kx + 1]) has tap kx
 // inside the input row; [lo, hi) has every tap inside (the interior). The same for every row, so
 // computed once per convolution (its integer divisions cost as much as a narrow row's work).
+// padded: the row's edges cost more tap by tap (per tap and edge output) than copying the row's
+// input rows into zero-padded ones, all of whose outputs are interior (narrow rows, wide kernels).
 struct Spans {
   int64_t lo, hi;
   std::vector<int64_t> be;
+  bool padded;
+  int64_t OWr, Wp;  // padded: outputs rounded up to a block, floats per padded input row
   explicit Spans(const Geom &g) : be(2 * g.kw) {
     for (int64_t kx = 0; kx < g.kw; kx++) {
       int64_t off = kx * g.dw - g.pw;
       be[2 * kx] = first_ox(off, g.sw), be[2 * kx + 1] = end_ox(off, g.sw, g.W, g.OW);
     }
     lo = std::min(first_ox(-g.pw, g.sw), g.OW), hi = std::max(lo, end_ox((g.kw - 1) * g.dw - g.pw, g.sw, g.W, g.OW));
+    OWr = (g.OW + BLK - 1) / BLK * BLK;
+    Wp = std::max(g.pw + g.W, (OWr - 1) * g.sw + (g.kw - 1) * g.dw + 1) + 2 * BLK;
+    int64_t edges = g.OW - (hi - lo) + (hi - lo) % BLK;  // outputs done tap by tap
+    padded = g.sw <= 2 && edges * g.kw * 2 + g.kw * 8 > Wp / 4;
   }
 };
 
-// One output row: y[0..OW) = bias + sum over (c, ky, kx) as described above.
+// One output row: y[0..OW) = bias + sum over (c, ky, kx) as described above. Padded: the taps' input
+// rows copied into zero-padded rows in pad (Spans::Wp floats each) and the whole row done in blocks
+// into out (Spans::OWr floats), then copied to y. Else the interior in blocks, the edges tap by tap.
 template <int KW, int SW>
 __attribute__((always_inline)) inline void conv_row_kw(const Geom &g, const Spans &sp, const float *x, const float *w, float bias,
-                                                       float *y, int64_t oy) {
+                                                       float *y, int64_t oy, float *pad, float *out) {
   const int64_t OW = g.OW, W = g.W, sw = g.sw, kw = g.kw, dw = g.dw, pw = g.pw, lo = sp.lo;
+  const float *some[64];
+  thread_local std::vector<const float *> more;
+  if (g.cg * g.kh > 64) more.resize(g.cg * g.kh);
+  const float **rows = g.cg * g.kh > 64 ? more.data() : some;
+  for (int64_t c = 0, r = 0; c < g.cg; c++)
+    for (int64_t ky = 0; ky < g.kh; ky++, r++) {
+      int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+      rows[r] = iy < 0 || iy >= g.H ? nullptr : x + (c * g.H + iy) * W - pw;
+      if (!rows[r] || !sp.padded) continue;
+      float *pr = pad + r * sp.Wp;
+      std::fill(pr, pr + pw, 0.f);
+      memcpy(pr + pw, rows[r] + pw, W * sizeof(float));
+      std::fill(pr + pw + W, pr + sp.Wp, 0.f);
+      rows[r] = pr;
+    }
+  if (sp.padded) {
+    int64_t ox = 0;
+    for (; ox + 4 * BLK <= sp.OWr; ox += 4 * BLK) conv_blocks<4, KW, SW>(g, rows, w, bias, out, ox);
+    for (; ox < sp.OWr; ox += BLK) conv_blocks<1, KW, SW>(g, rows, w, bias, out, ox);
+    memcpy(y, out, OW * sizeof(float));
+    return;
+  }
   // Interior: blocks of 4 x 8, then of 8, the last one ending at hi (overlapping its
   // predecessor: it writes the same values there).
   int64_t ox = lo;
-  for (; ox + 4 * BLK <= sp.hi; ox += 4 * BLK) conv_blocks<4, KW, SW>(g, x, w, bias, y, oy, ox);
-  for (; ox + BLK <= sp.hi; ox += BLK) conv_blocks<1, KW, SW>(g, x, w, bias, y, oy, ox);
-  if (ox < sp.hi && sp.hi - lo >= BLK) conv_blocks<1, KW, SW>(g, x, w, bias, y, oy, sp.hi - BLK), ox = sp.hi;
+  for (; ox + 4 * BLK <= sp.hi; ox += 4 * BLK) conv_blocks<4, KW, SW>(g, rows, w, bias, y, ox);
+  for (; ox + BLK <= sp.hi; ox += BLK) conv_blocks<1, KW, SW>(g, rows, w, bias, y, ox);
+  if (ox < sp.hi && sp.hi - lo >= BLK) conv_blocks<1, KW, SW>(g, rows, w, bias, y, sp.hi - BLK), ox = sp.hi;
   for (int64_t i = 0; i < lo; i++) y[i] = bias;
   for (int64_t i = ox; i < OW; i++) y[i] = bias;
   // Edges (and the interior's tail), tap by tap.
-  for (int64_t c = 0; c < g.cg; c++) {
-    const float *xc = x + c * g.H * W, *wc = w + c * g.kh * kw;
-    for (int64_t ky = 0; ky < g.kh; ky++) {
-      int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-      if (iy < 0 || iy >= g.H) continue;
-      const float *row = xc + iy * W, *wr = wc + ky * kw;
-      for (int64_t kx = 0; kx < kw; kx++) {
-        int64_t off = kx * dw - pw, b = sp.be[2 * kx], e = sp.be[2 * kx + 1];
-        float wv = wr[kx];
-        for (int64_t i = b; i < std::min(lo, e); i++) y[i] += wv * row[i * sw + off];
-        for (int64_t i = std::max(ox, b); i < e; i++) y[i] += wv * row[i * sw + off];
-      }
+  for (int64_t r = 0; r < g.cg * g.kh; r++) {
+    if (!rows[r]) continue;
+    const float *row = rows[r] + pw, *wr = w + r * kw;
+    for (int64_t kx = 0; kx < kw; kx++) {
+      int64_t off = kx * dw - pw, b = sp.be[2 * kx], e = sp.be[2 * kx + 1];
+      float wv = wr[kx];
+      for (int64_t i = b; i < std::min(lo, e); i++) y[i] += wv * row[i * sw + off];
+      for (int64_t i = std::max(ox, b); i < e; i++) y[i] += wv * row[i * sw + off];
     }
   }
 }
 
 // The common kernel widths (3, 5: depthwise and first layers) and strides (1, 2) as constants.
 RLX_KERNEL_CLONES
-void conv_row(const Geom &g, const Spans &sp, const float *x, const float *w, float bias, float *y, int64_t oy) {
+void conv_row(const Geom &g, const Spans &sp, const float *x, const float *w, float bias, float *y, int64_t oy, float *pad,
+              float *out) {
   if (g.sw == 1) {
-    if (g.kw == 3) return conv_row_kw<3, 1>(g, sp, x, w, bias, y, oy);
-    if (g.kw == 5) return conv_row_kw<5, 1>(g, sp, x, w, bias, y, oy);
-    return conv_row_kw<0, 1>(g, sp, x, w, bias, y, oy);
+    if (g.kw == 3) return conv_row_kw<3, 1>(g, sp, x, w, bias, y, oy, pad, out);
+    if (g.kw == 5) return conv_row_kw<5, 1>(g, sp, x, w, bias, y, oy, pad, out);
+    return conv_row_kw<0, 1>(g, sp, x, w, bias, y, oy, pad, out);
   }
-  if (g.sw == 2 && g.kw == 3) return conv_row_kw<3, 2>(g, sp, x, w, bias, y, oy);
-  if (g.sw == 2) return conv_row_kw<0, 2>(g, sp, x, w, bias, y, oy);
-  conv_row_kw<0, 0>(g, sp, x, w, bias, y, oy);
+  if (g.sw == 2 && g.kw == 3) return conv_row_kw<3, 2>(g, sp, x, w, bias, y, oy, pad, out);
+  if (g.sw == 2) return conv_row_kw<0, 2>(g, sp, x, w, bias, y, oy, pad, out);
+  conv_row_kw<0, 0>(g, sp, x, w, bias, y, oy, pad, out);
 }
 
 void conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
   int64_t rows = g.N * g.Co * g.OH, macs_per_row = std::max<int64_t>(1, g.cg * g.kh * g.kw * g.OW);
   const Spans sp(g);
   parallel_for(rows, std::max<int64_t>(1, 16384 / macs_per_row), [&](int64_t r0, int64_t r1) {
+    thread_local std::vector<float> pad, out;
+    if (sp.padded && (int64_t)pad.size() < g.cg * g.kh * sp.Wp) pad.resize(g.cg * g.kh * sp.Wp);
+    if (sp.padded && (int64_t)out.size() < sp.OWr) out.resize(sp.OWr);
     int64_t oy = r0 % g.OH, no = r0 / g.OH;  // row r = (n * Co + o) * OH + oy
     for (int64_t r = r0; r < r1; r++) {
       int64_t o = no % g.Co, n = no / g.Co, grp = o / g.og;
       const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W;
       float *yr = y + r * g.OW;
-      conv_row(g, sp, xg, w + o * g.cg * g.kh * g.kw, b ? b[o] : 0.f, yr, oy);
+      conv_row(g, sp, xg, w + o * g.cg * g.kh * g.kw, b ? b[o] : 0.f, yr, oy, pad.data(), out.data());
       apply_act(act, yr, g.OW);
       if (++oy == g.OH) oy = 0, no++;
     }
