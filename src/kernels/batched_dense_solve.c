@@ -8,8 +8,8 @@
  *   |a[r][k]| at or below the diagonal becomes row k; Golub & Van Loan, Matrix Computations,
  *   algorithm 3.4.1), the multipliers applied to b on the way, then x is found by back
  *   substitution. A zero pivot (a singular A[i]) makes x[i] all NaN and status[i] 1.
- * - Other devices: the BatchedDenseSolve op (mx::linalg::solve, LAPACK getrf/getrs on the CPU
- *   stream), which fails the run with INVALID_ARGUMENT "singular matrix" on a zero pivot, and
+ * - Other devices: the BatchedDenseSolve op (MLX's LU, LAPACK getrf, and triangular solves on the
+ *   CPU stream; lower_linalg.c), which fails the run with INVALID_ARGUMENT "singular matrix" on a zero pivot, and
  *   zeros for status. */
 #include <string.h>
 

@@ -28,13 +28,15 @@ typedef struct rlx_rng {
  * lowering's scalars are concatenated into one int64 vector led by the id of its record, the
  * list of what each check is (site, axis size, guarded); records are kept per executable,
  * identical ones shared, so a compiled trace replayed later still finds its own. A site names where
- * a check is (the node, its input and data axis). */
+ * a check is (the node, its input and data axis). A solve's check (rlx_l_nonsingular) is one of
+ * the same kind: its count of singular systems must lie in [0, 1). */
 typedef struct rlx_l_site {
   const rlx_graph *g;
   const rlx_node *n;
   uint32_t input; /* the node's input holding the indices */
   int axis;       /* the data axis they index */
   bool negative;  /* negative indices count from the end (valid range [-size, size)) */
+  bool singular;  /* a solve's count of singular systems (INVALID_ARGUMENT), not indices */
 } rlx_l_site;
 
 typedef struct rlx_l_check {
@@ -60,6 +62,9 @@ typedef struct rlx_l_checks {
   size_t n_vals, cap_vals;
 } rlx_l_checks;
 
+/* Records that `count` (an int64 scalar: the number of systems of node n's solve with a zero
+ * pivot) must be 0, else the run fails with INVALID_ARGUMENT "singular matrix" naming the node. */
+void rlx_l_nonsingular(rlx_lower *L, const rlx_node *n, rlx_mx_arr *count);
 /* Starts collecting the checks of a lowering. */
 void rlx_l_checks_begin(rlx_l_checks *k);
 /* Ends it: the int64 check vector {record id, scalars...} in context c; NULL when the lowering made

@@ -1,21 +1,22 @@
-/* lower_check.c: run-time index checks (lower.h, rlx_l_checks): indices wrapped into range for
- * MLX, their extremes recorded and read back after the evaluation. */
+/* lower_check.c: run-time checks (lower.h, rlx_l_checks): indices wrapped into range for MLX,
+ * their extremes recorded and read back after the evaluation; solves' counts of singular systems
+ * likewise. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlx/lower.h"
 
-static bool site_same(const rlx_l_site *s, const rlx_node *n, uint32_t input, int axis) {
-  return s->n == n && s->input == input && s->axis == axis;
+static bool site_same(const rlx_l_site *a, const rlx_l_site *b) {
+  return a->n == b->n && a->input == b->input && a->axis == b->axis && a->singular == b->singular;
 }
 
-/* The site of (n, input, axis), added when new; SIZE_MAX when out of memory. */
-static size_t site_of(rlx_lower *L, const rlx_node *n, uint32_t input, int axis, bool negative) {
+/* The index of site s, added when new; SIZE_MAX when out of memory. */
+static size_t site_of(rlx_lower *L, const rlx_l_site *s) {
   rlx_l_checks *k = L->checks;
   for (size_t i = 0; i < k->n_sites; i++)
-    if (site_same(&k->sites[i], n, input, axis)) return i;
+    if (site_same(&k->sites[i], s)) return i;
   if (!rlx_grow((void **)&k->sites, &k->cap_sites, k->n_sites + 1, sizeof *k->sites)) return SIZE_MAX;
-  k->sites[k->n_sites] = (rlx_l_site){.g = L->g, .n = n, .input = input, .axis = axis, .negative = negative};
+  k->sites[k->n_sites] = *s;
   return k->n_sites++;
 }
 
@@ -26,6 +27,9 @@ static rlx_status *site_status(const rlx_l_site *s, int64_t index, int64_t size,
     rlx_node_label(s->g, s->n, buf, sizeof buf - 2);
     strcat(buf, ": ");
   }
+  if (s->singular)
+    return RLX_ERR(INVALID_ARGUMENT, "%ssingular matrix: an exactly zero pivot in the LU factorization of %lld of its systems", buf,
+                   (long long)index);
   return RLX_ERR(OUT_OF_RANGE, "%sinput %u holds index %lld, outside [%lld, %lld) for data axis %d of size %lld", buf, s->input,
                  (long long)index, (long long)(s->negative ? -size : 0), (long long)size, s->axis, (long long)size);
 }
@@ -37,11 +41,11 @@ static bool offending(const rlx_l_site *s, int64_t size, int64_t lo, int64_t hi,
   return false;
 }
 
-/* Records the check of indices i (int64, at least one element) against an axis of size `size`. */
-static void record(rlx_lower *L, const rlx_node *n, uint32_t input, int axis, bool negative, rlx_mx_arr *i, int64_t size) {
+/* Records the check of site s: values i (int64, at least one element) in range of an axis of size
+ * `size`. */
+static void record(rlx_lower *L, rlx_l_site s, rlx_mx_arr *i, int64_t size) {
   rlx_mx *c = L->mx;
   rlx_mx_arr *lo = rlx_mx_reduce(c, i, 3, 0, NULL, false), *hi = rlx_mx_reduce(c, i, 2, 0, NULL, false);
-  rlx_l_site s = {.g = L->g, .n = n, .input = input, .axis = axis, .negative = negative};
   if (L->eager || !L->checks) { /* evaluated at once: the driver adds the node label */
     int64_t v[3] = {1};
     rlx_mx_arr *g = L->guard ? rlx_mx_astype(c, L->guard, RLX_DTYPE_I64) : rlx_mx_scalar(c, 1, RLX_DTYPE_I64);
@@ -51,7 +55,7 @@ static void record(rlx_lower *L, const rlx_node *n, uint32_t input, int axis, bo
     return;
   }
   rlx_l_checks *k = L->checks;
-  size_t site = site_of(L, n, input, axis, negative);
+  size_t site = site_of(L, &s);
   if (site == SIZE_MAX || !rlx_grow((void **)&k->cur.checks, &k->cap_cur, k->cur.n + 1, sizeof *k->cur.checks) ||
       !rlx_grow((void **)&k->vals, &k->cap_vals, k->n_vals + 3, sizeof *k->vals)) {
     rlx_mx_fail(c, RLX_OOM());
@@ -70,9 +74,13 @@ rlx_mx_arr *rlx_l_index(rlx_lower *L, const rlx_node *n, uint32_t input, rlx_mx_
   bool any = rlx_mx_type(i, &t);
   for (int d = 0; any && d < t.rank; d++) any = t.dims[d] > 0;
   /* uint64 indices above INT64_MAX read as negative: out of range either way */
-  if (any) record(L, n, input, axis, rlx_dtype_is_signed(dt), i, dim);
+  if (any) record(L, (rlx_l_site){.g = L->g, .n = n, .input = input, .axis = axis, .negative = rlx_dtype_is_signed(dt)}, i, dim);
   /* in range: a negative index plus dim; out of range: somewhere in range (the check fails) */
   return dim > 0 ? rlx_mx_binary(c, RLX_MXB_REMAINDER, i, rlx_mx_scalar(c, (double)dim, RLX_DTYPE_I64)) : NULL;
+}
+
+void rlx_l_nonsingular(rlx_lower *L, const rlx_node *n, rlx_mx_arr *count) {
+  record(L, (rlx_l_site){.g = L->g, .n = n, .axis = -1, .singular = true}, count, 1);
 }
 
 /* ---- collecting and reading ---- */

@@ -1,11 +1,11 @@
-/* lower_linalg.c: DenseSolve and BatchedDenseSolve through mx::linalg::solve (LU with partial
- * pivoting, LAPACK getrf/getrs family) on the CPU stream, whatever the executable's device: MLX's
- * factorizations have no GPU implementation. float16/bfloat16 solve in float32. A singular A
- * (an exactly zero pivot) fails at evaluation with INVALID_ARGUMENT "singular matrix".
- * 1x1 systems are solved as inv(A) b (the same x = b / a, and the same singular error): in MLX
- * 0.32.4 a compiled float64 LU (mx::linalg::lu, used by solve) of 1x1 matrices corrupts the heap.
- * An empty system (n = 0, B = 0 or k = 0: b has no elements) has the empty solution; MLX's LU
- * divides by n * n (SIGFPE for n = 0), so it never sees one. */
+/* lower_linalg.c: DenseSolve and BatchedDenseSolve through rlx_mx_solve_cpu (LU with partial
+ * pivoting, LAPACK getrf, then triangular solves) on the CPU stream, whatever the executable's
+ * device: MLX's factorizations have no GPU implementation. float16/bfloat16 solve in float32.
+ * A singular A (an exactly zero pivot) fails the run with INVALID_ARGUMENT "singular matrix",
+ * reported through the run-time checks (lower_check.c) and never raised inside MLX: in MLX 0.32.4
+ * an error raised by a task of the CPU stream can leave the scheduler waiting forever in every
+ * later evaluation (shim_ops.cpp). An empty system (n = 0, B = 0 or k = 0: b has no elements) has
+ * the empty solution; MLX's LU divides by n * n (SIGFPE for n = 0), so it never sees one. */
 #include "mlx/lower.h"
 
 void rlx_lower_linalg(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
@@ -20,15 +20,12 @@ void rlx_lower_linalg(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
     return;
   }
   if (work != dt) a = rlx_mx_astype(c, a, work), b = rlx_mx_astype(c, b, work);
-  if (n->op == RLX_OP_BATCHED_DENSE_SOLVE) /* [B,n] -> [B,n,1]: MLX reads a rank-2 b as a matrix */
-    b = rlx_mx_reshape(c, b, 3, (int64_t[]){tb->dims[0], tb->dims[1], 1});
-  rlx_mx_arr *x;
-  if (ta->dims[ta->rank - 1] == 1) {
-    if (n->op == RLX_OP_DENSE_SOLVE) b = rlx_mx_reshape(c, b, 2, (int64_t[]){1, tb->rank == 2 ? tb->dims[1] : 1});
-    x = rlx_mx_matmul(c, rlx_mx_inv_cpu(c, a), b);
-  } else {
-    x = rlx_mx_solve_cpu(c, a, b);
-  }
+  int64_t m = ta->dims[ta->rank - 1];
+  /* b as [.., n, k]: [n] -> [n, 1], BatchedDenseSolve's [B, n] -> [B, n, 1] */
+  if (n->op == RLX_OP_BATCHED_DENSE_SOLVE) b = rlx_mx_reshape(c, b, 3, (int64_t[]){tb->dims[0], m, 1});
+  else if (tb->rank == 1) b = rlx_mx_reshape(c, b, 2, (int64_t[]){m, 1});
+  rlx_mx_arr *singular = NULL, *x = rlx_mx_solve_cpu(c, a, b, &singular);
+  if (singular) rlx_l_nonsingular(L, n, singular);
   x = rlx_l_reshape(L, x, tb);
   out[0] = work != dt ? rlx_mx_astype(c, x, dt) : x;
 }

@@ -298,11 +298,12 @@ void rlx_mx_retain_only(rlx_mx *c, rlx_mx_arr **keep, size_t n);
  * out), 3 irfft (complex64 in, float32 out; n = output length, -1 = 2 (m - 1)). norm: 0
  * backward, 1 ortho, 2 forward (mx::fft::FFTNorm). */
 rlx_mx_arr *rlx_mx_fft(rlx_mx *c, rlx_mx_arr *a, int kind, int64_t n, int axis, int norm);
-/* mx::linalg::solve(a, b) on the CPU stream whatever the context's device: MLX's factorizations
- * (LAPACK) have no GPU implementation. */
-rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b);
-/* mx::linalg::inv(a) on the CPU stream (see rlx_mx_solve_cpu). */
-rlx_mx_arr *rlx_mx_inv_cpu(rlx_mx *c, rlx_mx_arr *a);
+/* x with a x = b (a [..., n, n], b [..., n, k], float32 or float64) by LU with partial pivoting
+ * (mx::linalg::lu, LAPACK getrf, then two triangular solves) on the CPU stream whatever the
+ * context's device: MLX's factorizations have no GPU implementation. Nothing raises for a singular
+ * a: *singular gets an int64 scalar, the number of matrices of a with an exactly zero pivot, and
+ * their x is meaningless; the caller fails the run when it is not 0 (NULL on failure). */
+rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr **singular);
 /* mx::random::categorical(logits, axis) drawn with `key` (a uint32[2] key array, see
  * rlx_mx_random_key), or with MLX's global key sequence when key is NULL. The result is uint32
  * indices (the axis removed). */

@@ -400,11 +400,32 @@ rlx_mx_arr *rlx_mx_fft(rlx_mx *c, rlx_mx_arr *a, int kind, int64_t n, int axis, 
           }()));
 }
 
-rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b) {
-  SHIM_OP(c, a && b, mx::linalg::solve(A(a), A(b), mx::Device(mx::Device::cpu)));
+// mx::linalg::solve would raise LAPACK's singular-matrix error inside a task of the CPU stream, and
+// in MLX 0.32.4 an error there can leak a count of the scheduler's active tasks (a task enqueued
+// after the failure throws between notify_new_task and the completion task): once more than
+// MAX_ACTIVE_TASKS (10) have leaked, every later evaluation waits in scheduler::wait_for_one
+// forever. So the solve is written from MLX's LU, whose factorization never raises for a singular
+// matrix, with the zero pivots counted instead of reaching the triangular inverse.
+rlx_mx_arr *rlx_mx_solve_cpu(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr **singular) {
+  *singular = nullptr;
+  SHIM_OP(c, a && b, ([&] {
+            mx::Device cpu(mx::Device::cpu);
+            mx::array am = A(a), bm = A(b);
+            int n = am.shape(-1);
+            if (n == 1) { /* MLX's compiled float64 LU of 1x1 matrices corrupts the heap (0.32.4) */
+              *singular = c->put(mx::sum(mx::astype(mx::equal(am, mx::array(0), cpu), mx::int64, cpu), false, cpu));
+              return mx::divide(bm, am, cpu);
+            }
+            auto luf = mx::linalg::lu(am, cpu); /* {row pivots, L, U}: A = P L U */
+            mx::array zero = mx::equal(mx::diagonal(luf[2], 0, -2, -1, cpu), mx::array(0), cpu);
+            *singular = c->put(mx::sum(mx::astype(mx::any(zero, -1, false, cpu), mx::int64, cpu), false, cpu));
+            /* a zero pivot becomes 1, so the triangular inverse succeeds (x is then meaningless) */
+            mx::array u = mx::add(luf[2], mx::multiply(mx::expand_dims(mx::astype(zero, am.dtype(), cpu), -1, cpu),
+                                                       mx::eye(n, am.dtype(), cpu), cpu), cpu);
+            mx::array pb = mx::take_along_axis(bm, mx::expand_dims(mx::argsort(luf[0], -1, cpu), -1, cpu), -2, cpu);
+            return mx::linalg::solve_triangular(u, mx::linalg::solve_triangular(luf[1], pb, false, cpu), true, cpu);
+          })());
 }
-
-rlx_mx_arr *rlx_mx_inv_cpu(rlx_mx *c, rlx_mx_arr *a) { SHIM_OP(c, a, mx::linalg::inv(A(a), mx::Device(mx::Device::cpu))); }
 
 rlx_mx_arr *rlx_mx_categorical(rlx_mx *c, rlx_mx_arr *logits, int axis, rlx_mx_arr *key) {
   SHIM_OP(c, logits, mx::random::categorical(A(logits), axis, key ? std::optional<mx::array>(A(key)) : std::nullopt, c->stream));

@@ -6,7 +6,7 @@ Also the built-in custom op rlx_linalg_batched_dense_solve (rlx/registry.h: the 
 the GPU, BatchedDenseSolve elsewhere) on the same kinds of systems, n up to 128."""
 import numpy as np
 
-from opcase import IS, S, Case, node, simple
+from opcase import G, IS, S, Case, node, simple
 
 SOLVE = "rlx_linalg_batched_dense_solve"
 
@@ -77,16 +77,38 @@ def cases():
     a, b = system(5)
     yield Case("DenseSolve_of_transpose", [node("Transpose", ["a"], ["at"], perm=IS([1, 0])), node("DenseSolve", ["at", "b"], ["x"])],
                {"a": a, "b": b}, {"x": np.linalg.solve(a.T, b)}, atol=1e-12, rtol=1e-12)
-    # singular matrices fail with a clear error in every mode
+    # singular matrices (an exactly zero pivot: numpy raises LinAlgError) fail with INVALID_ARGUMENT
+    # "singular matrix" in every mode; the zero 2x2 float64 system is fuzz_graph's (MLX hung after
+    # raising the singular error on its CPU stream, lower_linalg.c)
     sing = np.array([[1.0, 2.0], [2.0, 4.0]])
-    yield Case("DenseSolve_singular", [node("DenseSolve", ["a", "b"], ["x"])], {"a": sing, "b": np.ones(2)}, {},
-               expect_error="INVALID_ARGUMENT")
-    yield Case("DenseSolve_zero_matrix_f32", [node("DenseSolve", ["a", "b"], ["x"])],
-               {"a": np.zeros((3, 3), np.float32), "b": np.ones(3, np.float32)}, {}, expect_error="INVALID_ARGUMENT")
-    yield Case("DenseSolve_zero_1x1", [node("DenseSolve", ["a", "b"], ["x"])], {"a": np.zeros((1, 1)), "b": np.ones(1)}, {},
-               expect_error="INVALID_ARGUMENT")
-    yield Case("BatchedDenseSolve_one_singular", [node("BatchedDenseSolve", ["a", "b"], ["x"])],
-               {"a": np.stack([np.eye(2), sing]), "b": np.ones((2, 2))}, {}, expect_error="INVALID_ARGUMENT")
+    singular = [("DenseSolve_singular", "DenseSolve", sing, np.ones(2)),
+                ("DenseSolve_zero_matrix_f32", "DenseSolve", np.zeros((3, 3), np.float32), np.ones(3, np.float32)),
+                ("DenseSolve_zero_2x2_f64", "DenseSolve", np.zeros((2, 2)), np.zeros(2)),
+                ("DenseSolve_singular_matrix_rhs", "DenseSolve", sing, np.ones((2, 3))),
+                ("DenseSolve_zero_1x1", "DenseSolve", np.zeros((1, 1)), np.ones(1)),
+                ("BatchedDenseSolve_one_singular", "BatchedDenseSolve", np.stack([np.eye(2), sing]), np.ones((2, 2))),
+                ("BatchedDenseSolve_n1_one_zero", "BatchedDenseSolve", np.array([[[2.0]], [[0.0]]]), np.ones((2, 1))),
+                ("DenseSolve_singular_f16", "DenseSolve", sing.astype(np.float16), np.ones(2, np.float16))]
+    for name, op, a, b in singular:
+        try:
+            np.linalg.solve(a.astype(np.float64), b.astype(np.float64) if op == "DenseSolve" else b[..., None])
+            raise AssertionError(f"{name}: numpy solves it")
+        except np.linalg.LinAlgError:
+            pass
+        yield Case(name, [node(op, ["a", "b"], ["x"])], {"a": a, "b": b}, {}, expect_error="INVALID_ARGUMENT",
+                   expect_message="singular matrix")
+    # a singular solve in an untaken If branch does not fail the run (the check counts under its guard)
+    # and a nearly singular one is solved (no zero pivot): numpy's result, whatever its accuracy
+    caps = [{"name": "ba", "dtype": "float64", "dims": [2, 2]}, {"name": "bb", "dtype": "float64", "dims": [2]}]
+    solve = G({"inputs": caps, "nodes": [node("DenseSolve", ["ba", "bb"], ["bx"])], "outputs": [{"name": "bx"}]})
+    keep = G({"inputs": caps, "nodes": [node("Add", ["bb", "bb"], ["bx"])], "outputs": [{"name": "bx"}]})
+    branch = [node("If", ["c", "a", "b"], ["x"], then_branch=solve, else_branch=keep)]
+    yield Case("If_untaken_branch_singular_solve", branch, {"c": np.array(False), "a": sing, "b": np.ones(2)}, {"x": 2 * np.ones(2)})
+    yield Case("If_taken_branch_singular_solve", branch, {"c": np.array(True), "a": sing, "b": np.ones(2)}, {},
+               expect_error="INVALID_ARGUMENT", expect_message="singular matrix")
+    near = np.array([[1.0, 2.0], [2.0, 4.0 + 1e-9]])
+    yield simple("DenseSolve_nearly_singular", "DenseSolve", {"a": near, "b": np.array([1.0, 3.0])},
+                 np.linalg.solve(near, np.array([1.0, 3.0])), atol=1e-3, rtol=1e-4)
     # the built-in batched solve: random well-conditioned batches, pivoting, n up to its limit
     for n, batch in ((1, 3), (2, 64), (7, 5), (32, 16), (33, 4), (128, 3)):
         yield builtin_solve(f"n{n}_b{batch}", *system(n, batch=batch))
