@@ -9,7 +9,9 @@
  * - RLX_MODE_COMPILED: the first run (or rlx_executable_warmup) builds an mlx::core::compile
  *   function whose trace lowers the graph; later runs with the same input shapes and dtypes
  *   replay the cached trace (new shapes, e.g. new symbol sizes, trace again unless the
- *   executable is shapeless, see rlx_executable_set_shapeless).
+ *   executable is shapeless, see rlx_executable_set_shapeless). A run in which some node output
+ *   has no elements is evaluated as in lazy mode, without tracing or replaying (MLX's fused
+ *   kernels are not launched with zero elements).
  *   The compiled function takes its leaves in this order: the graph inputs in declaration order
  *   (rlx_graph_input_name), then the constants in node order, then the params of the graph and of
  *   its sub-graphs in rlx_executable_param_name order. Params and constants are leaves, not

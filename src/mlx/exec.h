@@ -138,6 +138,9 @@ struct rlx_executable {
   size_t max_alloc;
   uint64_t alloc_gen;
   int64_t alloc_key;
+  /* at that binding, some node output has no elements: a compiled executable then runs that
+   * binding lazily (exec_pipeline.c) */
+  bool empty_outputs;
 
   /* distributed (exec_dist.c) */
   rlx_dist_group *group; /* set by rlx_executable_set_group (borrowed), NULL: the default group */

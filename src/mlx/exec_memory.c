@@ -5,7 +5,8 @@
  * context refuses every array the lowering builds (outputs and temporaries, views counted at
  * their logical size) and the buffers MLX allocates inside the ops rlx calls (rlx_mx_set_max_allocation);
  * and here, before anything is lowered, every node output at the run's types is checked, which
- * also covers the replays of a shapeless compiled function (they build no array through rlx). */
+ * also covers the replays of a shapeless compiled function (they build no array through rlx). The
+ * same pass notes whether some node output has no elements (rlx_executable.empty_outputs). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -44,10 +45,12 @@ rlx_status *rlx_exec_check_allocations(rlx_executable *ex) {
   const rlx_graph *g = ex->g;
   int64_t key = ex->rt == ex->ext_types ? ex->ext_actual : -1;
   if (ex->alloc_gen == ex->bind_gen && ex->alloc_key == key) return NULL;
+  ex->empty_outputs = false;
   for (size_t k = 0; k < g->n_nodes; k++) {
     const rlx_node *n = &g->nodes[k];
     for (uint32_t o = 0; o < n->n_out; o++) {
       const rlx_type *t = &ex->rt[n->out0 + o];
+      for (int d = 0; d < t->rank; d++) ex->empty_outputs |= t->dims[d] == 0;
       size_t nb = 0;
       rlx_status *size = rlx_type_nbytes(t, &nb);
       if (size) { /* more than a size_t holds (RESOURCE_EXHAUSTED): SIZE_MAX; a dim unknown until run time: unchecked */

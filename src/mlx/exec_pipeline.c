@@ -243,7 +243,10 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   RLX_TRY(rlx_mx_take_error(c));
   size_t no = g->n_outputs, nr = ex->rng.n, nl = rlx_exec_num_leaves(ex);
   rlx_mx_arr **all = ex->rng_call_outs; /* the outputs, then the advanced random keys, then the check */
-  if (ex->mode == RLX_MODE_COMPILED) {
+  /* A binding where some node output has no elements runs lazily: MLX fuses elementwise ops into
+   * kernels that CUDA launches with a grid of 0 (SIGFPE on an H100), and a shapeless trace made at
+   * other sizes holds no empty-array guard of the shim (a CPU reduction of an empty array loops). */
+  if (ex->mode == RLX_MODE_COMPILED && !ex->empty_outputs) {
     if (!ex->compiled) RLX_TRY(rlx_mx_compile(trace, ex, ex->shapeless, &ex->compiled));
     if (!rlx_mx_call(c, ex->compiled, ex->leaves, nl, all, no + nr + 1)) return rlx_mx_take_error(c);
     if (!ex->checks.n_sites) all[no + nr] = NULL; /* no trace made a check: nothing to read */

@@ -361,6 +361,45 @@ static void test_shapeless_rejected(void **state) {
   rlx_graph_free(g);
 }
 
+/* A binding where some node output has no elements runs lazily in compiled mode (exec_pipeline.c:
+ * MLX's fused CUDA kernels launch a grid of 0, and a shapeless trace made at other sizes has no
+ * empty-array guard): no trace is made or replayed for it, and the others still replay. y =
+ * LogSoftmax(x, axis 0) + 1 with x [s0, 3], s0 = 0 between runs of 2 and 3 rows. */
+static void test_empty_binding_runs_lazily(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x = g_input(g, "x", RLX_DTYPE_F32, 2, DIMS(RLX_DIM_SYMBOL(0), 3));
+  rlx_value one = g_const(g, RLX_DTYPE_F32, 0, NULL, (const float[]){1.0f});
+  rlx_value ls = g_op(g, RLX_OP_LOG_SOFTMAX, 1, &x, 1, (rlx_attr[]){RLX_ATTR_I("axis", 0)});
+  rlx_value y = g_op(g, RLX_OP_ADD, 2, VALS(ls, one), 0, NULL);
+  OK(rlx_graph_set_outputs(g, 1, &y));
+  for (int shapeless = 0; shapeless < 2; shapeless++) {
+    rlx_executable *ex = make_exec(g, RLX_MODE_COMPILED);
+    OK(rlx_executable_set_shapeless(ex, shapeless));
+    const int64_t sizes[] = {0, 2, 0, 3};
+    for (size_t si = 0; si < LEN(sizes); si++) {
+      int64_t n = sizes[si];
+      float xv[3 * 3], want[3 * 3];
+      fill_random(xv, (size_t)n * 3, 40 + (uint32_t)si);
+      for (int j = 0; j < 3; j++) {
+        double sum = 0;
+        for (int64_t r = 0; r < n; r++) sum += exp(xv[r * 3 + j]);
+        for (int64_t r = 0; r < n; r++) want[r * 3 + j] = (float)(xv[r * 3 + j] - log(sum) + 1);
+      }
+      rlx_tensor *tx = tf32(2, DIMS(n, 3), xv), *out = NULL;
+      OK(run1(ex, "x", tx, &out));
+      expect_f32(out, 2, DIMS(n, 3), want, 1e-5);
+      rlx_tensor_free(out);
+      rlx_tensor_free(tx);
+      /* traces: none for the empty bindings; one per size, or one in all when shapeless */
+      assert_int_equal(rlx_executable_num_traces(ex), n == 0 ? (si ? 1 : 0) : shapeless ? 1 : (si == 1 ? 1 : 2));
+    }
+    rlx_executable_free(ex);
+  }
+  rlx_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_modes_agree_with_closed_form),
@@ -372,6 +411,7 @@ int main(void) {
       cmocka_unit_test(test_mode_from_environment),
       cmocka_unit_test(test_shapeless_one_trace),
       cmocka_unit_test(test_shapeless_rejected),
+      cmocka_unit_test(test_empty_binding_runs_lazily),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
