@@ -145,7 +145,9 @@ rlx_status *rlx_sub_run(rlx_lower *L, const rlx_sub *s, rlx_mx_arr *const *captu
   rlx_lower S = {.mx = L->mx, .g = sub, .types = s->types, .vals = vals, .eager = L->eager, .param = L->param, .param_ud = L->param_ud,
                  .group = L->group,
                  .rng = L->rng,
-                 .checks = L->checks, .guard = L->guard};
+                 .checks = L->checks, .guard = L->guard,
+                 .site_g = L->site_g,
+                 .site_n = L->site_n};
   rlx_status *st = rlx_lower_graph(&S);
   for (size_t i = 0; !st && i < sub->n_outputs; i++) outs[i] = vals[sub->outputs[i]];
   free(vals);

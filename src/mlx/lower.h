@@ -93,6 +93,11 @@ struct rlx_lower {
    * set inside If branches and While bodies, whose untaken paths are computed too). */
   rlx_l_checks *checks;
   rlx_mx_arr *guard;
+  /* NULL, or the Custom node of L->g's caller whose graph kernel is being lowered (lower_custom.c):
+   * its expansion is freed after lowering, so the checks made there name this node (of
+   * site_g) instead, which outlives them. */
+  const rlx_graph *site_g;
+  const rlx_node *site_n;
   /* Channels-last layout tracking (lower_layout.c), NULL: off (every value in its logical layout).
    * Else per value: true when vals[v] holds a logical [N, C, d1..dn] value as [N, d1..dn, C]. */
   bool *cl;

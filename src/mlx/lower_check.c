@@ -45,6 +45,7 @@ static bool offending(const rlx_l_site *s, int64_t size, int64_t lo, int64_t hi,
  * `size`. */
 static void record(rlx_lower *L, rlx_l_site s, rlx_mx_arr *i, int64_t size) {
   rlx_mx *c = L->mx;
+  if (L->site_n) s.g = L->site_g, s.n = L->site_n;
   rlx_mx_arr *lo = rlx_mx_reduce(c, i, 3, 0, NULL, false), *hi = rlx_mx_reduce(c, i, 2, 0, NULL, false);
   if (L->eager || !L->checks) { /* evaluated at once: the driver adds the node label */
     int64_t v[3] = {1};

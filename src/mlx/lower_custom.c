@@ -40,7 +40,11 @@ static rlx_status *expand(rlx_lower *L, const rlx_node *n, const rlx_custom_op_d
   rlx_sub prepared;
   if (!st) st = rlx_sub_prepare(L, sub, in_types, n->n_in, &prepared);
   if (!st) {
+    const rlx_graph *site_g = L->site_g;
+    const rlx_node *site_n = L->site_n;
+    if (!site_n) L->site_g = L->g, L->site_n = n; /* sub is freed below; the checks outlive it */
     st = rlx_sub_run(L, &prepared, in, out);
+    L->site_g = site_g, L->site_n = site_n;
     rlx_sub_free(&prepared);
   }
   rlx_graph_free(sub);
