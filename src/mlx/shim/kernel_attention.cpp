@@ -7,7 +7,10 @@
 //   S = Q_blk K^T (one single-threaded BLAS call); per row: s = scale * s + mask (an additive
 //   mask), or -inf for keys past the causal diagonal (key j visible to query i when
 //   j <= i + Sk - Sq, MLX's bottom-right alignment); p = softmax(s) (SLEEF exp; a row with no
-//   visible key gives zeros); O_blk = P V (one BLAS call).
+//   visible key gives zeros); O_blk = P V (one BLAS call). A block of at most 4 query rows whose
+//   operands have unit stride along D (a decode step over a KV cache) takes its dot products and
+//   P V straight from q, k and v instead: sgemm would pack all of K and V first, more work than
+//   these products, which read each key once. Tasks of little work run on the calling thread.
 // Query head h reads key/value head h / (Hq / Hkv). Operands are read in place through their
 // strides when one of their last two axes has unit stride (the heads' transposed views); the
 // output is written [B, Sq, Hq, Dv] and returned as its [B, Hq, Sq, Dv] transposed view, so that
@@ -25,6 +28,25 @@ namespace rlx_kernels {
 namespace {
 
 constexpr int64_t QBLK = 32;  // query rows per task
+constexpr int64_t FEW = 4;    // query rows up to which a task skips BLAS
+constexpr int64_t TASK_WORK = 1 << 17;  // multiply-adds per chunk of the pool at least
+
+RLX_KERNEL_CLONES
+float dot(const float *a, const float *b, int64_t n) {
+  float acc[8] = {}, s = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; l++) acc[l] += a[i + l] * b[i + l];
+  for (int l = 0; l < 8; l++) s += acc[l];
+  for (; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+// y[0..n) += a x[0..n)
+RLX_KERNEL_CLONES
+void axpy(float a, const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}
 
 // A strided 4D operand: element (a, b, c, d) at p[a s0 + b s1 + c s2 + d s3].
 struct View {
@@ -88,18 +110,32 @@ void softmax_block(const Problem &P, int64_t b, int64_t h, int64_t i0, int64_t r
 
 void attention(const Problem &P) {
   int64_t nblk = (P.Sq + QBLK - 1) / QBLK, group = P.Hq / P.Hkv;
-  parallel_for(P.B * P.Hq * nblk, 1, [&](int64_t t0, int64_t t1) {
+  bool few = P.Sq <= FEW && P.q.s[3] == 1 && P.k.s[3] == 1 && P.v.s[3] == 1;
+  int64_t work = std::max<int64_t>(std::min(QBLK, P.Sq) * P.Sk * (P.D + P.Dv), 1);
+  parallel_for(P.B * P.Hq * nblk, std::max<int64_t>(TASK_WORK / work, 1), [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> S, qb, kb, vb;
     for (int64_t t = t0; t < t1; t++) {
       int64_t b = t / (P.Hq * nblk), h = t / nblk % P.Hq, i0 = t % nblk * QBLK, rows = std::min(QBLK, P.Sq - i0);
       int64_t hk = h / group;
       const float *qp = P.q.p + b * P.q.s[0] + h * P.q.s[1] + i0 * P.q.s[2];
       const float *kp = P.k.p + b * P.k.s[0] + hk * P.k.s[1], *vp = P.v.p + b * P.v.s[0] + hk * P.v.s[1];
+      float *o = P.o + ((b * P.Sq + i0) * P.Hq + h) * P.Dv;
+      if (few) {
+        if ((int64_t)S.size() < rows * P.Sk) S.resize(rows * P.Sk);
+        for (int64_t r = 0; r < rows; r++)
+          for (int64_t j = 0; j < P.Sk; j++) S[r * P.Sk + j] = dot(qp + r * P.q.s[2], kp + j * P.k.s[2], P.D);
+        softmax_block(P, b, h, i0, rows, S.data());
+        for (int64_t r = 0; r < rows; r++) {
+          float *orow = o + r * P.Hq * P.Dv;
+          std::fill(orow, orow + P.Dv, 0.f);
+          for (int64_t j = 0; j < P.Sk; j++) axpy(S[r * P.Sk + j], vp + j * P.v.s[2], orow, P.Dv);
+        }
+        continue;
+      }
       Operand Q = operand(qp, rows, P.D, P.q.s[2], P.q.s[3], qb);
       Operand Kt = operand(kp, P.D, P.Sk, P.k.s[3], P.k.s[2], kb);  // K^T [D, Sk]
       Operand V = operand(vp, P.Sk, P.Dv, P.v.s[2], P.v.s[3], vb);
       if ((int64_t)S.size() < rows * P.Sk) S.resize(rows * P.Sk);
-      float *o = P.o + ((b * P.Sq + i0) * P.Hq + h) * P.Dv;
       if (P.D && P.Sk) {
         sgemm(Q.t, Kt.t, rows, P.Sk, P.D, Q.p, Q.ld, Kt.p, Kt.ld, S.data(), P.Sk);
       } else {

@@ -69,6 +69,13 @@ def attention_cases():
         yield att_case(f"att_causal_softcap_sq{sq}_sk{sk}", q, k, v, 2, mask="causal", softcap=2.0)
         for w in (1, 2, 7):
             yield att_case(f"att_sliding{w}_sq{sq}_sk{sk}", q, k, v, 2, mask="sliding_window", window=w)
+    # a decode step over a KV cache (Sq <= 4: the CPU kernel's products without BLAS; 5: with it),
+    # GQA, head dims not a multiple of 8, an additive mask hiding the unfilled positions
+    for sq in (1, 3, 4, 5):
+        q, k, v = qkv(4, 1, 8, 2, sq, 40, 67)
+        bm = np.where(np.arange(40)[None, :] <= 30 + np.arange(sq)[:, None], 0, -1e9).astype(np.float32)
+        yield att_case(f"att_decode_sq{sq}", q, k, v, 8, m=bm, num_kv_heads=2, mask="bias")
+        yield att_case(f"att_decode_causal_sq{sq}", q, k, v, 8, num_kv_heads=2, mask="causal")
     # masks of rank 2, 3, 4 with size-1 (broadcast) dims; bool and 0/1 float custom masks
     q, k, v = qkv(4, 2, 3, 3, 4, 5, 4)
     for shape in ((4, 5), (1, 5), (3, 4, 5), (1, 4, 1), (2, 1, 4, 5), (2, 3, 1, 5), (1, 1, 1, 1)):
