@@ -476,8 +476,7 @@ static void lower_dequant_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *co
   for (int i = 0; i + 1 < tx->rank; i++) rows *= tx->dims[i];
   int kernel = cpu_matvec(o.s, tx->dtype, rlx_mx_get_device(c) == RLX_MX_GPU);
   if (kernel >= 0) {
-    y = rlx_mx_matvec(c, rlx_mx_reshape(c, in[0], 2, (int64_t[]){rows, K}), o.q, kernel);
-    out[0] = rlx_l_reshape(L, y, rlx_out_type(L, n, 0));
+    out[0] = rlx_mx_matvec(c, in[0], o.q, kernel); /* [.., N] */
     return;
   }
   if (qmm_able(L, &o, tx->dtype, rows)) {

@@ -54,8 +54,7 @@ static void lower_matmul_np(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *
                    ? transposed_weight(L, n, b, &w)
                    : -1;
   if (scheme == 3 || (scheme == 2 && rows <= 4)) {
-    a = rlx_mx_reshape(L->mx, a, 2, (int64_t[]){rows, ta->dims[ta->rank - 1]});
-    out[0] = rlx_l_reshape(L, rlx_mx_matvec(L->mx, a, w, scheme), rlx_out_type(L, n, 0));
+    out[0] = rlx_mx_matvec(L->mx, a, w, scheme); /* [.., N] */
     return;
   }
   rlx_mx_arr *pk = packed_rhs(L, n);

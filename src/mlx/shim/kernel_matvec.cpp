@@ -316,20 +316,30 @@ Kernels kernels(int scheme) {
 // Rows of W dequantized per tile of a product with more than kMaxRows rows of x.
 constexpr int64_t kTileRows = 64;
 
+// The rows of x [.., K]: the product of its leading dims.
+int64_t rows_of(const mx::array &x) {
+  int64_t m = 1;
+  for (size_t d = 0; d + 1 < x.ndim(); d++) m *= x.shape(d);
+  return m;
+}
+
 class MatVec : public CpuKernel {
  public:
   MatVec(mx::Stream s, int scheme) : CpuKernel(s), scheme_(scheme) {}
-  // in: x [M, K] float32 and W (float32 or float16 [N, K], or packed uint8 [N, row bytes]), both
-  // row-contiguous; out [M, N].
+  // in: x [.., K] float32 (M rows) and W (float32 or float16 [N, K], or packed uint8 [N, row
+  // bytes]), any strides (see dense); out [.., N].
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
-    int64_t M = in[0].shape()[0], K = in[0].shape()[1], N = in[1].shape()[0], rb = (int64_t)in[1].itemsize() * in[1].shape()[1];
-    const float *x = in[0].data<float>();
-    const uint8_t *w = in[1].data<uint8_t>();
+    int64_t K = in[0].shape().back(), M = rows_of(in[0]), N = in[1].shape()[0];
+    int64_t rb = (int64_t)in[1].itemsize() * in[1].shape()[1];
+    mx::array xa = in[0], wa = in[1];
     float *y = out.data<float>();
     Kernels kern = kernels(scheme_);
     if (M > kMaxRows) { /* tiles of W dequantized once, each multiplied by all of x */
       enc.dispatch([=]() {
+        thread_local std::vector<uint8_t> xbuf, wbuf;
+        const float *x = static_cast<const float *>(dense(xa, xbuf));
+        const uint8_t *w = static_cast<const uint8_t *>(dense(wa, wbuf));
         parallel_for((N + kTileRows - 1) / kTileRows, 1, [&](int64_t t0, int64_t t1) {
           thread_local std::vector<float> tile;
           if ((int64_t)tile.size() < kTileRows * K) tile.resize(kTileRows * K);
@@ -345,6 +355,9 @@ class MatVec : public CpuKernel {
     RowFn row = kern.row[M - 1];
     bool sums = offset(scheme_);
     enc.dispatch([=]() {
+      thread_local std::vector<uint8_t> xbuf, wbuf;
+      const float *x = static_cast<const float *>(dense(xa, xbuf));
+      const uint8_t *w = static_cast<const uint8_t *>(dense(wa, wbuf));
       const float *xr[kMaxRows], *xs[kMaxRows] = {};
       thread_local std::vector<float> sum;  // the sums of x per group of 32 (offset schemes)
       if (sums) {
@@ -371,7 +384,11 @@ class MatVec : public CpuKernel {
   }
   const char *name() const override { return "RlxMatVec"; }
   bool is_equivalent(const mx::Primitive &other) const override { return scheme_ == static_cast<const MatVec &>(other).scheme_; }
-  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override { return {{in[0].shape()[0], in[1].shape()[0]}}; }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
+    mx::Shape shape = in[0].shape();
+    shape.back() = in[1].shape()[0];
+    return {shape};
+  }
 
  private:
   int scheme_;  // Scheme
@@ -385,14 +402,13 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, in
             using namespace rlx_kernels;
             mx::array xa = A(x), wa = A(w);
             bool known = scheme >= kQ8_0 && scheme <= kQ4_1;
-            int64_t K = xa.ndim() == 2 ? xa.shape()[1] : 0, qk = known ? block_elems(scheme) : 1;
+            int64_t K = xa.ndim() >= 1 ? xa.shape().back() : 0, qk = known ? block_elems(scheme) : 1;
             int64_t cols = quantized(scheme) ? K / qk * block_bytes(scheme) : K;
             mx::Dtype wdt = scheme == kF32 ? mx::float32 : scheme == kF16 ? mx::float16 : mx::uint8;
-            if (!known || xa.ndim() != 2 || wa.ndim() != 2 || xa.shape()[0] < 1 || K % qk ||
+            if (!known || xa.ndim() < 1 || wa.ndim() != 2 || rows_of(xa) < 1 || K % qk ||
                 wa.shape()[1] != cols || wa.dtype() != wdt)
-              throw std::invalid_argument("matvec takes x [M, K] and W float32 or float16 [N, K] or packed uint8 [N, K / QK * block bytes]");
-            std::vector<mx::array> in = {mx::contiguous(mx::astype(xa, mx::float32, c->stream), false, c->stream),
-                                         mx::contiguous(wa, false, c->stream)};
+              throw std::invalid_argument("matvec takes x [.., K] and W float32 or float16 [N, K] or packed uint8 [N, K / QK * block bytes]");
+            std::vector<mx::array> in = {mx::astype(xa, mx::float32, c->stream), wa};
             auto prim = std::make_shared<MatVec>(c->stream, scheme);
             mx::Shape shape = prim->output_shapes(in)[0];
             return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));

@@ -69,14 +69,16 @@ class Norm : public CpuKernel {
  public:
   Norm(mx::Stream s, bool rms, bool has_w, bool has_b, float eps)
       : CpuKernel(s), rms_(rms), has_w_(has_w), has_b_(has_b), eps_(eps) {}
-  // inputs: x float32 row-contiguous, then w [D] and b [D] (contiguous) when present.
+  // inputs: x float32, then w [D] and b [D] when present, any strides (see dense).
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
-    const float *x = in[0].data<float>(), *w = has_w_ ? in[1].data<float>() : nullptr;
-    const float *b = has_b_ ? in[has_w_ ? 2 : 1].data<float>() : nullptr;
     float *y = out.data<float>();
     int64_t n = in[0].ndim() ? in[0].shape().back() : 1, rows = n ? (int64_t)in[0].size() / n : 0;
-    enc.dispatch([x, w, b, y, rows, n, rms = rms_, eps = eps_]() {
+    enc.dispatch([in, has_w = has_w_, has_b = has_b_, y, rows, n, rms = rms_, eps = eps_]() {
+      thread_local std::vector<uint8_t> buf[3];
+      const float *x = static_cast<const float *>(dense(in[0], buf[0]));
+      const float *w = has_w ? static_cast<const float *>(dense(in[1], buf[1])) : nullptr;
+      const float *b = has_b ? static_cast<const float *>(dense(in[has_w ? 2 : 1], buf[2])) : nullptr;
       parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [=](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; r++) norm_row(rms, x + r * n, w, b, eps, y + r * n, n);
       });
@@ -102,9 +104,9 @@ std::optional<mx::array> norm(const mx::Stream &s, bool rms, const mx::array &x,
   size_t d = x.shape().back();
   for (const mx::array *p : {w, b})
     if (p && (p->dtype() != mx::float32 || p->size() != d)) return std::nullopt;
-  std::vector<mx::array> in = {row_contiguous(x, s)};
+  std::vector<mx::array> in = {x};
   for (const mx::array *p : {w, b})
-    if (p) in.push_back(row_contiguous(mx::flatten(*p, s), s));
+    if (p) in.push_back(mx::flatten(*p, s));
   mx::Shape shape = x.shape();
   return mx::array(std::move(shape), mx::float32, std::make_shared<Norm>(s, rms, w != nullptr, b != nullptr, eps), std::move(in));
 }

@@ -274,11 +274,12 @@ rlx_mx_arr *rlx_mx_pool2d(rlx_mx *c, rlx_mx_arr *x, int kind, const int64_t *ker
  * [ow, tw] (indices inside the input) are copied. */
 rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, const int32_t *ih, const float *wh, int64_t ow,
                             int64_t tw, const int32_t *iw, const float *ww);
-/* y [M, N] float32 = x [M, K] @ W^T for float x (computed in float32; rlx's CPU kernel): W the
- * packed rows uint8 [N, K / QK * block bytes] of a GGUF Q8_0 (scheme 0), Q4_K (scheme 1), Q4_0
- * (scheme 4) or Q4_1 (scheme 5) tensor read in place, float32 [N, K] (scheme 2) or float16 [N, K]
- * (scheme 3, widened as it is read); copied only when it is not row-contiguous. Each row of W is read once for M <= 4; past
- * that, tiles of W are dequantized and multiplied by sgemm. */
+/* y [.., N] float32 = x [.., K] @ W^T for float x of any rank >= 1 (M rows; computed in float32;
+ * rlx's CPU kernel): W the packed rows uint8 [N, K / QK * block bytes] of a GGUF Q8_0 (scheme 0),
+ * Q4_K (scheme 1), Q4_0 (scheme 4) or Q4_1 (scheme 5) tensor read in place, float32 [N, K]
+ * (scheme 2) or float16 [N, K] (scheme 3, widened as it is read); an operand that is not
+ * row-contiguous is copied by the kernel's task (no node in front of it). Each row of W is read
+ * once for M <= 4; past that, tiles of W are dequantized and multiplied by sgemm. */
 rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme);
 /* rlx_mx_unary with rlx's kernel for EXP, LOG, TANH, ERF and SIGMOID on float32 (SLEEF, 1 ULP);
  * other ops and dtypes go to rlx_mx_unary. */

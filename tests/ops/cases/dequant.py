@@ -18,7 +18,7 @@ import numpy as np
 from gguf import GGMLQuantizationType as T
 from gguf.quants import dequantize
 
-from opcase import Case, I, S, error_case as err, node, simple
+from opcase import IS, Case, I, S, error_case as err, node, simple
 
 rng = np.random.default_rng(23)
 
@@ -120,6 +120,13 @@ def gguf_cases():
         for xs in [(1,), (4,)]:
             yield gguf_case(f"DequantMatMul_{scheme}_kernel_nonfinite_{xs[0]}", scheme, 40, 512, xs,
                             scales=[np.inf, -np.inf, np.nan] + [0.0, 1.0, -0.5, 0.25, 2.0 ** -20, 2.0 ** -24] * 5)
+    # a non-contiguous x (a Transpose feeding the product; the kernel's task copies it)
+    for rows in (2, 7):
+        packed, xt = blocks("gguf_q4_1", 40, 128), uni((128, rows))
+        w = gguf_dequant("gguf_q4_1", packed, 128).astype(np.float64)
+        yield Case(f"DequantMatMul_gguf_q4_1_x_transposed_{rows}", [node("Transpose", ["xt"], ["x"], perm=IS([1, 0])),
+                                                                    node("DequantMatMul", ["x", "w"], ["y"], scheme=S("gguf_q4_1"))],
+                   {"xt": xt}, {"y": (xt.T.astype(np.float64) @ w.T).astype(np.float32)}, atol=1e-4, rtol=1e-5, params={"w": packed})
     yield gguf_case("DequantMatMul_gguf_q4k_rank1", "gguf_q4k", 7, 256, ())
     yield gguf_case("DequantMatMul_gguf_q6k_rank3", "gguf_q6k", 3, 512, (2, 3))
     yield gguf_case("DequantMatMul_gguf_q8_0_f16", "gguf_q8_0", 4, 64, (3,), xdtype=np.float16, rtol=5e-3)

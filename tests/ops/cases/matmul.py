@@ -81,6 +81,14 @@ def matmul_cases():
         yield Case(f"MatMul_weight_f16_t_{tag}", [node("Cast", ["w"], ["w32"], to=DT("float32")), node("Transpose", ["w32"], ["t"], perm=IS([1, 0])),
                                                   node("MatMul", ["x", "t"], ["y"])],
                    {"x": x}, {"y": (x.astype(np.float64) @ w16.T.astype(np.float64)).astype(np.float32)}, atol=1e-5, params={"w": w16})
+    # a non-contiguous x (a Transpose feeding the product; the kernel's task copies it), row by row
+    # and in tiles
+    for rows in (3, 9):
+        xt = uni((70, rows))
+        yield Case(f"MatMul_weight_f16_t_x_transposed_{rows}", [node("Transpose", ["xt"], ["x"], perm=IS([1, 0])),
+                                                                 node("Cast", ["w"], ["w32"], to=DT("float32")),
+                                                                 node("Transpose", ["w32"], ["t"], perm=IS([1, 0])), node("MatMul", ["x", "t"], ["y"])],
+                   {"xt": xt}, {"y": (xt.T.astype(np.float64) @ w16.T.astype(np.float64)).astype(np.float32)}, atol=1e-5, params={"w": w16})
     yield err("MatMul_k_mismatch", "MatMul", {"a": uni((3, 4)), "b": uni((5, 2))})
     yield err("MatMul_batch_mismatch", "MatMul", {"a": uni((2, 3, 4)), "b": uni((3, 4, 2))})
     yield err("MatMul_dtype_mismatch", "MatMul", {"a": uni((3, 4)), "b": uni((4, 2), dtype=np.float64)})
