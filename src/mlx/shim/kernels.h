@@ -44,7 +44,8 @@ int num_threads();
 // Runs fn(begin, end) over [0, n) split into chunks of at least `grain` items, on the pool's
 // workers and the calling thread; returns when every chunk is done. Work runs inline on the
 // caller when the pool is busy with another caller (kernels on several streams at once never
-// oversubscribe the cores) or when n is small. fn must not throw.
+// oversubscribe the cores) or when n is less than 4 grains (too little work to wake a worker for).
+// fn must not throw.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn);
 
 // Makes BLAS single-threaded (OpenBLAS, unless OPENBLAS_NUM_THREADS is set) for the products
