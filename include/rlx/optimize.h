@@ -26,12 +26,15 @@
  *   attention    Softmax(Q K^T scale [+ mask]) V on [B,H,S,D] operands into Attention (MLX
  *                fast::scaled_dot_product_attention).
  *   transpose    Transpose(Transpose(x)) composed into one Transpose, dropped when the identity.
+ *   identity     Reshape(Reshape(x)) composed into one Reshape; Reshape or Expand to the input's
+ *                shape, Narrow over a whole axis and a unit-step Slice that keeps the shape
+ *                dropped (each would be a node of every lazy run's MLX graph).
  *   scalarize    a size-1 constant operand of an elementwise op whose output shape it does not
  *                change becomes a rank-0 scalar (MLX compile fuses scalars into its kernels).
  *
  * Levels: "none" (the graph is copied unchanged), "basic" (constfold, dce, cse, fold_affine,
  * epilogue, dce), "all" (constfold, dce, cse, fold_affine, activation, norm, attention, transpose,
- * epilogue, scalarize, cse, dce). The passes run in that order, repeated until nothing changes
+ * identity, epilogue, scalarize, cse, dce). The passes run in that order, repeated until nothing changes
  * (at most 4 rounds). The floating-point results of a rewritten graph can differ from the original's in the
  * last bits (folded products, fused
  * kernels), as with any optimizing compiler (ONNX Runtime's graph optimizations do the same).

@@ -250,6 +250,25 @@ case("transpose", "cancel", model([helper.make_node("Transpose", ["x"], ["a"], p
                                    helper.make_node("Transpose", ["a"], ["b"], perm=[0, 3, 1, 2]), helper.make_node("Relu", ["b"], ["y"])],
                                   {"x": xt}, ["y"]), {"x": xt}, {"Transpose": 2}, {"Transpose": 0, "Relu": 1})
 
+# ---- identity: view ops that return their input dropped, Reshape of a Reshape composed ----
+xi = f32(1, 4, 6)
+sh = {"s1": np.array([4, 6], np.int64), "s3": np.array([1, 4, 6], np.int64), "s2": np.array([2, 2, 6], np.int64)}
+case("identity", "squeeze_unsqueeze", model([  # Reshape to [4,6] and back: both gone; then one Reshape of two
+    helper.make_node("Reshape", ["x", "s1"], ["a"]), helper.make_node("Reshape", ["a", "s3"], ["b"]),
+    helper.make_node("Relu", ["b"], ["r"]), helper.make_node("Reshape", ["r", "s1"], ["c"]),
+    helper.make_node("Reshape", ["c", "s2"], ["y"])], {"x": xi}, ["y"], sh), {"x": xi}, {"Reshape": 4}, {"Reshape": 1, "Relu": 1})
+sl = {"st": np.array([0, 0], np.int64), "en": np.array([9, 2**62], np.int64), "ax": np.array([0, 2], np.int64),
+      "one": np.array([1, 1], np.int64), "neg": np.array([-1], np.int64), "big": np.array([-2**62], np.int64),
+      "a1": np.array([1], np.int64), "e3": np.array([3], np.int64), "z": np.array([0], np.int64)}
+case("identity", "whole_slices", model([  # full-range slices go; a reversing and a cutting Slice stay
+    helper.make_node("Slice", ["x", "st", "en", "ax"], ["a"]), helper.make_node("Slice", ["a", "st", "en", "ax", "one"], ["b"]),
+    helper.make_node("Slice", ["b", "neg", "big", "a1", "neg"], ["d"]), helper.make_node("Slice", ["d", "z", "e3", "a1"], ["y"])],
+    {"x": xi}, ["y"], sl), {"x": xi}, {"Slice": 4}, {"Slice": 2})
+xe = f32(3, 1, 5)
+case("identity", "expand_same_shape", model([
+    helper.make_node("Expand", ["x", "s"], ["a"]), helper.make_node("Exp", ["a"], ["y"])], {"x": xe}, ["y"],
+    {"s": np.array([3, 1, 5], np.int64)}), {"x": xe}, {"Expand": 1}, {"Expand": 0, "Exp": 1})
+
 # ---- scalarize: size-1 constants into rank-0 scalars (a [1,1,1,1] one that broadcasts stays) ----
 case("scalarize", "size1_operands", model([
     helper.make_node("Mul", ["x", "c1"], ["a"]), helper.make_node("Add", ["c11", "a"], ["b"]), helper.make_node("Sub", ["b", "c4"], ["y"])],
