@@ -116,12 +116,22 @@ struct Spans {
   }
 };
 
+// A thread's zero-padded input rows (Spans::Wp floats each): per input channel of the group, S =
+// (kh - 1) dh + 1 slots, input row iy in slot iy % S (the rows of one output row never share a
+// slot), each tagged with the input row it holds, so consecutive output rows of a chunk copy only
+// the rows they do not share. Tags are cleared at the start of every chunk.
+struct PadRows {
+  float *buf;
+  const float **tag;
+  int64_t S;
+};
+
 // One output row: y[0..OW) = bias + sum over (c, ky, kx) as described above. Padded: the taps' input
-// rows copied into zero-padded rows in pad (Spans::Wp floats each) and the whole row done in blocks
-// into out (Spans::OWr floats), then copied to y. Else the interior in blocks, the edges tap by tap.
+// rows taken from (or copied into) pad and the whole row done in blocks into out (Spans::OWr
+// floats), then copied to y. Else the interior in blocks, the edges tap by tap.
 template <int KW, int SW>
 __attribute__((always_inline)) inline void conv_row_kw(const Geom &g, const Spans &sp, const float *x, const float *w, float bias,
-                                                       float *y, int64_t oy, float *pad, float *out) {
+                                                       float *y, int64_t oy, const PadRows &pad, float *out) {
   const int64_t OW = g.OW, W = g.W, sw = g.sw, kw = g.kw, dw = g.dw, pw = g.pw, lo = sp.lo;
   const float *some[64];
   thread_local std::vector<const float *> more;
@@ -132,10 +142,14 @@ __attribute__((always_inline)) inline void conv_row_kw(const Geom &g, const Span
       int64_t iy = oy * g.sh - g.ph + ky * g.dh;
       rows[r] = iy < 0 || iy >= g.H ? nullptr : x + (c * g.H + iy) * W - pw;
       if (!rows[r] || !sp.padded) continue;
-      float *pr = pad + r * sp.Wp;
-      std::fill(pr, pr + pw, 0.f);
-      memcpy(pr + pw, rows[r] + pw, W * sizeof(float));
-      std::fill(pr + pw + W, pr + sp.Wp, 0.f);
+      int64_t slot = c * pad.S + iy % pad.S;
+      float *pr = pad.buf + slot * sp.Wp;
+      if (pad.tag[slot] != rows[r]) {
+        std::fill(pr, pr + pw, 0.f);
+        memcpy(pr + pw, rows[r] + pw, W * sizeof(float));
+        std::fill(pr + pw + W, pr + sp.Wp, 0.f);
+        pad.tag[slot] = rows[r];
+      }
       rows[r] = pr;
     }
   if (sp.padded) {
@@ -168,7 +182,7 @@ __attribute__((always_inline)) inline void conv_row_kw(const Geom &g, const Span
 
 // The common kernel widths (3, 5: depthwise and first layers) and strides (1, 2) as constants.
 RLX_KERNEL_CLONES
-void conv_row(const Geom &g, const Spans &sp, const float *x, const float *w, float bias, float *y, int64_t oy, float *pad,
+void conv_row(const Geom &g, const Spans &sp, const float *x, const float *w, float bias, float *y, int64_t oy, const PadRows &pad,
               float *out) {
   if (g.sw == 1) {
     if (g.kw == 3) return conv_row_kw<3, 1>(g, sp, x, w, bias, y, oy, pad, out);
@@ -184,15 +198,21 @@ void conv(const Geom &g, const float *x, const float *w, const float *b, const A
   int64_t rows = g.N * g.Co * g.OH, macs_per_row = std::max<int64_t>(1, g.cg * g.kh * g.kw * g.OW);
   const Spans sp(g);
   parallel_for(rows, std::max<int64_t>(1, 16384 / macs_per_row), [&](int64_t r0, int64_t r1) {
-    thread_local std::vector<float> pad, out;
-    if (sp.padded && (int64_t)pad.size() < g.cg * g.kh * sp.Wp) pad.resize(g.cg * g.kh * sp.Wp);
-    if (sp.padded && (int64_t)out.size() < sp.OWr) out.resize(sp.OWr);
+    thread_local std::vector<float> buf, out;
+    thread_local std::vector<const float *> tags;
+    PadRows pad{nullptr, nullptr, (g.kh - 1) * g.dh + 1};
+    if (sp.padded) {
+      if ((int64_t)buf.size() < g.cg * pad.S * sp.Wp) buf.resize(g.cg * pad.S * sp.Wp);
+      if ((int64_t)out.size() < sp.OWr) out.resize(sp.OWr);
+      tags.assign(g.cg * pad.S, nullptr);
+      pad.buf = buf.data(), pad.tag = tags.data();
+    }
     int64_t oy = r0 % g.OH, no = r0 / g.OH;  // row r = (n * Co + o) * OH + oy
     for (int64_t r = r0; r < r1; r++) {
       int64_t o = no % g.Co, n = no / g.Co, grp = o / g.og;
       const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W;
       float *yr = y + r * g.OW;
-      conv_row(g, sp, xg, w + o * g.cg * g.kh * g.kw, b ? b[o] : 0.f, yr, oy, pad.data(), out.data());
+      conv_row(g, sp, xg, w + o * g.cg * g.kh * g.kw, b ? b[o] : 0.f, yr, oy, pad, out.data());
       apply_act(act, yr, g.OW);
       if (++oy == g.OH) oy = 0, no++;
     }

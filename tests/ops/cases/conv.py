@@ -166,13 +166,16 @@ def conv_cases():
     yield conv_case("Conv2d_depthwise_chunked", uni((1, 32, 96, 96)), uni((32, 1, 3, 3)), uni((32,)), pads=[1, 1, 1, 1],
                     group=32, ref_check=False)
     # the direct kernel's two row strategies: wide rows (interior in blocks, edges tap by tap) and
-    # narrow rows with wide kernels (input rows copied into zero-padded ones), strides 1 and 2
+    # narrow rows with wide kernels (input rows copied into zero-padded ones, reused by the next output
+    # rows; several input channels, batch > 1), strides 1 and 2
     yield conv_case("Conv2d_depthwise_wide_rows", uni((1, 4, 5, 420)), uni((4, 1, 3, 3)), uni((4,)), pads=[1, 1, 1, 1],
                     group=4, ref_check=False)
     yield conv_case("Conv2d_direct_wide_rows_stride2", uni((1, 3, 6, 500)), uni((5, 3, 3, 3)), strides=[2, 2],
                     pads=[1, 1, 0, 1], ref_check=False, atol=1e-4)
     yield conv_case("Conv2d_depthwise_narrow_k5_stride2", uni((2, 6, 11, 19)), uni((6, 1, 5, 5)), uni((6,)), strides=[2, 2],
                     pads=[2, 2, 2, 1], group=6)
+    yield conv_case("Conv2d_direct_narrow_3ch_batch", uni((2, 3, 10, 21)), uni((4, 3, 3, 3)), uni((4,)), pads=[1, 1, 1, 1],
+                    atol=1e-4)
     yield conv_case("Conv2d_depthwise_narrow_dilated", uni((1, 5, 9, 13)), uni((5, 1, 3, 3)), pads=[2, 0, 2, 3],
                     dilations=[2, 2], group=5)
     yield conv_case("Conv2d_dilated_row_chunks", uni((1, 32, 80, 80)), uni((8, 32, 3, 3)), dilations=[2, 2],
