@@ -347,14 +347,17 @@ namespace {
 class BiasAct : public CpuKernel {
  public:
   BiasAct(mx::Stream s, Act act) : CpuKernel(s), act_(act) {}
-  // inputs: x float32 row-contiguous, optional b float32 [x's last dim] contiguous.
+  // inputs: x float32, optional b float32 [x's last dim], any strides (see dense).
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     reuse_or_alloc(in[0], out);
     auto &enc = encoder(in, out);
-    const float *x = in[0].data<float>(), *b = in.size() > 1 ? in[1].data<float>() : nullptr;
     float *y = out.data<float>();
-    int64_t n = (int64_t)out.size(), cols = b ? (int64_t)in[1].size() : n, rows = cols ? n / cols : 0;
-    enc.dispatch([x, b, y, rows, cols, act = act_]() {
+    bool biased = in.size() > 1;
+    int64_t n = (int64_t)out.size(), cols = biased ? (int64_t)in[1].size() : n, rows = cols ? n / cols : 0;
+    enc.dispatch([in, y, rows, cols, act = act_]() {
+      thread_local std::vector<uint8_t> buf[2];
+      const float *x = static_cast<const float *>(dense(in[0], buf[0]));
+      const float *b = in.size() > 1 ? static_cast<const float *>(dense(in[1], buf[1])) : nullptr;
       if (!b) {  // elements in chunks
         return parallel_for(cols, 16384, [=](int64_t e0, int64_t e1) {
           if (x != y) memcpy(y + e0, x + e0, (e1 - e0) * sizeof(float));
@@ -412,8 +415,8 @@ extern "C" rlx_mx_arr *rlx_mx_bias_act(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *b, 
             mx::array xa = A(x);
             if (xa.dtype() != mx::float32 || (b && (A(b).dtype() != mx::float32 || xa.ndim() == 0 || A(b).size() != (size_t)xa.shape().back())))
               throw std::invalid_argument("bias_act takes float32 x and b with x's last dim of values");
-            std::vector<mx::array> in = {rlx_kernels::row_contiguous(xa, c->stream)};
-            if (b) in.push_back(rlx_kernels::row_contiguous(mx::flatten(A(b), c->stream), c->stream));
+            std::vector<mx::array> in = {xa};
+            if (b) in.push_back(mx::flatten(A(b), c->stream));
             mx::Shape shape = xa.shape();
             auto prim = std::make_shared<rlx_kernels::BiasAct>(c->stream, rlx_kernels::Act{act.kind, act.a, act.b});
             return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
