@@ -241,12 +241,12 @@ void row_avx2(const uint8_t *p, int64_t K, const float *const *x, const float *c
 }
 
 // A quantized row: per group a (codes . x) (a chain of FMAs per row of x, the groups independent
-// of each other) + b xs.
+// of each other) + b xs, summed into two accumulators (even and odd groups) and one for b xs, all
+// in registers, so that the FMA latency does not bound the loop.
 template <int S, int M>
 void row_groups_avx2(const uint8_t *p, int64_t K, const float *const *x, const float *const *xs, int, float *out) {
-  __m256 acc[M], formed[M];
-  float off[M] = {};
-  for (int m = 0; m < M; m++) acc[m] = formed[m] = _mm256_setzero_ps();
+  __m256 acc[M][2], formed[M], off[M];
+  for (int m = 0; m < M; m++) acc[m][0] = acc[m][1] = formed[m] = off[m] = _mm256_setzero_ps();
   visit_groups<S>(p, K, [&](int64_t g, float a, float b, const __m256 *c) {
     __m256 va = _mm256_set1_ps(a);
     if (!std::isfinite(a) || !std::isfinite(b)) {
@@ -261,11 +261,14 @@ void row_groups_avx2(const uint8_t *p, int64_t K, const float *const *x, const f
       const float *xg = x[m] + 32 * g;
       __m256 t = _mm256_mul_ps(c[0], _mm256_loadu_ps(xg));
       for (int j = 1; j < 4; j++) t = _mm256_fmadd_ps(c[j], _mm256_loadu_ps(xg + 8 * j), t);
-      acc[m] = _mm256_fmadd_ps(va, t, acc[m]);
-      if (offset(S)) off[m] += b * xs[m][g];
+      if (g & 1)
+        acc[m][1] = _mm256_fmadd_ps(va, t, acc[m][1]);
+      else
+        acc[m][0] = _mm256_fmadd_ps(va, t, acc[m][0]);
+      if (offset(S)) off[m] = _mm256_fmadd_ps(_mm256_set1_ps(b), _mm256_set1_ps(xs[m][g]), off[m]);
     }
   });
-  for (int m = 0; m < M; m++) out[m] = hsum(_mm256_add_ps(acc[m], formed[m])) + off[m];
+  for (int m = 0; m < M; m++) out[m] = hsum(_mm256_add_ps(_mm256_add_ps(acc[m][0], acc[m][1]), formed[m])) + _mm256_cvtss_f32(off[m]);
 }
 
 template <int S>
