@@ -326,13 +326,18 @@ static rlx_status *map_instance_norm(rlx_imp *I, const Onnx__NodeProto *n) {
 static rlx_status *map_group_norm(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
+  if (tx.rank < 2) IMP_FAIL(INVALID_ARGUMENT, "X must be [N,C,...], got %s", RLX_TYPE_STR(&tx));
   int64_t G = imp_attr_i(n, "num_groups", 0), C = tx.dims[1];
+  if (G <= 0) IMP_FAIL(INVALID_ARGUMENT, "num_groups must be positive (the attribute is required), got %lld", (long long)G);
   rlx_value x, sb[2], y;
   RLX_TRY(imp_in(I, n, 0, &x));
   for (int i = 0; i < 2; i++) {
     RLX_TRY(imp_in(I, n, (size_t)(1 + i), &sb[i]));
     const rlx_type *t = imp_type(I, sb[i]);
     if (t->rank == 1 && t->dims[0] == G && G != C) { /* repeat each group's value C/G times */
+      if (C < 0 || C % G)
+        IMP_FAIL(INVALID_ARGUMENT, "input %d %s holds one value per group: X %s needs a fixed channel count that num_groups %lld divides",
+                 1 + i, RLX_TYPE_STR(t), RLX_TYPE_STR(&tx), (long long)G);
       RLX_TRY(imp_reshape(I, n, sb[i], 2, (int64_t[]){G, 1}, &sb[i]));
       RLX_TRY(imp_expand(I, n, sb[i], 2, (int64_t[]){G, C / G}, &sb[i]));
       RLX_TRY(imp_reshape(I, n, sb[i], 1, &C, &sb[i]));

@@ -570,6 +570,36 @@ static void test_import_math_ops(void **state) {
   import_fails(&b, RLX_STATUS_UNIMPLEMENTED, "op NoSuchOp is not supported by rlx at opset 18");
 }
 
+/* GroupNormalization-18 (scale and bias per group): num_groups is required and must divide the
+ * channels (ONNX spec); a missing one with [0] scale and bias divided by zero (fuzz_onnx). */
+static void test_import_group_norm(void **state) {
+  (void)state;
+  mb b;
+  const int64_t x4[4] = {1, 4, 2, 2};
+  mb_init(&b, "GroupNormalization", "", 18);
+  mb_input(&b, "x", ONNX_FLOAT, 4, x4);
+  mb_input(&b, "scale", ONNX_FLOAT, 1, (int64_t[]){0});
+  mb_input(&b, "bias", ONNX_FLOAT, 1, (int64_t[]){0});
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "num_groups must be positive (the attribute is required), got 0");
+
+  mb_init(&b, "GroupNormalization", "", 18);
+  mb_input(&b, "x", ONNX_FLOAT, 4, x4);
+  mb_input(&b, "scale", ONNX_FLOAT, 1, (int64_t[]){3});
+  mb_input(&b, "bias", ONNX_FLOAT, 1, (int64_t[]){3});
+  mb_attr_i(&b, "num_groups", 3);
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "X float32[1,4,2,2] needs a fixed channel count that num_groups 3 divides");
+
+  mb_init(&b, "GroupNormalization", "", 18);
+  mb_input(&b, "x", ONNX_FLOAT, 1, (int64_t[]){4});
+  mb_input(&b, "scale", ONNX_FLOAT, 1, (int64_t[]){2});
+  mb_input(&b, "bias", ONNX_FLOAT, 1, (int64_t[]){2});
+  mb_attr_i(&b, "num_groups", 2);
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "X must be [N,C,...], got float32[4]");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dtype_and_type),
@@ -582,6 +612,7 @@ int main(void) {
       cmocka_unit_test(test_region_ignores_unused_operands),
       cmocka_unit_test(test_import_shape_ops),
       cmocka_unit_test(test_import_math_ops),
+      cmocka_unit_test(test_import_group_norm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
