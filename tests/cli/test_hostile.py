@@ -62,21 +62,19 @@ def input_checks(d):
     """Inputs checked against the model before import work begins."""
     m = save(os.path.join(d, "rec.onnx"), [h.make_node("Relu", ["x"], ["y"])],
              [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 48, "width"])], [h.make_tensor_value_info("y", T.FLOAT, None)])
-    good = np.zeros((1, 3, 48, 20), np.float32)
     short = npy(d, "short", np.zeros((1, 3, 32, 20), np.float32))
     check(ort_rejects(m, {"x": np.load(short)}), "oracle: ONNX Runtime rejects height 32 for a model fixed at 48")
-    r = rlx("run", m, "--input", f"x={short}")
-    ok, why = fails(r, "INVALID_ARGUMENT", "input 'x' dim 2", "48", "32")
-    check(ok, "an input contradicting a fixed dim names the input, the dim, expected and got", why)
-    r = rlx("run", m, "--input", f"X={npy(d, 'good', good)}")
-    ok, why = fails(r, "NOT_FOUND", "'X'", "inputs: x")
-    check(ok, "a misspelled input name is NOT_FOUND listing the model's inputs", why)
-    r = rlx("run", m, "--input", f"x={npy(d, 'rank3', np.zeros((3, 48, 20), np.float32))}")
-    ok, why = fails(r, "INVALID_ARGUMENT", "input 'x'", "rank 4", "rank 3")
-    check(ok, "a rank mismatch names the input and both ranks", why)
-    r = rlx("run", m, "--input", f"x={npy(d, 'ints', good.astype(np.int64))}")
-    ok, why = fails(r, "INVALID_ARGUMENT", "input 'x'", "float32", "int64")
-    check(ok, "a dtype mismatch names the input and both dtypes", why)
+    good, rank3 = npy(d, "good", np.zeros((1, 3, 48, 20), np.float32)), npy(d, "rank3", np.zeros((3, 48, 20), np.float32))
+    ints = npy(d, "ints", np.zeros((1, 3, 48, 20), np.int64))
+    for mode in MODES:
+        ok, why = fails(rlx("run", m, "--input", f"x={short}", "--mode", mode), "INVALID_ARGUMENT", "input 'x' dim 2", "48", "32")
+        check(ok, f"an input contradicting a fixed dim names the input, the dim, expected and got ({mode})", why)
+        ok, why = fails(rlx("run", m, "--input", f"X={good}", "--mode", mode), "NOT_FOUND", "'X'", "inputs: x")
+        check(ok, f"a misspelled input name is NOT_FOUND listing the model's inputs ({mode})", why)
+        ok, why = fails(rlx("run", m, "--input", f"x={rank3}", "--mode", mode), "INVALID_ARGUMENT", "input 'x'", "rank 4", "rank 3")
+        check(ok, f"a rank mismatch names the input and both ranks ({mode})", why)
+        ok, why = fails(rlx("run", m, "--input", f"x={ints}", "--mode", mode), "INVALID_ARGUMENT", "input 'x'", "float32", "int64")
+        check(ok, f"a dtype mismatch names the input and both dtypes ({mode})", why)
 
 
 def index_checks(d):

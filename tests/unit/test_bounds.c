@@ -129,19 +129,23 @@ static void test_kv_append_at_capacity(void **state) {
 static void test_sync_argument_error_keeps_pending(void **state) {
   (void)state;
   rlx_graph *g = gather_graph();
-  rlx_executable *ex = make_exec(g, RLX_MODE_LAZY);
   float xs[10];
   for (int k = 0; k < 10; k++) xs[k] = (float)k;
-  rlx_tensor *x = tf32(2, DIMS(5, 2), xs), *i = tensor(RLX_DTYPE_I64, 1, DIMS(3), (const int64_t[]){2, 2, 2}), *y[2] = {0};
-  OK(rlx_executable_commit(ex, 2, (const char *const[]){"x", "i"}, (rlx_tensor *const[]){x, i}));
-  FAILS(rlx_executable_sync(ex, 2, y), INVALID_ARGUMENT, "n_outputs is 2");
-  assert_true(rlx_executable_pending(ex));
-  OK(rlx_executable_sync(ex, 1, y));
-  expect_f32(y[0], 2, DIMS(3, 2), (const float[]){4, 5, 4, 5, 4, 5}, 0);
-  rlx_tensor_free(y[0]);
+  rlx_tensor *x = tf32(2, DIMS(5, 2), xs), *i = tensor(RLX_DTYPE_I64, 1, DIMS(3), (const int64_t[]){2, 2, 2});
+  for (size_t m = 0; m < LEN(all_modes); m++) {
+    rlx_executable *ex = make_exec(g, all_modes[m]);
+    rlx_tensor *y[2] = {0};
+    OK(rlx_executable_commit(ex, 2, (const char *const[]){"x", "i"}, (rlx_tensor *const[]){x, i}));
+    FAILS(rlx_executable_sync(ex, 2, y), INVALID_ARGUMENT, "n_outputs is 2");
+    assert_true(rlx_executable_pending(ex));
+    OK(rlx_executable_sync(ex, 1, y));
+    assert_false(rlx_executable_pending(ex));
+    expect_f32(y[0], 2, DIMS(3, 2), (const float[]){4, 5, 4, 5, 4, 5}, 0);
+    rlx_tensor_free(y[0]);
+    rlx_executable_free(ex);
+  }
   rlx_tensor_free(x);
   rlx_tensor_free(i);
-  rlx_executable_free(ex);
   rlx_graph_free(g);
 }
 

@@ -444,6 +444,13 @@ static void test_import_shape_ops(void **state) {
   mb_output(&b, "y");
   import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "more than one -1");
 
+  /* a shape whose element count overflows int64 (UBSan in the importer's product; fuzz_onnx) */
+  mb_init(&b, "Reshape", "", 14);
+  mb_input(&b, "x", ONNX_FLOAT, 2, D23);
+  mb_ints(&b, "shape", 3, (int64_t[]){INT64_C(1) << 62, -1, INT64_C(1) << 62});
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "the shape's element count overflows int64");
+
   mb_init(&b, "Reshape", "", 14);
   mb_input(&b, "x", ONNX_FLOAT, 2, D23);
   mb_input(&b, "shape", ONNX_INT64, 1, (int64_t[]){2});

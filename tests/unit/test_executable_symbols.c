@@ -59,33 +59,37 @@ static void test_symbols_bind_per_run(void **state) {
   rlx_graph_free(g);
 }
 
+/* Bad inputs (a fixed dim contradicted, a wrong dtype, unknown or repeated names, NULL arguments)
+ * fail the run with a status naming the input, in every mode. */
 static void test_input_errors(void **state) {
   (void)state;
   rlx_graph *g = sym_graph();
-  rlx_executable *ex = make_exec(g, RLX_MODE_LAZY);
-  rlx_tensor *x = tf32(2, DIMS(2, 2), (const float[]){1, 2, 3, 4}), *v = tf32(2, DIMS(2, 2), (const float[]){1, 2, 3, 4});
-  rlx_tensor *u = tf32(1, DIMS(2), (const float[]){1, 2}), *xi = tensor(RLX_DTYPE_I32, 2, DIMS(2, 2), (const int32_t[]){1, 2, 3, 4});
-  rlx_tensor *out = NULL, *outs2[2] = {0};
-  const char *const names[] = {"x", "v", "u"};
-  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, v, u}, 1, &out), INVALID_ARGUMENT,
-        "input 'v': expected float32[s0,1], got float32[2,2]");
-  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){xi, v, u}, 1, &out), INVALID_ARGUMENT, "got int32[2,2]");
-  FAILS(rlx_executable_run(ex, 3, (const char *const[]){"x", "x", "u"}, (rlx_tensor *const[]){x, x, u}, 1, &out),
-        INVALID_ARGUMENT, "input 'x' given twice");
-  FAILS(rlx_executable_run(ex, 1, (const char *const[]){"w"}, (rlx_tensor *const[]){x}, 1, &out), NOT_FOUND,
-        "no input named 'w' (inputs: x, v, u)");
-  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, NULL, u}, 1, &out), INVALID_ARGUMENT, "'v': value is NULL");
-  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, v, u}, 2, outs2), INVALID_ARGUMENT,
-        "n_outputs is 2 but the graph has 1 outputs");
-  FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, v, u}, 1, NULL), INVALID_ARGUMENT, "outputs is NULL");
-  FAILS(rlx_executable_run(ex, 3, NULL, NULL, 1, &out), INVALID_ARGUMENT, "input names or values are NULL");
-  assert_null(out);
-  assert_null(outs2[0]);
-  rlx_tensor_free(x);
-  rlx_tensor_free(v);
-  rlx_tensor_free(u);
-  rlx_tensor_free(xi);
-  rlx_executable_free(ex);
+  for (size_t m = 0; m < LEN(all_modes); m++) {
+    rlx_executable *ex = make_exec(g, all_modes[m]);
+    rlx_tensor *x = tf32(2, DIMS(2, 2), (const float[]){1, 2, 3, 4}), *v = tf32(2, DIMS(2, 2), (const float[]){1, 2, 3, 4});
+    rlx_tensor *u = tf32(1, DIMS(2), (const float[]){1, 2}), *xi = tensor(RLX_DTYPE_I32, 2, DIMS(2, 2), (const int32_t[]){1, 2, 3, 4});
+    rlx_tensor *out = NULL, *outs2[2] = {0};
+    const char *const names[] = {"x", "v", "u"};
+    FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, v, u}, 1, &out), INVALID_ARGUMENT,
+          "input 'v': expected float32[s0,1], got float32[2,2]");
+    FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){xi, v, u}, 1, &out), INVALID_ARGUMENT, "got int32[2,2]");
+    FAILS(rlx_executable_run(ex, 3, (const char *const[]){"x", "x", "u"}, (rlx_tensor *const[]){x, x, u}, 1, &out),
+          INVALID_ARGUMENT, "input 'x' given twice");
+    FAILS(rlx_executable_run(ex, 1, (const char *const[]){"w"}, (rlx_tensor *const[]){x}, 1, &out), NOT_FOUND,
+          "no input named 'w' (inputs: x, v, u)");
+    FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, NULL, u}, 1, &out), INVALID_ARGUMENT, "'v': value is NULL");
+    FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, v, u}, 2, outs2), INVALID_ARGUMENT,
+          "n_outputs is 2 but the graph has 1 outputs");
+    FAILS(rlx_executable_run(ex, 3, names, (rlx_tensor *const[]){x, v, u}, 1, NULL), INVALID_ARGUMENT, "outputs is NULL");
+    FAILS(rlx_executable_run(ex, 3, NULL, NULL, 1, &out), INVALID_ARGUMENT, "input names or values are NULL");
+    assert_null(out);
+    assert_null(outs2[0]);
+    rlx_tensor_free(x);
+    rlx_tensor_free(v);
+    rlx_tensor_free(u);
+    rlx_tensor_free(xi);
+    rlx_executable_free(ex);
+  }
   rlx_graph_free(g);
 }
 

@@ -8,11 +8,16 @@ tensors and empty data (valid: numpy gives the empty or unchanged result), a KV-
 position == capacity through ScatterND, and an out-of-range Gather inside an If branch that the
 condition does not take (valid: the branch's result is discarded).
 
+Shape arithmetic on adversarial attributes (Pad amounts near INT64_MAX, Conv dilation 2^40, Slice
+step INT64_MIN, Resize negative sizes, Reshape products past int64, GroupNorm and its backward ops
+with num_groups INT32_MAX) fails with a status or gives numpy's result, on fixed and on symbolic
+input dims (inferred when a run binds them).
+
 Integer Div and Mod (both fmod settings) of INT_MIN by -1 and of anything by 0 are defined as numpy
 defines them (x / 0 = x % 0 = 0, INT_MIN / -1 = INT_MIN, x % -1 = 0) instead of trapping in MLX."""
 import numpy as np
 
-from opcase import IS, Case, G, I, node, simple
+from opcase import IS, Case, G, I, node, simple, sym
 from opcase import error_case as err_case
 
 rng = np.random.default_rng(8)
@@ -167,9 +172,6 @@ def builder_cases():
     w = rng.uniform(-1, 1, (1, 1, 3)).astype(np.float32)
     yield err_case("Conv_dilation_2_40", "Conv", {"x": xc, "w": w}, "INVALID_ARGUMENT", dilations=IS([1 << 40]))
     yield err_case("Conv_pads_overflow", "Conv", {"x": xc, "w": w}, "RESOURCE_EXHAUSTED", pads=IS([big, big]))
-    g4 = rng.uniform(-1, 1, (1, 4, 3)).astype(np.float32)
-    yield err_case("GroupNorm_groups_past_channels", "GroupNorm", {"x": g4, "s": np.ones(4, np.float32), "b": np.zeros(4, np.float32)},
-                   "INVALID_ARGUMENT", num_groups=I(2**31 - 1))
     ge = np.zeros((1, 0, 3), np.float32)
     yield err_case("GroupNorm_groups_on_no_channels", "GroupNorm", {"x": ge, "s": np.ones(0, np.float32), "b": np.zeros(0, np.float32)},
                    "INVALID_ARGUMENT", num_groups=I(2**31 - 1))
@@ -183,8 +185,54 @@ def builder_cases():
                  pads=IS([0, 1, 0, 0]), value={"f": -1e300})
 
 
+def symbolic_builder_cases():
+    """The same adversarial attributes on inputs whose dims are symbolic, so that shapes are
+    inferred only when a run binds the sizes: every mode fails the build or that run with the
+    status the fixed-shape case gets (the Resize and GroupNorm(Backward) cases once reached a
+    negative-size or multi-gigabyte allocation this way); the valid extremes give numpy's results."""
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    xd = {"x": [sym(0), sym(1)]}
+    big = 2**62
+
+    def fails(name, op, inputs, dims, code, message, **attrs):
+        return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, expect_message=message, dims=dims)
+    yield fails("Resize_negative_size_symbolic_input", "Resize", {"x": x}, xd, "INVALID_ARGUMENT", "'sizes'[1] = -7 is negative",
+                sizes=IS([2, -7]))
+    yield fails("Pad_overflowing_amounts_symbolic_input", "Pad", {"x": x}, xd, "RESOURCE_EXHAUSTED",
+                f"pads {big}, {big} of axis 1 (size 3) overflow int64", pads=IS([0, big, 0, big]))
+    yield fails("Pad_int64_min_amount_symbolic_input", "Pad", {"x": x}, xd, "INVALID_ARGUMENT", "pads crop axis 1 of size 3 below 0",
+                pads=IS([0, -(2**63), 0, 0]))
+    yield fails("Reshape_overflowing_product_symbolic_input", "Reshape", {"x": x}, xd, "RESOURCE_EXHAUSTED", "more than 2^63 bytes",
+                shape=IS([big, big]))
+    xc = rng.uniform(-1, 1, (1, 1, 5)).astype(np.float32)
+    w = rng.uniform(-1, 1, (1, 1, 3)).astype(np.float32)
+    cd = {"x": [1, 1, sym(0)]}
+    yield fails("Conv_dilation_2_40_symbolic_input", "Conv", {"x": xc, "w": w}, cd, "INVALID_ARGUMENT",
+                "kernel 3 (dilation 1099511627776) is larger than padded spatial dim 0", dilations=IS([1 << 40]))
+    yield fails("Conv_pads_overflow_symbolic_input", "Conv", {"x": xc, "w": w}, cd, "RESOURCE_EXHAUSTED",
+                "spatial dim 0 of the output overflows int64", pads=IS([big, big]))
+    g4 = rng.uniform(-1, 1, (1, 4, 3)).astype(np.float32)
+    gd = [1, sym(0), sym(1)]
+    many = I(2**31 - 1)
+    for op, inputs, dims in (("GroupNorm", {"x": g4, "s": np.ones(4, np.float32), "b": np.zeros(4, np.float32)},
+                              {"x": gd, "s": [sym(0)], "b": [sym(0)]}),
+                             ("GroupNormBackwardInput", {"x": g4, "g": np.ones(4, np.float32), "dy": g4}, {"x": gd, "g": [sym(0)], "dy": gd}),
+                             ("GroupNormBackwardGamma", {"x": g4, "dy": g4}, {"x": gd, "dy": gd}),
+                             ("GroupNormBackwardBeta", {"dy": g4}, {"dy": gd})):
+        yield fails(f"{op}_num_groups_int32_max", op, inputs, {}, "INVALID_ARGUMENT", "num_groups 2147483647 must divide the 4 channels",
+                    num_groups=many)
+        yield fails(f"{op}_num_groups_int32_max_symbolic_input", op, inputs, dims, "INVALID_ARGUMENT",
+                    "num_groups 2147483647 must divide the 4 channels", num_groups=many)
+    yield Case("Slice_step_int64_min_symbolic_input", [node("Slice", ["x"], ["y"], starts=IS([2]), ends=IS([-(2**63)]), axes=IS([1]),
+                                                            steps=IS([-(2**63)]))], {"x": x}, {"y": x[:, 2::-(2**63)]}, dims=xd)
+    xi = np.arange(6, dtype=np.int32).reshape(2, 3)
+    yield Case("Pad_int_value_minus_1e300_symbolic_input", [node("Pad", ["x"], ["y"], pads=IS([0, 1, 0, 0]), value={"f": -1e300})],
+               {"x": xi}, {"y": np.pad(xi, ((0, 0), (1, 0)), constant_values=np.iinfo(np.int32).min)}, dims=xd)
+
+
 def cases():
     yield from builder_cases()
+    yield from symbolic_builder_cases()
     yield from int_division_cases()
     yield from gather_cases()
     yield from gather_elements_cases()
