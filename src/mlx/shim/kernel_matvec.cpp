@@ -159,6 +159,30 @@ inline void visit_float(const uint8_t *p, int64_t K, F &&f) {
     f(k, F16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * k))) : _mm256_loadu_ps((const float *)(p + 4 * k)));
 }
 
+// The 32 codes of Q4_K chunk q (32 bytes): lo the low nibbles (the chunk's first group), hi the
+// high ones (its second), 8 per vector.
+inline void q4k_chunk(const uint8_t *q, __m256 *lo, __m256 *hi) {
+  for (int j = 0; j < 4; j++) {
+    __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8 * j)));
+    lo[j] = _mm256_cvtepi32_ps(_mm256_and_si256(bytes, _mm256_set1_epi32(15)));
+    hi[j] = _mm256_cvtepi32_ps(_mm256_srli_epi32(bytes, 4));
+  }
+}
+
+// The a = d sc and b = -(dmin m) of the 8 groups of the Q4_K block at p, as q4k_scale_min gives
+// them, all 8 at once (bytes 0..3 of the 12 hold the low 6 bits of scales 0..3, bytes 4..7 those
+// of mins 0..3, bytes 8..11 the low 4 bits of scales and mins 4..7, whose high 2 bits are the
+// top bits of bytes 0..7).
+inline void q4k_scales(const uint8_t *p, float d, float dmin, __m256 *a, __m256 *b) {
+  uint32_t u[3];
+  std::memcpy(u, p + 4, 12);
+  uint32_t sc_hi = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+  uint32_t mn_hi = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+  __m128i sc = _mm_set_epi32(0, 0, (int)sc_hi, (int)(u[0] & 0x3f3f3f3f)), mn = _mm_set_epi32(0, 0, (int)mn_hi, (int)(u[1] & 0x3f3f3f3f));
+  *a = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc)));
+  *b = _mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn))));
+}
+
 // Calls f(g, a, b, c) for each group g of 32 weights of a quantized row (elements [32 g, 32 g +
 // 32)): c[0..4) its codes as floats, 8 each, and a, b as gguf-py forms them (a = d, b = m or 0;
 // Q4_K: a = d sc, b = -(dmin m)), the weights being a c + b.
@@ -168,20 +192,16 @@ inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
   __m256 c[4];
   if constexpr (S == kQ4K) {
     __m256 hi[4];
-    for (int64_t b = 0; b < K / 256; b++, p += 144) {
-      float d = half_avx2(p), dmin = half_avx2(p + 2);
-      for (int chunk = 0; chunk < 4; chunk++) { /* groups 2 chunk (low nibbles) and 2 chunk + 1 (high) */
-        int sc0, mn0, sc1, mn1;
-        q4k_scale_min(p + 4, 2 * chunk, &sc0, &mn0);
-        q4k_scale_min(p + 4, 2 * chunk + 1, &sc1, &mn1);
-        const uint8_t *q = p + 16 + 32 * chunk;
-        for (int j = 0; j < 4; j++) {
-          __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8 * j)));
-          c[j] = _mm256_cvtepi32_ps(_mm256_and_si256(bytes, low4));
-          hi[j] = _mm256_cvtepi32_ps(_mm256_srli_epi32(bytes, 4));
-        }
-        f(8 * b + 2 * chunk, d * (float)sc0, -(dmin * (float)mn0), c);
-        f(8 * b + 2 * chunk + 1, d * (float)sc1, -(dmin * (float)mn1), hi);
+    for (int64_t j = 0; j < K / 256; j++, p += 144) {
+      __m256 a8, b8;
+      q4k_scales(p, half_avx2(p), half_avx2(p + 2), &a8, &b8);
+      float a[8], b[8];
+      _mm256_storeu_ps(a, a8);
+      _mm256_storeu_ps(b, b8);
+      for (int chunk = 0; chunk < 4; chunk++) {
+        q4k_chunk(p + 16 + 32 * chunk, c, hi);
+        f(8 * j + 2 * chunk, a[2 * chunk], b[2 * chunk], c);
+        f(8 * j + 2 * chunk + 1, a[2 * chunk + 1], b[2 * chunk + 1], hi);
       }
     }
   } else if constexpr (S == kQ8_0) {
@@ -242,33 +262,68 @@ void row_avx2(const uint8_t *p, int64_t K, const float *const *x, const float *c
 
 // A quantized row: per group a (codes . x) (a chain of FMAs per row of x, the groups independent
 // of each other) + b xs, summed into two accumulators (even and odd groups) and one for b xs, all
-// in registers, so that the FMA latency does not bound the loop.
+// in registers, so that the FMA latency does not bound the loop. A Q4_K block whose d and dmin
+// are finite (then so are all its a and b) adds its 8 groups' b xs as one 8-wide product; one
+// with a non-finite d or dmin has all its groups' weights formed.
 template <int S, int M>
 void row_groups_avx2(const uint8_t *p, int64_t K, const float *const *x, const float *const *xs, int, float *out) {
   __m256 acc[M][2], formed[M], off[M];
   for (int m = 0; m < M; m++) acc[m][0] = acc[m][1] = formed[m] = off[m] = _mm256_setzero_ps();
-  visit_groups<S>(p, K, [&](int64_t g, float a, float b, const __m256 *c) {
-    __m256 va = _mm256_set1_ps(a);
-    if (!std::isfinite(a) || !std::isfinite(b)) {
-      __m256 vb = _mm256_set1_ps(b);
-      for (int j = 0; j < 4; j++) {
-        __m256 w = group_weights<S>(va, vb, c[j]);
-        for (int m = 0; m < M; m++) formed[m] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x[m] + 32 * g + 8 * j), formed[m]);
-      }
-      return;
-    }
+  auto fast = [&](int64_t g, __m256 va, const __m256 *c) {
     for (int m = 0; m < M; m++) {
       const float *xg = x[m] + 32 * g;
       __m256 t = _mm256_mul_ps(c[0], _mm256_loadu_ps(xg));
       for (int j = 1; j < 4; j++) t = _mm256_fmadd_ps(c[j], _mm256_loadu_ps(xg + 8 * j), t);
-      if (g & 1)
+      if (g & 1) /* not acc[m][g & 1]: an index known only at run time keeps acc in memory */
         acc[m][1] = _mm256_fmadd_ps(va, t, acc[m][1]);
       else
         acc[m][0] = _mm256_fmadd_ps(va, t, acc[m][0]);
-      if (offset(S)) off[m] = _mm256_fmadd_ps(_mm256_set1_ps(b), _mm256_set1_ps(xs[m][g]), off[m]);
     }
-  });
-  for (int m = 0; m < M; m++) out[m] = hsum(_mm256_add_ps(_mm256_add_ps(acc[m][0], acc[m][1]), formed[m])) + _mm256_cvtss_f32(off[m]);
+  };
+  auto form = [&](int64_t g, float a, float b, const __m256 *c) {
+    __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
+    for (int j = 0; j < 4; j++) {
+      __m256 w = group_weights<S>(va, vb, c[j]);
+      for (int m = 0; m < M; m++) formed[m] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x[m] + 32 * g + 8 * j), formed[m]);
+    }
+  };
+  if constexpr (S == kQ4K) {
+    __m256 lo[4], hi[4];
+    for (int64_t j = 0; j < K / 256; j++, p += 144) {
+      float d = half_avx2(p), dmin = half_avx2(p + 2);
+      __m256 a8, b8;
+      q4k_scales(p, d, dmin, &a8, &b8);
+      float a[8], b[8];
+      _mm256_storeu_ps(a, a8);
+      bool finite = std::isfinite(d) && std::isfinite(dmin);
+      if (finite)
+        for (int m = 0; m < M; m++) off[m] = _mm256_fmadd_ps(b8, _mm256_loadu_ps(xs[m] + 8 * j), off[m]);
+      else
+        _mm256_storeu_ps(b, b8);
+      for (int chunk = 0; chunk < 4; chunk++) {
+        int64_t g = 8 * j + 2 * chunk;
+        q4k_chunk(p + 16 + 32 * chunk, lo, hi);
+        if (finite) {
+          fast(g, _mm256_set1_ps(a[2 * chunk]), lo);
+          fast(g + 1, _mm256_set1_ps(a[2 * chunk + 1]), hi);
+        } else {
+          form(g, a[2 * chunk], b[2 * chunk], lo);
+          form(g + 1, a[2 * chunk + 1], b[2 * chunk + 1], hi);
+        }
+      }
+    }
+  } else {
+    visit_groups<S>(p, K, [&](int64_t g, float a, float b, const __m256 *c) {
+      if (!std::isfinite(a) || !std::isfinite(b)) return form(g, a, b, c);
+      fast(g, _mm256_set1_ps(a), c);
+      if (offset(S))
+        for (int m = 0; m < M; m++) off[m] = _mm256_fmadd_ps(_mm256_set1_ps(b), _mm256_set1_ps(xs[m][g]), off[m]);
+    });
+  }
+  for (int m = 0; m < M; m++) {
+    float o = S == kQ4K ? hsum(off[m]) : _mm256_cvtss_f32(off[m]); /* Q4_1: b xs in every lane */
+    out[m] = hsum(_mm256_add_ps(_mm256_add_ps(acc[m][0], acc[m][1]), formed[m])) + o;
+  }
 }
 
 template <int S>
