@@ -49,14 +49,8 @@ static rlx_status *const_numbers(rlx_imp *I, const Onnx__NodeProto *n, size_t k,
   void *buf = malloc((size_t)(c ? c : 1) * 8);
   if (!buf) return RLX_OOM();
   for (int64_t i = 0; i < c; i++) {
-    double d = rlx_tensor_get_f64(t, i);
-    if (ints) {
-      /* int64 values beyond 2^53 (INT64_MAX sentinels in Slice) need exact reads */
-      if (rlx_tensor_dtype(t) == RLX_DTYPE_I64) memcpy((int64_t *)buf + i, (const char *)rlx_tensor_cdata(t) + 8 * i, 8);
-      else ((int64_t *)buf)[i] = (int64_t)d;
-    } else {
-      ((double *)buf)[i] = d;
-    }
+    if (ints) ((int64_t *)buf)[i] = imp_tensor_i64(t, i);
+    else ((double *)buf)[i] = rlx_tensor_get_f64(t, i);
   }
   *out = buf;
   *cnt = (size_t)c;
@@ -147,6 +141,38 @@ rlx_status *imp_attr_ints_copy(const Onnx__NodeProto *n, const char *name, int64
   return NULL;
 }
 
+/* ---- numbers from the file ---- */
+
+int64_t imp_sat_i64(double v) {
+  if (v != v) return 0;
+  if (v <= -0x1p63) return INT64_MIN;
+  return v >= 0x1p63 ? INT64_MAX : (int64_t)v;
+}
+
+int64_t imp_tensor_i64(const rlx_tensor *t, int64_t i) {
+  if (rlx_tensor_dtype(t) != RLX_DTYPE_I64 || i < 0 || i >= rlx_tensor_numel(t)) return imp_sat_i64(rlx_tensor_get_f64(t, i));
+  int64_t v; /* exact: int64 values beyond 2^53 (INT64_MAX sentinels in Slice) */
+  memcpy(&v, (const char *)rlx_tensor_cdata(t) + 8 * i, 8);
+  return v;
+}
+
+rlx_status *imp_table_size(const char *what, size_t elem, int n, const int64_t *f, int64_t *count) {
+  int64_t c = 1;
+  bool over = false;
+  for (int i = 0; i < n; i++) {
+    if (f[i] < 0) return RLX_ERR(INVALID_ARGUMENT, "%s with a negative size (%lld)", what, (long long)f[i]);
+    over |= !rlx_mul_i64(c, f[i], &c);
+  }
+  if (over)
+    return RLX_ERR(RESOURCE_EXHAUSTED, "%s of more than 2^63 entries is more than a value computed while importing may take (%lld bytes)",
+                   what, (long long)RLX_ONNX_MAX_FOLD_BYTES);
+  if (c > RLX_ONNX_MAX_FOLD_BYTES / (int64_t)elem)
+    return RLX_ERR(RESOURCE_EXHAUSTED, "%s of %lld entries of %zu bytes is more than a value computed while importing may take (%lld bytes)",
+                   what, (long long)c, elem, (long long)RLX_ONNX_MAX_FOLD_BYTES);
+  *count = c;
+  return NULL;
+}
+
 /* ---- adding rlx nodes ---- */
 
 const char *imp_node_label(const Onnx__NodeProto *n) {
@@ -185,6 +211,7 @@ rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *di
 }
 
 rlx_status *imp_arange(rlx_imp *I, int64_t L, rlx_value *y) {
+  RLX_TRY(imp_table_size("an arange", sizeof(int64_t), 1, &L, &L));
   int64_t *a = malloc(sizeof(int64_t) * (size_t)(L > 0 ? L : 1));
   if (!a) return RLX_OOM();
   for (int64_t i = 0; i < L; i++) a[i] = i;
@@ -193,23 +220,17 @@ rlx_status *imp_arange(rlx_imp *I, int64_t L, rlx_value *y) {
   return st;
 }
 
-/* v as an int64 without undefined behaviour: NaN is 0, values beyond the range clamp to it */
-static int64_t sat_i64(double v) {
-  if (v != v) return 0;
-  if (v <= -0x1p63) return INT64_MIN;
-  return v >= 0x1p63 ? INT64_MAX : (int64_t)v;
-}
 
 rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out) {
   unsigned char buf[8] = {0};
   switch (dt) {
     case RLX_DTYPE_F32: { float f = (float)v; memcpy(buf, &f, 4); break; }
     case RLX_DTYPE_F64: memcpy(buf, &v, 8); break;
-    case RLX_DTYPE_I8: case RLX_DTYPE_U8: buf[0] = (unsigned char)sat_i64(v); break;
+    case RLX_DTYPE_I8: case RLX_DTYPE_U8: buf[0] = (unsigned char)imp_sat_i64(v); break;
     case RLX_DTYPE_BOOL: buf[0] = v != 0; break;
-    case RLX_DTYPE_I16: case RLX_DTYPE_U16: { uint16_t h = (uint16_t)sat_i64(v); memcpy(buf, &h, 2); break; }
-    case RLX_DTYPE_I32: case RLX_DTYPE_U32: { int32_t i = (int32_t)sat_i64(v); memcpy(buf, &i, 4); break; }
-    case RLX_DTYPE_I64: case RLX_DTYPE_U64: { int64_t i = sat_i64(v); memcpy(buf, &i, 8); break; }
+    case RLX_DTYPE_I16: case RLX_DTYPE_U16: { uint16_t h = (uint16_t)imp_sat_i64(v); memcpy(buf, &h, 2); break; }
+    case RLX_DTYPE_I32: case RLX_DTYPE_U32: { int32_t i = (int32_t)imp_sat_i64(v); memcpy(buf, &i, 4); break; }
+    case RLX_DTYPE_I64: case RLX_DTYPE_U64: { int64_t i = imp_sat_i64(v); memcpy(buf, &i, 8); break; }
     default: { /* float16/bfloat16/complex: make f32 and cast */
       float f = (float)v;
       memcpy(buf, &f, 4);

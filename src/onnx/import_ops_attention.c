@@ -66,6 +66,7 @@ static rlx_status *input_mask(rlx_imp *I, const Onnx__NodeProto *n, int64_t sk, 
 /* nonpad_kv_seqlen (input 6, [B]): key j of batch b is visible iff j < nonpad[b]. */
 static rlx_status *padding_mask(rlx_imp *I, const Onnx__NodeProto *n, int64_t B, int64_t sk, rlx_value *ok) {
   if (sk < 0) IMP_FAIL(UNIMPLEMENTED, "Attention nonpad_kv_seqlen with a symbolic key length");
+  RLX_TRY(imp_table_size("the key positions", sizeof(int64_t), 1, &sk, &sk));
   rlx_tensor *t;
   RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, 1, &sk, NULL, 0, &t));
   for (int64_t j = 0; j < sk; j++) ((int64_t *)rlx_tensor_data(t))[j] = j;
@@ -84,6 +85,8 @@ static rlx_status *padding_mask(rlx_imp *I, const Onnx__NodeProto *n, int64_t B,
  * the new keys number Sq; otherwise the mask is built here. */
 static rlx_status *causal_mask(rlx_imp *I, int64_t sq, int64_t sk, int64_t past, rlx_value *ok) {
   if (sq < 0 || sk < 0) IMP_FAIL(UNIMPLEMENTED, "Attention is_causal with symbolic sequence lengths that differ");
+  int64_t cells;
+  RLX_TRY(imp_table_size("the causal mask", 1, 2, (int64_t[]){sq, sk}, &cells));
   rlx_tensor *t;
   RLX_TRY(rlx_tensor_create(RLX_DTYPE_BOOL, 2, (int64_t[]){sq, sk}, NULL, 0, &t));
   unsigned char *p = rlx_tensor_data(t);

@@ -179,7 +179,7 @@ static rlx_status *loop_scalar(rlx_imp *I, const Onnx__NodeProto *n, size_t k, b
   if (!d && need) RLX_TRY(imp_eval(I, n->input[k], &d));
   *known = d != NULL;
   if (d && rlx_tensor_numel(d) != 1) IMP_FAIL(INVALID_ARGUMENT, "input %zu must have one element", k);
-  if (d) *out = rlx_tensor_dtype(d) == RLX_DTYPE_I64 ? *(const int64_t *)rlx_tensor_cdata(d) : (int64_t)rlx_tensor_get_f64(d, 0);
+  if (d) *out = rlx_tensor_dtype(d) == RLX_DTYPE_I64 ? *(const int64_t *)rlx_tensor_cdata(d) : imp_tensor_i64(d, 0);
   return NULL;
 }
 

@@ -266,6 +266,7 @@ static rlx_status *map_qlinear_conv(rlx_imp *I, const Onnx__NodeProto *n) {
 static rlx_status *ramp(rlx_imp *I, int r, int axis, int64_t len, int64_t scale, rlx_value *out) {
   int64_t d[RLX_MAX_RANK];
   for (int i = 0; i < r; i++) d[i] = i == axis ? len : 1;
+  RLX_TRY(imp_table_size("an index ramp", sizeof(int64_t), 1, &len, &len));
   rlx_tensor *t;
   RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, r, d, NULL, 0, &t));
   for (int64_t i = 0; i < len; i++) ((int64_t *)rlx_tensor_data(t))[i] = i * scale;

@@ -70,7 +70,9 @@ static rlx_status *ein_diagonal(rlx_imp *I, const Onnx__NodeProto *n, ein_term *
     const rlx_type ty = *imp_type(I, t->v); /* a copy: adding nodes moves the graph's types */
     int64_t d = ty.dims[p];
     if (ty.dims[q] != d || d < 0) IMP_FAIL(INVALID_ARGUMENT, "einsum diagonal over dims of sizes %lld and %lld", (long long)d, (long long)ty.dims[q]);
-    unsigned char *eye = calloc((size_t)(d > 0 ? d * d : 1), 1);
+    int64_t dd;
+    RLX_TRY(imp_table_size("the einsum diagonal mask", 1, 2, (int64_t[]){d, d}, &dd));
+    unsigned char *eye = calloc((size_t)(dd ? dd : 1), 1);
     if (!eye) return RLX_OOM();
     for (int64_t i = 0; i < d; i++) eye[i * d + i] = 1;
     rlx_value m;

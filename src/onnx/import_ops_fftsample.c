@@ -56,6 +56,8 @@ static rlx_status *from_block(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x,
  * exactly real). */
 static rlx_status *hermitian_extend(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_t h, int64_t len, rlx_value *y) {
   if (len == h) return *y = x, NULL;
+  int64_t cnt;
+  RLX_TRY(imp_table_size("the Hermitian extension's indices", sizeof(int64_t), 1, (int64_t[]){len - h}, &cnt));
   rlx_tensor *ix;
   RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, 1, (int64_t[]){len - h}, NULL, 0, &ix));
   for (int64_t k = h; k < len; k++) ((int64_t *)rlx_tensor_data(ix))[k - h] = len - k;
@@ -95,6 +97,8 @@ static rlx_status *dft(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, int64_
   if (axis < 0 || axis > r - 2) IMP_FAIL(OUT_OF_RANGE, "axis %lld: the signal axis must be in [-%d, %d] for %s", (long long)axis, r, r - 2, RLX_TYPE_STR(&t));
   if (t.dims[axis] < 0) IMP_FAIL(UNIMPLEMENTED, "the signal axis of %s must have a static size", RLX_TYPE_STR(&t));
   if (length == 0 || length < -1) IMP_FAIL(INVALID_ARGUMENT, "dft_length must be >= 1, got %lld", (long long)length);
+  if (t.dims[axis] > INT64_MAX / 4 || length > INT64_MAX / 4) /* 2 * len real block entries, 2 * (len - 1) inverse samples */
+    IMP_FAIL(INVALID_ARGUMENT, "a signal of %lld samples (dft_length %lld) overflows int64", (long long)t.dims[axis], (long long)length);
   /* move the signal axis next to the pair axis: [P.., L, c] */
   int64_t perm[RLX_MAX_RANK], inv[RLX_MAX_RANK];
   int k = 0;
@@ -172,7 +176,8 @@ static rlx_status *map_stft(rlx_imp *I, const Onnx__NodeProto *n) {
   if (tw.rank >= 0 && (tw.rank != 1 || tw.dims[0] != frame))
     IMP_FAIL(INVALID_ARGUMENT, "window %s must be [frame_length = %lld]", RLX_TYPE_STR(&tw), (long long)frame);
   if (t.dims[1] < frame) IMP_FAIL(INVALID_ARGUMENT, "the signal (%lld samples) is shorter than a frame (%lld)", (long long)t.dims[1], (long long)frame);
-  int64_t frames = (t.dims[1] - frame) / step + 1;
+  int64_t frames = (t.dims[1] - frame) / step + 1, cnt;
+  RLX_TRY(imp_table_size("the STFT frame indices", sizeof(int64_t), 2, (int64_t[]){frames, frame}, &cnt));
   rlx_tensor *ix;
   RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, 2, (int64_t[]){frames, frame}, NULL, 0, &ix));
   int64_t *p = rlx_tensor_data(ix);

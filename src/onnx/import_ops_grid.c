@@ -252,8 +252,8 @@ rlx_status *rlx_onnx_map_affine_grid(rlx_imp *I, const Onnx__NodeProto *n) {
   if (r < 2 || r > 3 || tt.rank != 3 || tt.dims[1] != r || tt.dims[2] != r + 1 || tt.dims[0] != size[0])
     st = RLX_ERR(INVALID_ARGUMENT, "theta %s and size (%zu entries) must be [N,r,r+1] and [N,C,D1..Dr], r = 2 or 3", RLX_TYPE_STR(&tt), ns);
   bool align = imp_attr_i(n, "align_corners", 0) != 0;
-  int64_t M = 1;
-  for (int i = 0; !st && i < r; i++) M *= size[2 + i];
+  int64_t M = 0;
+  if (!st) st = imp_table_size("the AffineGrid base grid", sizeof(double) * (size_t)(r + 1), r, size + 2, &M);
   double *base = st ? NULL : malloc(sizeof(double) * (size_t)(M * (r + 1)));
   if (!st && !base) st = RLX_OOM();
   for (int64_t m = 0; !st && m < M; m++) { /* row m = (x, y[, z], 1) of output position m */
@@ -287,7 +287,7 @@ rlx_status *rlx_onnx_map_affine_grid(rlx_imp *I, const Onnx__NodeProto *n) {
 /* The bilinear taps of one sample point (y, x) of a [H, W] map (the reference's
  * pre_calc_for_bilinear_interpolate): points outside [-1, H] x [-1, W] weigh 0. */
 static void roi_taps(double y, double x, int64_t H, int64_t W, int64_t *pos, double *w) {
-  if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W) {
+  if (!(y >= -1.0 && y <= (double)H && x >= -1.0 && x <= (double)W)) {
     for (int k = 0; k < 4; k++) pos[k] = 0, w[k] = 0;
     return;
   }
@@ -300,6 +300,22 @@ static void roi_taps(double y, double x, int64_t H, int64_t W, int64_t *pos, dou
   double ly = y - (double)yl, lx = x - (double)xl, hy = 1 - ly, hx = 1 - lx;
   pos[0] = yl * W + xl, pos[1] = yl * W + xh, pos[2] = yh * W + xl, pos[3] = yh * W + xh;
   w[0] = hy * hx, w[1] = hy * lx, w[2] = ly * hx, w[3] = ly * lx;
+}
+
+/* Roi r as (x0, y0, width, height) in pixels of X: half_pixel shifts it by half a pixel,
+ * output_half_pixel makes its sides at least 1. */
+static void roi_box(const rlx_tensor *rois, int64_t r, double scale, bool half, double b[4]) {
+  double off = half ? 0.5 : 0;
+  b[0] = rlx_tensor_get_f64(rois, 4 * r) * scale - off, b[1] = rlx_tensor_get_f64(rois, 4 * r + 1) * scale - off;
+  b[2] = rlx_tensor_get_f64(rois, 4 * r + 2) * scale - off - b[0], b[3] = rlx_tensor_get_f64(rois, 4 * r + 3) * scale - off - b[1];
+  if (!half) b[2] = b[2] > 1 ? b[2] : 1, b[3] = b[3] > 1 ? b[3] : 1;
+}
+
+/* Samples per bin along one axis: sampling_ratio, or else ceil(extent / pooled) (none for an empty
+ * or negative extent; at most 2^31, so that a bin's grid count fits int64). */
+static int64_t roi_grid(double extent, int64_t pooled, int64_t sr) {
+  double g = sr > 0 ? (double)sr : ceil(extent / (double)pooled);
+  return g > 0x1p31 ? (int64_t)1 << 31 : g > 0 ? (int64_t)g : 0;
 }
 
 /* RoiAlign(X [N,C,H,W], rois [R,4], batch_indices [R]) with rois and batch indices known at import
@@ -321,35 +337,37 @@ rlx_status *rlx_onnx_map_roi_align(rlx_imp *I, const Onnx__NodeProto *n) {
                       "half_pixel");
   int64_t PH = imp_attr_i(n, "output_height", 1), PW = imp_attr_i(n, "output_width", 1), sr = imp_attr_i(n, "sampling_ratio", 0);
   double scale = imp_attr_f(n, "spatial_scale", 1.0);
-  int64_t R = rlx_tensor_dims(rois)[0], N = tx.dims[0], C = tx.dims[1], H = tx.dims[2], W = tx.dims[3], bins = PH * PW;
+  int64_t R = rlx_tensor_dims(rois)[0], N = tx.dims[0], C = tx.dims[1], H = tx.dims[2], W = tx.dims[3], bins, slots;
   if (PH < 1 || PW < 1 || sr < 0) IMP_FAIL(INVALID_ARGUMENT, "output_height/width must be >= 1 and sampling_ratio >= 0");
+  RLX_TRY(imp_table_size("the RoiAlign bins", 1, 2, (int64_t[]){PH, PW}, &bins));
   /* sampling grids per roi, and the largest sample count (the padded width of the tap table) */
   int64_t smax = 1;
   for (int64_t r = 0; r < R; r++) {
-    double rw = (rlx_tensor_get_f64(rois, 4 * r + 2) - rlx_tensor_get_f64(rois, 4 * r)) * scale;
-    double rh = (rlx_tensor_get_f64(rois, 4 * r + 3) - rlx_tensor_get_f64(rois, 4 * r + 1)) * scale;
-    if (!half) rw = rw > 1 ? rw : 1, rh = rh > 1 ? rh : 1;
-    int64_t gh = sr > 0 ? sr : (int64_t)ceil(rh / (double)PH), gw = sr > 0 ? sr : (int64_t)ceil(rw / (double)PW);
+    double box[4];
+    roi_box(rois, r, scale, half, box);
+    if (!isfinite(box[0]) || !isfinite(box[1]) || !isfinite(box[2]) || !isfinite(box[3]))
+      IMP_FAIL(INVALID_ARGUMENT, "roi %lld times spatial_scale %g is not finite", (long long)r, scale);
+    int64_t gh = roi_grid(box[3], PH, sr), gw = roi_grid(box[2], PW, sr);
     if (gh * gw > smax) smax = gh * gw;
   }
-  size_t taps = (size_t)(R * bins * smax * 4);
+  /* per sample slot: 4 tap positions and weights */
+  RLX_TRY(imp_table_size("the RoiAlign sample table", 4 * (sizeof(int64_t) + sizeof(double)), 3, (int64_t[]){R, bins, smax}, &slots));
+  size_t taps = (size_t)slots * 4;
   int64_t *pos = calloc(taps, sizeof(int64_t)), *bi = malloc(sizeof(int64_t) * (size_t)(R ? R : 1));
   double *wt = calloc(taps, sizeof(double));
-  unsigned char *real = calloc((size_t)(R * bins * smax), 1); /* samples that exist (not padding) */
+  unsigned char *real = calloc((size_t)(slots ? slots : 1), 1); /* samples that exist (not padding) */
   if (!pos || !wt || !bi || !real) {
     free(pos), free(wt), free(bi), free(real);
     return RLX_OOM();
   }
   rlx_status *st = NULL;
   for (int64_t r = 0; !st && r < R; r++) {
-    bi[r] = (int64_t)rlx_tensor_get_f64(bidx, r);
+    bi[r] = imp_tensor_i64(bidx, r);
     if (bi[r] < 0 || bi[r] >= N) st = RLX_ERR(OUT_OF_RANGE, "batch_indices[%lld] = %lld for N = %lld", (long long)r, (long long)bi[r], (long long)N);
-    double off = half ? 0.5 : 0;
-    double x0 = rlx_tensor_get_f64(rois, 4 * r) * scale - off, y0 = rlx_tensor_get_f64(rois, 4 * r + 1) * scale - off;
-    double rw = rlx_tensor_get_f64(rois, 4 * r + 2) * scale - off - x0, rh = rlx_tensor_get_f64(rois, 4 * r + 3) * scale - off - y0;
-    if (!half) rw = rw > 1 ? rw : 1, rh = rh > 1 ? rh : 1;
-    double bh = rh / (double)PH, bw = rw / (double)PW;
-    int64_t gh = sr > 0 ? sr : (int64_t)ceil(rh / (double)PH), gw = sr > 0 ? sr : (int64_t)ceil(rw / (double)PW);
+    double box[4];
+    roi_box(rois, r, scale, half, box);
+    double x0 = box[0], y0 = box[1], rw = box[2], rh = box[3], bh = rh / (double)PH, bw = rw / (double)PW;
+    int64_t gh = roi_grid(rh, PH, sr), gw = roi_grid(rw, PW, sr);
     double cnt = (double)(gh * gw > 1 ? gh * gw : 1);
     for (int64_t b = 0; b < bins; b++) {
       int64_t ph = b / PW, pw = b % PW, s = 0;
@@ -444,6 +462,8 @@ static rlx_status *bilinear_zeros(gs *G, rlx_value xg, rlx_value y, rlx_value x,
   return NULL;
 }
 
+#define DEFORM_MAX_TAPS 4096
+
 /* DeformConv (ONNX-19/22, 2-D): every kernel tap k of output position (i, j) samples x
  * bilinearly (zeros outside) at (i sH - pad_top + kh dH + dy, j sW - pad_left + kw dW + dx) with
  * the offsets of its offset group, scaled by the mask when given; the sampled columns
@@ -455,15 +475,20 @@ rlx_status *rlx_onnx_map_deform_conv(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_in_type(I, n, 2, true, &to));
   int64_t grp = imp_attr_i(n, "group", 1), og = imp_attr_i(n, "offset_group", 1);
   if (tx.rank != 4) IMP_FAIL(UNIMPLEMENTED, "DeformConv of rank %d (2-D only)", tx.rank);
-  int64_t N = tx.dims[0], C = tx.dims[1], H = tx.dims[2], W = tx.dims[3], OC = tw.dims[0], kH = tw.dims[2], kW = tw.dims[3];
-  if (tw.rank != 4 || to.rank != 4 || grp < 1 || og < 1 || C != tw.dims[1] * grp || OC % grp || C % og || to.dims[1] != og * 2 * kH * kW ||
-      to.dims[0] != N || !rlx_dtype_is_float(tx.dtype))
+  int64_t N = tx.dims[0], C = tx.dims[1], H = tx.dims[2], W = tx.dims[3], OC = tw.dims[0], kH = tw.dims[2], kW = tw.dims[3], cw, K, ogK2;
+  if (tw.rank != 4 || to.rank != 4 || grp < 1 || og < 1 || !rlx_mul_i64(tw.dims[1], grp, &cw) || C != cw || OC % grp || C % og ||
+      !rlx_mul_i64(kH, kW, &K) || !rlx_mul_i64(og, 2, &ogK2) || !rlx_mul_i64(ogK2, K, &ogK2) || to.dims[1] != ogK2 || to.dims[0] != N ||
+      !rlx_dtype_is_float(tx.dtype))
     IMP_FAIL(INVALID_ARGUMENT, "X %s, W %s and offset %s disagree with group %lld / offset_group %lld", RLX_TYPE_STR(&tx), RLX_TYPE_STR(&tw),
              RLX_TYPE_STR(&to), (long long)grp, (long long)og);
   size_t ns, nd, np;
   const int64_t *st = imp_attr_ints(n, "strides", &ns), *dl = imp_attr_ints(n, "dilations", &nd), *pd = imp_attr_ints(n, "pads", &np);
   int64_t sH = ns == 2 ? st[0] : 1, sW = ns == 2 ? st[1] : 1, dH = nd == 2 ? dl[0] : 1, dW = nd == 2 ? dl[1] : 1;
-  int64_t pT = np == 4 ? pd[0] : 0, pL = np == 4 ? pd[1] : 0, oH = to.dims[2], oW = to.dims[3], P = oH * oW, K = kH * kW;
+  int64_t pT = np == 4 ? pd[0] : 0, pL = np == 4 ? pd[1] : 0, oH = to.dims[2], oW = to.dims[3], P;
+  /* nodes per kernel tap and offset group: one bilinear sample of the input */
+  if (K * og > DEFORM_MAX_TAPS)
+    IMP_FAIL(UNIMPLEMENTED, "DeformConv over %lld kernel taps times %lld offset groups (at most %d)", (long long)K, (long long)og, DEFORM_MAX_TAPS);
+  RLX_TRY(imp_table_size("the DeformConv sampling grid", 2 * sizeof(double), 2, (int64_t[]){oH, oW}, &P));
   gs G = {.I = I, .n = n, .ft = tx.dtype, .N = N, .Q = P};
   rlx_value x, off, mask = 0, *cols = malloc(sizeof(rlx_value) * (size_t)(K * og + K));
   if (!cols) return RLX_OOM();
@@ -480,7 +505,10 @@ rlx_status *rlx_onnx_map_deform_conv(rlx_imp *I, const Onnx__NodeProto *n) {
   }
   for (int64_t k = 0; !e && k < K; k++) {
     int64_t kh = k / kW, kw = k % kW;
-    for (int64_t p = 0; p < P; p++) base[p] = (double)(-pT + sH * (p / oW) + kh * dH), base[P + p] = (double)(-pL + sW * (p % oW) + kw * dW);
+    for (int64_t p = 0; p < P; p++) { /* in double: the attributes may be anything */
+      base[p] = (double)sH * (double)(p / oW) + (double)kh * (double)dH - (double)pT;
+      base[P + p] = (double)sW * (double)(p % oW) + (double)kw * (double)dW - (double)pL;
+    }
     rlx_value by, bx;
     e = imp_host_const(I, RLX_DTYPE_F64, 2, (int64_t[]){1, P}, base, &by);
     if (!e) e = imp_host_const(I, RLX_DTYPE_F64, 2, (int64_t[]){1, P}, base + P, &bx);

@@ -120,8 +120,9 @@ static rlx_status *window(rlx_imp *I, const Onnx__NodeProto *n, double a0, doubl
   const rlx_tensor *st = imp_const(I, n, 0);
   if (!st) IMP_FAIL(UNIMPLEMENTED, "size must be known at import time (the output shape depends on it)");
   if (rlx_tensor_numel(st) != 1) IMP_FAIL(INVALID_ARGUMENT, "size must be a scalar");
-  int64_t len = (int64_t)rlx_tensor_get_f64(st, 0);
+  int64_t len = imp_tensor_i64(st, 0);
   if (len < 0) IMP_FAIL(INVALID_ARGUMENT, "size %lld is negative", (long long)len);
+  RLX_TRY(imp_table_size("the window", sizeof(double), 1, &len, &len));
   rlx_dtype dt;
   RLX_TRY(rlx_onnx_dtype((int32_t)imp_attr_i(n, "output_datatype", 1), &dt));
   double N = (double)(imp_attr_i(n, "periodic", 1) ? len : len - 1);

@@ -10,7 +10,7 @@
 static rlx_status *known_axis(rlx_imp *I, const Onnx__NodeProto *n, size_t k, int rank, int64_t *axis) {
   const rlx_tensor *t = imp_const(I, n, k);
   if (!t || rlx_tensor_numel(t) != 1) IMP_FAIL(UNIMPLEMENTED, "the axis input must be a scalar known at import time");
-  int64_t a = (int64_t)rlx_tensor_get_f64(t, 0);
+  int64_t a = imp_tensor_i64(t, 0);
   *axis = imp_axis(a, rank);
   if (*axis < 0 || *axis >= rank) IMP_FAIL(OUT_OF_RANGE, "axis %lld for rank %d", (long long)a, rank);
   return NULL;
@@ -25,8 +25,9 @@ rlx_status *rlx_onnx_map_cumprod(rlx_imp *I, const Onnx__NodeProto *n) {
   int64_t a = 0;
   RLX_TRY(known_axis(I, n, 1, tx.rank, &a));
   bool excl = imp_attr_i(n, "exclusive", 0) != 0, rev = imp_attr_i(n, "reverse", 0) != 0;
-  int64_t L = tx.dims[a];
-  unsigned char *m = malloc((size_t)(L > 0 ? L * L : 1));
+  int64_t L = tx.dims[a], LL;
+  RLX_TRY(imp_table_size("the CumProd mask", 1, 2, (int64_t[]){L, L}, &LL));
+  unsigned char *m = malloc((size_t)(LL ? LL : 1));
   if (!m) return RLX_OOM();
   for (int64_t i = 0; i < L; i++)
     for (int64_t j = 0; j < L; j++) m[i * L + j] = rev ? (excl ? j > i : j >= i) : (excl ? j < i : j <= i);
@@ -127,15 +128,24 @@ rlx_status *rlx_onnx_map_col2im(rlx_imp *I, const Onnx__NodeProto *n) {
   const int64_t *dil = imp_attr_ints(n, "dilations", &nd), *str = imp_attr_ints(n, "strides", &nst), *pd = imp_attr_ints(n, "pads", &np);
   if (!st && (r < 1 || r > 5 || nb != ni || (nd && nd != ni) || (nst && nst != ni) || (np && np != 2 * ni) || tx.rank != 3))
     st = RLX_ERR(INVALID_ARGUMENT, "image_shape/block_shape/attributes disagree for x %s", RLX_TYPE_STR(&tx));
-  int64_t K = 1, P = 1, nblk[8], L = 1;
+  int64_t K = 1, P = 1, nblk[8], L = 1, KL = 0;
   for (int i = 0; !st && i < r; i++) {
-    int64_t d = nd ? dil[i] : 1, s = nst ? str[i] : 1, pb = np ? pd[i] : 0, pe = np ? pd[i + r] : 0;
-    nblk[i] = s > 0 ? (img[i] + pb + pe - d * (blk[i] - 1) - 1) / s + 1 : 0;
-    K *= blk[i], P *= img[i], L *= nblk[i];
+    int64_t d = nd ? dil[i] : 1, s = nst ? str[i] : 1, pb = np ? pd[i] : 0, pe = np ? pd[i + r] : 0, span, reach;
+    if (img[i] < 0 || blk[i] < 1 || d < 1 || s < 1 || pb < 0 || pe < 0)
+      st = RLX_ERR(INVALID_ARGUMENT, "dim %d: image %lld, block %lld, dilation %lld, stride %lld, pads %lld and %lld (image and pads >= 0, the rest >= 1)",
+                   i, (long long)img[i], (long long)blk[i], (long long)d, (long long)s, (long long)pb, (long long)pe);
+    else if (!rlx_add_i64(img[i], pb, &span) || !rlx_add_i64(span, pe, &span) || !rlx_mul_i64(d, blk[i] - 1, &reach) ||
+             !rlx_mul_i64(K, blk[i], &K) || !rlx_mul_i64(P, img[i], &P) || P == INT64_MAX)
+      st = RLX_ERR(INVALID_ARGUMENT, "dim %d: the image, block, dilation and pads overflow int64", i);
+    else {
+      nblk[i] = span > reach ? (span - reach - 1) / s + 1 : 0;
+      if (!rlx_mul_i64(L, nblk[i], &L)) st = RLX_ERR(INVALID_ARGUMENT, "the block count overflows int64");
+    }
   }
-  if (!st && (K == 0 || tx.dims[1] % K || tx.dims[2] != L))
+  if (!st && (tx.dims[1] % K || tx.dims[2] != L))
     st = RLX_ERR(INVALID_ARGUMENT, "x %s does not hold C*%lld columns of %lld blocks", RLX_TYPE_STR(&tx), (long long)K, (long long)L);
-  int64_t *pos = st ? NULL : malloc(sizeof(int64_t) * (size_t)(K * L > 0 ? K * L : 1));
+  if (!st) st = imp_table_size("the Col2Im index table", sizeof(int64_t), 2, (int64_t[]){K, L}, &KL);
+  int64_t *pos = st ? NULL : malloc(sizeof(int64_t) * (size_t)(KL ? KL : 1));
   if (!st && !pos) st = RLX_OOM();
   for (int64_t k = 0; !st && k < K; k++) {
     for (int64_t l = 0; l < L; l++) {
@@ -145,23 +155,23 @@ rlx_status *rlx_onnx_map_col2im(rlx_imp *I, const Onnx__NodeProto *n) {
         int64_t ki = kr % blk[i], bi = lr % nblk[i];
         kr /= blk[i], lr /= nblk[i];
         int64_t c = bi * (nst ? str[i] : 1) - (np ? pd[i] : 0) + ki * (nd ? dil[i] : 1);
-        int64_t stride = 1;
+        int64_t stride = 1; /* c * stride < P: no overflow */
         for (int j = i + 1; j < r; j++) stride *= img[j];
         in &= c >= 0 && c < img[i];
-        p += c * stride;
+        if (in) p += c * stride;
       }
       pos[k * L + l] = in ? p : P;
     }
   }
-  int64_t N = tx.dims[0], C = K ? tx.dims[1] / K : 0;
+  int64_t N = tx.dims[0], C = st ? 0 : tx.dims[1] / K;
   rlx_value x, iv, z, y;
   int64_t od[RLX_MAX_RANK] = {N, C};
   for (int i = 0; !st && i < r; i++) od[2 + i] = img[i];
-  if (!st) st = imp_host_const(I, RLX_DTYPE_I64, 3, (int64_t[]){1, 1, K * L}, pos, &iv);
+  if (!st) st = imp_host_const(I, RLX_DTYPE_I64, 3, (int64_t[]){1, 1, KL}, pos, &iv);
   free(pos), free(img), free(blk);
   RLX_TRY(st);
-  rlx_type tu = {.dtype = tx.dtype, .rank = 3, .dims = {N, C, K * L}};
-  RLX_TRY(imp_expand(I, n, iv, 3, (int64_t[]){N, C, K * L}, &iv));
+  rlx_type tu = {.dtype = tx.dtype, .rank = 3, .dims = {N, C, KL}};
+  RLX_TRY(imp_expand(I, n, iv, 3, (int64_t[]){N, C, KL}, &iv));
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_reshape(I, n, x, 3, tu.dims, &x));
   RLX_TRY(imp_filled(I, n, 0, tx.dtype, 3, (int64_t[]){N, C, P + 1}, &z));
@@ -460,7 +470,7 @@ rlx_status *rlx_onnx_map_non_max_suppression(rlx_imp *I, const Onnx__NodeProto *
   if (tb->rank != 3 || tb->dims[2] != 4 || ts->rank != 3 || ts->dims[0] != tb->dims[0] || ts->dims[2] != tb->dims[1])
     IMP_FAIL(INVALID_ARGUMENT, "boxes %s and scores %s must be [B,N,4] and [B,C,N]", RLX_TYPE_STR(tb), RLX_TYPE_STR(ts));
   int64_t B = tb->dims[0], N = tb->dims[1], C = ts->dims[1];
-  int64_t maxk = mt && rlx_tensor_numel(mt) ? (int64_t)rlx_tensor_get_f64(mt, 0) : 0;
+  int64_t maxk = mt && rlx_tensor_numel(mt) ? imp_tensor_i64(mt, 0) : 0;
   double iou = it && rlx_tensor_numel(it) ? rlx_tensor_get_f64(it, 0) : 0;
   bool use_thr = tt && rlx_tensor_numel(tt);
   double thr = use_thr ? rlx_tensor_get_f64(tt, 0) : 0;

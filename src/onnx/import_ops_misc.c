@@ -91,8 +91,9 @@ rlx_status *rlx_onnx_map_mel_weight_matrix(rlx_imp *I, const Onnx__NodeProto *n)
   RLX_TRY(known_scalar(I, n, 2, &sr));
   RLX_TRY(known_scalar(I, n, 3, &lo));
   RLX_TRY(known_scalar(I, n, 4, &hi));
-  int64_t mels = (int64_t)nm, spec = (int64_t)dl / 2 + 1;
-  if (mels < 0 || dl < 1 || sr <= 0) IMP_FAIL(INVALID_ARGUMENT, "num_mel_bins %g, dft_length %g, sample_rate %g", nm, dl, sr);
+  if (!(nm >= 0 && dl >= 1 && sr > 0)) IMP_FAIL(INVALID_ARGUMENT, "num_mel_bins %g, dft_length %g, sample_rate %g", nm, dl, sr);
+  int64_t mels = imp_sat_i64(nm), spec = imp_sat_i64(dl) / 2 + 1, cells;
+  RLX_TRY(imp_table_size("the mel weight matrix", sizeof(double), 2, (int64_t[]){spec, mels}, &cells)); /* mels + 2 fits */
   rlx_dtype dt;
   RLX_TRY(rlx_onnx_dtype((int32_t)imp_attr_i(n, "output_datatype", 1), &dt));
   int64_t *edge = malloc(sizeof(int64_t) * (size_t)(mels + 2));
@@ -104,7 +105,7 @@ rlx_status *rlx_onnx_map_mel_weight_matrix(rlx_imp *I, const Onnx__NodeProto *n)
   double mlo = 2595 * log10(1 + lo / 700), mhi = 2595 * log10(1 + hi / 700), step = (mhi - mlo) / (double)(mels + 2);
   for (int64_t i = 0; i < mels + 2; i++) {
     double f = 700 * (pow(10, ((double)i * step + mlo) / 2595) - 1);
-    edge[i] = (int64_t)floor((dl + 1) * f / sr);
+    edge[i] = imp_sat_i64(floor((dl + 1) * f / sr));
   }
   rlx_status *st = NULL;
   for (int64_t i = 0; !st && i < mels; i++) {

@@ -488,7 +488,7 @@ static rlx_status *resize(rlx_imp *I, const Onnx__NodeProto *n, bool upsample) {
   for (size_t i = 0; !st && i < nsc; i++) {
     int64_t a = axes[i];
     scales[a] = sc[i];
-    sizes[a] = (int64_t)floor((double)tx.dims[a] * (roi[a + r] - roi[a]) * sc[i]);
+    sizes[a] = imp_sat_i64(floor((double)tx.dims[a] * (roi[a + r] - roi[a]) * sc[i]));
   }
   if (!st && nsz) {
     double keep = !strcmp(policy, "not_larger") ? INFINITY : -INFINITY;
@@ -499,7 +499,7 @@ static rlx_status *resize(rlx_imp *I, const Onnx__NodeProto *n, bool upsample) {
     for (size_t i = 0; i < nsz; i++) {
       int64_t a = axes[i];
       if (!strcmp(policy, "stretch")) sizes[a] = sz[i];
-      else scales[a] = keep, sizes[a] = (int64_t)floor(keep * (double)tx.dims[a] + 0.5);
+      else scales[a] = keep, sizes[a] = imp_sat_i64(floor(keep * (double)tx.dims[a] + 0.5));
     }
   }
   bool have_scales = nsc || (nsz && strcmp(policy, "stretch"));

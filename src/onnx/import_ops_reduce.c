@@ -75,7 +75,7 @@ REDUCE(map_reduce_sum_square, 9)
 static rlx_status *map_cumsum(rlx_imp *I, const Onnx__NodeProto *n) {
   const rlx_tensor *ax = imp_const(I, n, 1);
   if (!ax) IMP_FAIL(UNIMPLEMENTED, "axis must be known at import time");
-  rlx_attr a[3] = {RLX_ATTR_I("axis", (int64_t)rlx_tensor_get_f64(ax, 0)), RLX_ATTR_I("exclusive", imp_attr_i(n, "exclusive", 0)),
+  rlx_attr a[3] = {RLX_ATTR_I("axis", imp_tensor_i64(ax, 0)), RLX_ATTR_I("exclusive", imp_attr_i(n, "exclusive", 0)),
                    RLX_ATTR_I("reverse", imp_attr_i(n, "reverse", 0))};
   return imp_op_out(I, n, RLX_OP_CUMSUM, 1, 3, a);
 }
@@ -94,7 +94,7 @@ static rlx_status *map_topk(rlx_imp *I, const Onnx__NodeProto *n) {
   else {
     const rlx_tensor *kt = imp_const(I, n, 1);
     if (!kt) IMP_FAIL(UNIMPLEMENTED, "K must be known at import time");
-    k = (int64_t)rlx_tensor_get_f64(kt, 0);
+    k = imp_tensor_i64(kt, 0);
   }
   rlx_value x, y[2];
   RLX_TRY(imp_in(I, n, 0, &x));

@@ -254,7 +254,7 @@ static rlx_status *recurrent(rlx_imp *I, const Onnx__NodeProto *n, int kind) {
   if (imp_has(n, 4)) { /* sequence_lens: only the full length of every batch entry is supported */
     const rlx_tensor *sl = imp_const(I, n, 4);
     for (int64_t i = 0; sl && i < rlx_tensor_numel(sl); i++)
-      if ((int64_t)rlx_tensor_get_f64(sl, i) != R.S) sl = NULL;
+      if (imp_tensor_i64(sl, i) != R.S) sl = NULL;
     if (!sl) IMP_FAIL(UNIMPLEMENTED, "sequence_lens shorter than the sequence (or not known at import time)");
   }
   rlx_value X;

@@ -439,10 +439,11 @@ static rlx_status *map_trilu(rlx_imp *I, const Onnx__NodeProto *n) {
   if (imp_has(n, 1)) {
     const rlx_tensor *kt = imp_const(I, n, 1);
     if (!kt) IMP_FAIL(UNIMPLEMENTED, "k must be known at import time");
-    k = (int64_t)rlx_tensor_get_f64(kt, 0);
+    k = imp_tensor_i64(kt, 0);
   }
   bool upper = imp_attr_i(n, "upper", 1) != 0;
-  int64_t R = t.dims[t.rank - 2], C = t.dims[t.rank - 1];
+  int64_t R = t.dims[t.rank - 2], C = t.dims[t.rank - 1], cells;
+  RLX_TRY(imp_table_size("the Trilu mask", 1, 2, (int64_t[]){R, C}, &cells));
   rlx_tensor *m;
   RLX_TRY(rlx_tensor_create(RLX_DTYPE_BOOL, 2, (int64_t[]){R, C}, NULL, 0, &m));
   unsigned char *p = rlx_tensor_data(m);
@@ -464,7 +465,7 @@ static rlx_status *map_one_hot(rlx_imp *I, const Onnx__NodeProto *n) {
   RLX_TRY(imp_in_type(I, n, 0, false, &ti));
   const rlx_tensor *dt = imp_const(I, n, 1);
   if (!dt) IMP_FAIL(UNIMPLEMENTED, "depth must be known at import time");
-  int64_t depth = (int64_t)rlx_tensor_get_f64(dt, 0), r = ti.rank + 1, axis = imp_axis(imp_attr_i(n, "axis", -1), r);
+  int64_t depth = imp_tensor_i64(dt, 0), r = ti.rank + 1, axis = imp_axis(imp_attr_i(n, "axis", -1), r);
   if (r > RLX_MAX_RANK || axis < 0 || axis >= r) IMP_FAIL(INVALID_ARGUMENT, "bad axis for indices %s", RLX_TYPE_STR(&ti));
   rlx_value idx, vals, ar, eq, on, off, y;
   RLX_TRY(imp_in(I, n, 0, &idx));
@@ -495,7 +496,8 @@ static rlx_status *map_eye_like(rlx_imp *I, const Onnx__NodeProto *n) {
   if (t.rank != 2) IMP_FAIL(INVALID_ARGUMENT, "input must be 2-D");
   rlx_dtype dt = t.dtype;
   if (imp_attr(n, "dtype")) RLX_TRY(rlx_onnx_dtype((int32_t)imp_attr_i(n, "dtype", 1), &dt));
-  int64_t k = imp_attr_i(n, "k", 0), R = t.dims[0], C = t.dims[1];
+  int64_t k = imp_attr_i(n, "k", 0), R = t.dims[0], C = t.dims[1], cells;
+  RLX_TRY(imp_table_size("the EyeLike mask", 1, 2, (int64_t[]){R, C}, &cells));
   rlx_tensor *m;
   RLX_TRY(rlx_tensor_create(RLX_DTYPE_BOOL, 2, t.dims, NULL, 0, &m));
   for (int64_t i = 0; i < R; i++)

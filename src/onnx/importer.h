@@ -54,8 +54,9 @@ int64_t rlx_onnx_default_opset(const Onnx__ModelProto *mp);
  * about 35) and the pre-scan enforcing it before protobuf-c unpacks (wire.c): INVALID_ARGUMENT past
  * the limit (`what` names the bytes), else NULL. */
 #define RLX_ONNX_MAX_NESTING 100
-/* The most bytes one value computed while importing (folding, Range) may take: a file's declared
- * shapes cannot make the importer allocate more before any data exists (RESOURCE_EXHAUSTED). */
+/* The most bytes one value computed while importing (folding, Range, the host tables of
+ * imp_table_size) may take: a file's declared shapes, attributes and constants cannot make the
+ * importer allocate more before any data exists (RESOURCE_EXHAUSTED). */
 #define RLX_ONNX_MAX_FOLD_BYTES ((int64_t)1 << 30)
 rlx_status *rlx_onnx_check_wire(const void *bytes, size_t n, const char *what);
 
@@ -163,7 +164,17 @@ RLX_MUST_USE rlx_status *imp_op_out(rlx_imp *I, const Onnx__NodeProto *n, rlx_op
 RLX_MUST_USE rlx_status *imp_tensor_const(rlx_imp *I, const rlx_tensor *t, rlx_value *out);
 /* A constant from host data of the given static type (copied; numel * dtype size bytes). */
 RLX_MUST_USE rlx_status *imp_host_const(rlx_imp *I, rlx_dtype dt, int rank, const int64_t *dims, const void *data, rlx_value *out);
-/* 0, 1, .., L-1 as an int64 constant [L]. */
+/* v as an int64 without undefined behaviour: NaN is 0, values beyond the range clamp to it. */
+int64_t imp_sat_i64(double v);
+/* Element i of t as an int64: exact for int64 data, imp_sat_i64 of the value otherwise (0 past
+ * the end, as rlx_tensor_get_f64). */
+int64_t imp_tensor_i64(const rlx_tensor *t, int64_t i);
+/* The entries of a table a mapping builds on the host (a mask, an index or weight table, an
+ * arange) from a file's shapes, attributes or constants: the product of the n factors, of elem
+ * bytes each, may take at most RLX_ONNX_MAX_FOLD_BYTES (RESOURCE_EXHAUSTED naming `what`, also
+ * when the product overflows int64); a negative factor is INVALID_ARGUMENT. *count = the product. */
+RLX_MUST_USE rlx_status *imp_table_size(const char *what, size_t elem, int n, const int64_t *f, int64_t *count);
+/* 0, 1, .., L-1 as an int64 constant [L] (imp_table_size applies). */
 RLX_MUST_USE rlx_status *imp_arange(rlx_imp *I, int64_t L, rlx_value *y);
 /* A scalar constant (rank 0) of dtype dt (v converted like a C cast; half types via float32). */
 RLX_MUST_USE rlx_status *imp_scalar(rlx_imp *I, double v, rlx_dtype dt, rlx_value *out);

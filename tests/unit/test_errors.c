@@ -1,6 +1,7 @@
 /* The errors standard, spot-checked: bad input to public entry points and to ONNX importer
  * mappings gives a status with the right code and a message naming what was wrong, leaves the
  * out-parameters untouched, and leaks nothing (the sanitizer build runs this with leak checks). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -301,8 +302,8 @@ typedef struct mb {
   Onnx__TypeProto__Tensor tt[4];
   Onnx__TensorShapeProto sh[4];
   Onnx__TensorShapeProto__Dimension dim[4][RLX_MAX_RANK], *dimp[4][RLX_MAX_RANK];
-  Onnx__TensorProto init[4], *initp[4];
-  int64_t init_dims[4][RLX_MAX_RANK];
+  Onnx__TensorProto init[6], *initp[6];
+  int64_t init_dims[6][RLX_MAX_RANK];
   Onnx__AttributeProto attr[6], *attrp[6];
   ProtobufCBinaryData strs[4];
 } mb;
@@ -607,6 +608,107 @@ static void test_import_group_norm(void **state) {
   import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "X must be [N,C,...], got float32[4]");
 }
 
+/* Tables and integers the importer derives on the host from declared shapes, attributes and
+ * constants: sizes are overflow-checked and capped (RLX_ONNX_MAX_FOLD_BYTES), values converted
+ * without undefined behaviour. Each case once overflowed int64, converted a non-finite or huge
+ * double to int64, or under-allocated a table and wrote past it (found with fuzz_onnx's build). */
+static void test_import_host_tables(void **state) {
+  (void)state;
+  mb b;
+  const int64_t big = INT64_C(1) << 32, zero = 0;
+  mb_init(&b, "CumProd", "", 24);
+  mb_input(&b, "x", ONNX_FLOAT, 1, &big);
+  mb_const(&b, "axis", ONNX_INT64, 0, NULL, &zero, 8);
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_RESOURCE_EXHAUSTED, "the CumProd mask of more than 2^63 entries");
+
+  mb_init(&b, "Einsum", "", 12);
+  mb_input(&b, "x", ONNX_FLOAT, 2, (int64_t[]){big, big});
+  mb_attr_s(&b, "equation", "ii->i");
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_RESOURCE_EXHAUSTED, "the einsum diagonal mask");
+
+  /* blocks of 2^16 x 2^16 over a 131071 x 131071 image: 2^32 columns of 2^32 blocks */
+  mb_init(&b, "Col2Im", "", 18);
+  mb_input(&b, "x", ONNX_FLOAT, 3, (int64_t[]){1, big, big});
+  mb_ints(&b, "image_shape", 2, (int64_t[]){131071, 131071});
+  mb_ints(&b, "block_shape", 2, (int64_t[]){65536, 65536});
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_RESOURCE_EXHAUSTED, "the Col2Im index table of more than 2^63 entries");
+
+  mb_init(&b, "Col2Im", "", 18);
+  mb_input(&b, "x", ONNX_FLOAT, 3, (int64_t[]){1, 4, 4});
+  mb_ints(&b, "image_shape", 2, (int64_t[]){3, 3});
+  mb_ints(&b, "block_shape", 2, (int64_t[]){2, 2});
+  mb_attr_ints(&b, "strides", 2, (int64_t[]){0, 1});
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "dim 0: image 3, block 2, dilation 1, stride 0");
+
+  mb_init(&b, "EyeLike", "", 13);
+  mb_input(&b, "x", ONNX_FLOAT, 2, (int64_t[]){1 << 20, 1 << 20});
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_RESOURCE_EXHAUSTED, "the EyeLike mask of 1099511627776 entries");
+
+  const int64_t imax = INT64_MAX;
+  mb_init(&b, "HannWindow", "", 17);
+  mb_const(&b, "size", ONNX_INT64, 0, NULL, &imax, 8);
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_RESOURCE_EXHAUSTED, "the window of 9223372036854775807 entries");
+
+  mb_init(&b, "AffineGrid", "", 20);
+  mb_input(&b, "theta", ONNX_FLOAT, 3, (int64_t[]){1, 2, 3});
+  mb_ints(&b, "size", 4, (int64_t[]){1, 1, -3, 5});
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "the AffineGrid base grid with a negative size (-3)");
+
+  mb_init(&b, "AffineGrid", "", 20);
+  mb_input(&b, "theta", ONNX_FLOAT, 3, (int64_t[]){1, 2, 3});
+  mb_ints(&b, "size", 4, (int64_t[]){1, 1, big, big});
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_RESOURCE_EXHAUSTED, "the AffineGrid base grid of more than 2^63 entries");
+
+  /* RoiAlign: a NaN roi, a sampling ratio whose grid overflows, a batch index of INT64_MAX */
+  const float nan_roi[4] = {0, 0, NAN, 2}, roi[4] = {0, 0, 2, 2};
+  const int64_t x4[4] = {1, 1, 4, 4};
+  for (int k = 0; k < 3; k++) {
+    mb_init(&b, "RoiAlign", "", 16);
+    mb_input(&b, "x", ONNX_FLOAT, 4, x4);
+    mb_const(&b, "rois", ONNX_FLOAT, 2, (int64_t[]){1, 4}, k == 0 ? nan_roi : roi, sizeof roi);
+    mb_const(&b, "batch_indices", ONNX_INT64, 1, (int64_t[]){1}, k == 2 ? &imax : &zero, 8);
+    if (k == 1) mb_attr_i(&b, "sampling_ratio", INT64_C(1) << 40);
+    mb_output(&b, "y");
+    import_fails(&b, k == 0 ? RLX_STATUS_INVALID_ARGUMENT : k == 1 ? RLX_STATUS_RESOURCE_EXHAUSTED : RLX_STATUS_OUT_OF_RANGE,
+                 k == 0 ? "roi 0 times spatial_scale 1 is not finite" : k == 1 ? "the RoiAlign sample table" : "batch_indices[0] = 9223372036854775807");
+  }
+
+  mb_init(&b, "DFT", "", 17);
+  mb_input(&b, "x", ONNX_FLOAT, 3, (int64_t[]){1, (INT64_C(1) << 62) + 1, 2});
+  mb_attr_i(&b, "inverse", 1);
+  mb_attr_i(&b, "onesided", 1);
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "a signal of 4611686018427387905 samples (dft_length -1) overflows int64");
+
+  mb_init(&b, "DeformConv", "", 19);
+  mb_input(&b, "x", ONNX_FLOAT, 4, (int64_t[]){1, 4, 4, 4});
+  mb_input(&b, "w", ONNX_FLOAT, 4, (int64_t[]){4, 4, 1, 1});
+  mb_input(&b, "offset", ONNX_FLOAT, 4, (int64_t[]){1, 2, 4, 4});
+  mb_attr_i(&b, "group", INT64_C(1) << 62);
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "disagree with group 4611686018427387904");
+
+  const float huge = 1e30f;
+  const int64_t dl = 8, sr = 16000;
+  const float lo = 0, hi = 8000;
+  mb_init(&b, "MelWeightMatrix", "", 17);
+  mb_const(&b, "num_mel_bins", ONNX_FLOAT, 0, NULL, &huge, 4);
+  mb_const(&b, "dft_length", ONNX_INT64, 0, NULL, &dl, 8);
+  mb_const(&b, "sample_rate", ONNX_INT64, 0, NULL, &sr, 8);
+  mb_const(&b, "lower_edge_hertz", ONNX_FLOAT, 0, NULL, &lo, 4);
+  mb_const(&b, "upper_edge_hertz", ONNX_FLOAT, 0, NULL, &hi, 4);
+  mb_output(&b, "y");
+  import_fails(&b, RLX_STATUS_RESOURCE_EXHAUSTED, "the mel weight matrix of more than 2^63 entries");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dtype_and_type),
@@ -620,6 +722,7 @@ int main(void) {
       cmocka_unit_test(test_import_shape_ops),
       cmocka_unit_test(test_import_math_ops),
       cmocka_unit_test(test_import_group_norm),
+      cmocka_unit_test(test_import_host_tables),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
