@@ -252,11 +252,14 @@ static double kernel(int mode, double x, double a) {
 }
 
 /* Taps per output: 1 for nearest, else 2 R / s taps for kernel radius R (1 linear, 2 cubic) and
- * the kernel stretch s (min(scale, 1) with antialias, else 1). */
+ * the kernel stretch s (min(scale, 1) with antialias, else 1); -1 when a tiny scale would need
+ * more than 2^41 (the count is never converted out of int64's range). */
 static int64_t resize_taps(const resize_axis_spec *s, double *stretch, int64_t *first) {
   if (s->mode == 0) return *stretch = 1, *first = 0, 1;
   *stretch = s->antialias && s->scale < 1 ? s->scale : 1;
-  *first = (int64_t)floor(-(double)s->mode / *stretch) + 1;
+  double f = floor(-(double)s->mode / *stretch) + 1;
+  if (!(f > -0x1p40)) return *first = 0, -1;
+  *first = (int64_t)f;
   return 2 - 2 * *first;
 }
 
@@ -312,6 +315,11 @@ static bool axis_taps_make(rlx_lower *L, const resize_axis_spec *s, int ax, axis
   double stretch;
   int64_t first, cnt;
   *a = (axis_taps){.taps = resize_taps(s, &stretch, &first)};
+  if (a->taps < 0) {
+    rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "resize of axis %d: antialiasing at scale %g needs more than 2^41 taps per output", ax,
+                   s->scale);
+    return false;
+  }
   if (!rlx_mul_i64(s->out, a->taps, &cnt) || cnt > (INT64_MAX >> 4)) {
     rlx_lower_fail(L, RLX_STATUS_RESOURCE_EXHAUSTED, "resize of axis %d: %lld outputs x %lld taps is too many", ax, (long long)s->out,
                    (long long)a->taps);

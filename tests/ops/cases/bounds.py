@@ -17,7 +17,7 @@ Integer Div and Mod (both fmod settings) of INT_MIN by -1 and of anything by 0 a
 defines them (x / 0 = x % 0 = 0, INT_MIN / -1 = INT_MIN, x % -1 = 0) instead of trapping in MLX."""
 import numpy as np
 
-from opcase import IS, Case, G, I, node, simple, sym
+from opcase import FS, IS, Case, G, I, S, node, simple, sym
 from opcase import error_case as err_case
 
 rng = np.random.default_rng(8)
@@ -172,6 +172,11 @@ def builder_cases():
     w = rng.uniform(-1, 1, (1, 1, 3)).astype(np.float32)
     yield err_case("Conv_dilation_2_40", "Conv", {"x": xc, "w": w}, "INVALID_ARGUMENT", dilations=IS([1 << 40]))
     yield err_case("Conv_pads_overflow", "Conv", {"x": xc, "w": w}, "RESOURCE_EXHAUSTED", pads=IS([big, big]))
+    # antialiased downscaling at a tiny scale stretches the kernel over ~1e300 taps (their count
+    # was converted from a double out of int64's range)
+    yield Case("Resize_antialias_tiny_scale", [node("Resize", ["x"], ["y"], sizes=IS([2, 1]), scales=FS([1, 1e-300]), mode=S("linear"),
+                                                    antialias=I(1))], {"x": x}, {}, expect_error="RESOURCE_EXHAUSTED",
+               expect_message="antialiasing at scale 1e-300 needs more than 2^41 taps per output")
     ge = np.zeros((1, 0, 3), np.float32)
     yield err_case("GroupNorm_groups_on_no_channels", "GroupNorm", {"x": ge, "s": np.ones(0, np.float32), "b": np.zeros(0, np.float32)},
                    "INVALID_ARGUMENT", num_groups=I(2**31 - 1))
