@@ -8,9 +8,6 @@
 
 #include "onnx/import_ops.h"
 
-/* Loops are unrolled at import up to this many iterations. */
-#define LOOP_LIMIT 4096
-
 static const Onnx__GraphProto *graph_attr(const Onnx__NodeProto *n, const char *name) {
   const Onnx__AttributeProto *a = imp_attr(n, name);
   return a ? a->g : NULL;
@@ -255,9 +252,9 @@ static rlx_status *map_loop(rlx_imp *I, const Onnx__NodeProto *n) {
   if (has_m) RLX_TRY(loop_scalar(I, n, 0, true, &m_known, &m));
   if (imp_has(n, 1)) RLX_TRY(loop_scalar(I, n, 1, nk > 0, &c_known, &c0));
   loop_state ls = {.cur = calloc(nv ? nv : 1, sizeof(imp_val)), .go = c0 != 0};
-  rlx_imp *scopes = calloc(LOOP_LIMIT, sizeof *scopes);
-  imp_val *scan = calloc((size_t)LOOP_LIMIT * (nk ? nk : 1), sizeof *scan);
-  rlx_value *tmp = malloc(sizeof(rlx_value) * LOOP_LIMIT);
+  rlx_imp *scopes = calloc(RLX_ONNX_MAX_UNROLL, sizeof *scopes);
+  imp_val *scan = calloc((size_t)RLX_ONNX_MAX_UNROLL * (nk ? nk : 1), sizeof *scan);
+  rlx_value *tmp = malloc(sizeof(rlx_value) * RLX_ONNX_MAX_UNROLL);
   rlx_status *st = ls.cur && scopes && scan && tmp ? NULL : RLX_OOM();
   for (size_t j = 0; !st && j < nv; j++) {
     const imp_val *v = imp_lookup(I, n->input[2 + j]);
@@ -270,13 +267,13 @@ static rlx_status *map_loop(rlx_imp *I, const Onnx__NodeProto *n) {
   }
   int64_t t = 0;
   for (; !st && ls.go && t < m; t++) {
-    if (ls.dynamic && m > LOOP_LIMIT) { /* a run-time condition needs every iteration up to the trip count */
+    if (ls.dynamic && m > RLX_ONNX_MAX_UNROLL) { /* a run-time condition needs every iteration up to the trip count */
       st = RLX_ERR(UNIMPLEMENTED, "Loop whose condition is known only at run time needs a trip count of at most %d (rlx "
-                                  "unrolls loops at import)%s", LOOP_LIMIT, has_m ? "" : "; it has none");
+                                  "unrolls loops at import)%s", RLX_ONNX_MAX_UNROLL, has_m ? "" : "; it has none");
       break;
     }
-    if (t == LOOP_LIMIT) {
-      st = RLX_ERR(UNIMPLEMENTED, "Loop still running after %d iterations at import (rlx unrolls loops at import)", LOOP_LIMIT);
+    if (t == RLX_ONNX_MAX_UNROLL) {
+      st = RLX_ERR(UNIMPLEMENTED, "Loop still running after %d iterations at import (rlx unrolls loops at import)", RLX_ONNX_MAX_UNROLL);
       break;
     }
     imp_scope_init(&scopes[t], I, I->g);
@@ -431,7 +428,7 @@ static rlx_status *map_scan8(rlx_imp *I, const Onnx__NodeProto *n) {
   rlx_value in[256];
   for (size_t i = 1; i < n->n_input; i++) RLX_TRY(imp_in(I, n, i, &in[i - 1]));
   int64_t batch = imp_type(I, in[0])->rank < 1 ? -1 : imp_type(I, in[0])->dims[0];
-  if (batch < 1 || batch > LOOP_LIMIT)
+  if (batch < 1 || batch > RLX_ONNX_MAX_UNROLL)
     IMP_FAIL(UNIMPLEMENTED, "Scan-8 needs a static batch dim (input 1 is %s)", RLX_TYPE_STR(imp_type(I, in[0])));
   rlx_value *res = malloc(sizeof(rlx_value) * (size_t)batch * (nout ? nout : 1)), *outs = malloc(sizeof(rlx_value) * (nout ? nout : 1));
   rlx_status *st = res && outs ? NULL : RLX_OOM();

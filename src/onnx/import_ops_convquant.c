@@ -275,8 +275,6 @@ static rlx_status *ramp(rlx_imp *I, int r, int axis, int64_t len, int64_t scale,
   return st;
 }
 
-#define POOL_ARGMAX_MAX_TAPS 4096
-
 rlx_status *imp_pool_argmax(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, const rlx_type *pooled, const int64_t *k,
                             const int64_t *s, const int64_t *d, const int64_t *pads, bool column_major, rlx_value *out) {
   const rlx_type tx = *imp_type(I, x), tyv = *pooled, *ty = &tyv; /* copies: adding nodes moves the graph's types */
@@ -286,8 +284,8 @@ rlx_status *imp_pool_argmax(rlx_imp *I, const Onnx__NodeProto *n, rlx_value x, c
   /* one Slice node per window tap: a larger kernel would build a graph of that many nodes
    * (fuzz_onnx: a kernel of 10^8 taps ran out of time and memory) */
   int64_t taps = 1;
-  for (int i = 0; i < nsp; i++) taps = k[i] > POOL_ARGMAX_MAX_TAPS || taps * k[i] > POOL_ARGMAX_MAX_TAPS ? POOL_ARGMAX_MAX_TAPS + 1 : taps * k[i];
-  if (taps > POOL_ARGMAX_MAX_TAPS) IMP_FAIL(UNIMPLEMENTED, "MaxPool Indices over a window of more than %d elements", POOL_ARGMAX_MAX_TAPS);
+  for (int i = 0; i < nsp; i++) taps = k[i] > RLX_ONNX_MAX_UNROLL || taps * k[i] > RLX_ONNX_MAX_UNROLL ? RLX_ONNX_MAX_UNROLL + 1 : taps * k[i];
+  if (taps > RLX_ONNX_MAX_UNROLL) IMP_FAIL(UNIMPLEMENTED, "MaxPool Indices over a window of more than %d elements", RLX_ONNX_MAX_UNROLL);
   /* Pad with the lowest value (the ceil_mode overhang too), then one strided slice per window
    * offset, stacked on a new axis 2: [N, C, K, o..]. */
   int64_t pad[2 * RLX_MAX_RANK] = {0}, K = 1;

@@ -462,8 +462,6 @@ static rlx_status *bilinear_zeros(gs *G, rlx_value xg, rlx_value y, rlx_value x,
   return NULL;
 }
 
-#define DEFORM_MAX_TAPS 4096
-
 /* DeformConv (ONNX-19/22, 2-D): every kernel tap k of output position (i, j) samples x
  * bilinearly (zeros outside) at (i sH - pad_top + kh dH + dy, j sW - pad_left + kw dW + dx) with
  * the offsets of its offset group, scaled by the mask when given; the sampled columns
@@ -486,8 +484,8 @@ rlx_status *rlx_onnx_map_deform_conv(rlx_imp *I, const Onnx__NodeProto *n) {
   int64_t sH = ns == 2 ? st[0] : 1, sW = ns == 2 ? st[1] : 1, dH = nd == 2 ? dl[0] : 1, dW = nd == 2 ? dl[1] : 1;
   int64_t pT = np == 4 ? pd[0] : 0, pL = np == 4 ? pd[1] : 0, oH = to.dims[2], oW = to.dims[3], P;
   /* nodes per kernel tap and offset group: one bilinear sample of the input */
-  if (K * og > DEFORM_MAX_TAPS)
-    IMP_FAIL(UNIMPLEMENTED, "DeformConv over %lld kernel taps times %lld offset groups (at most %d)", (long long)K, (long long)og, DEFORM_MAX_TAPS);
+  if (K * og > RLX_ONNX_MAX_UNROLL)
+    IMP_FAIL(UNIMPLEMENTED, "DeformConv over %lld kernel taps times %lld offset groups (at most %d)", (long long)K, (long long)og, RLX_ONNX_MAX_UNROLL);
   RLX_TRY(imp_table_size("the DeformConv sampling grid", 2 * sizeof(double), 2, (int64_t[]){oH, oW}, &P));
   gs G = {.I = I, .n = n, .ft = tx.dtype, .N = N, .Q = P};
   rlx_value x, off, mask = 0, *cols = malloc(sizeof(rlx_value) * (size_t)(K * og + K));

@@ -250,6 +250,8 @@ static rlx_status *recurrent(rlx_imp *I, const Onnx__NodeProto *n, int kind) {
            .input_forget = imp_attr_i(n, "input_forget", 0) != 0, .dt = tx.dtype};
   if (R.H <= 0) IMP_FAIL(INVALID_ARGUMENT, "hidden_size must be positive");
   if (R.S == 0) IMP_FAIL(UNIMPLEMENTED, "an empty sequence");
+  if (R.S > RLX_ONNX_MAX_UNROLL)
+    IMP_FAIL(UNIMPLEMENTED, "a sequence of %lld steps (rlx unrolls at most %d at import)", (long long)R.S, RLX_ONNX_MAX_UNROLL);
   RLX_TRY(read_acts(&R));
   if (imp_has(n, 4)) { /* sequence_lens: only the full length of every batch entry is supported */
     const rlx_tensor *sl = imp_const(I, n, 4);

@@ -149,6 +149,8 @@ rlx_status *rlx_onnx_map_linear_attention(rlx_imp *I, const Onnx__NodeProto *n) 
     RLX_TRY(imp_cast(I, n, beta, ft, &beta));
   }
   if (!T) IMP_FAIL(UNIMPLEMENTED, "LinearAttention over an empty sequence");
+  if (T > RLX_ONNX_MAX_UNROLL)
+    IMP_FAIL(UNIMPLEMENTED, "LinearAttention over %lld tokens (rlx unrolls at most %d at import)", (long long)T, RLX_ONNX_MAX_UNROLL);
   rlx_value *outs = malloc(sizeof(rlx_value) * (size_t)T);
   if (!outs) return RLX_OOM();
   rlx_status *st = lin_att_steps(I, n, &(lin_att){q, k, v, g, beta, B, T, Hq, Hkv, G, dk, dv, gl, bl, scale, gated, delta}, &S, outs);

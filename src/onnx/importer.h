@@ -59,6 +59,11 @@ int64_t rlx_onnx_default_opset(const Onnx__ModelProto *mp);
  * importer allocate more before any data exists (RESOURCE_EXHAUSTED). */
 #define RLX_ONNX_MAX_FOLD_BYTES ((int64_t)1 << 30)
 rlx_status *rlx_onnx_check_wire(const void *bytes, size_t n, const char *what);
+/* The most steps a mapping unrolls into nodes (Loop iterations, RNN time steps, LinearAttention
+ * tokens, MaxPool Indices window taps, DeformConv kernel taps times offset groups): a declared
+ * dim of a few bytes in the file cannot make the importer build millions of nodes (an RNN of
+ * 100000 steps took 47 s and 700 MB to import). Past it the mapping is UNIMPLEMENTED. */
+#define RLX_ONNX_MAX_UNROLL 4096
 
 /* ---- tensors ---- */
 RLX_MUST_USE rlx_status *rlx_onnx_dtype(int32_t onnx_type, rlx_dtype *out);

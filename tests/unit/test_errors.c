@@ -608,9 +608,9 @@ static void test_import_group_norm(void **state) {
   import_fails(&b, RLX_STATUS_INVALID_ARGUMENT, "X must be [N,C,...], got float32[4]");
 }
 
-/* Tables and integers the importer derives on the host from declared shapes, attributes and
- * constants: sizes are overflow-checked and capped (RLX_ONNX_MAX_FOLD_BYTES), values converted
- * without undefined behaviour. Each case once overflowed int64, converted a non-finite or huge
+/* Tables, integers and unrolled steps the importer derives on the host from declared shapes,
+ * attributes and constants: sizes are overflow-checked and capped (RLX_ONNX_MAX_FOLD_BYTES,
+ * RLX_ONNX_MAX_UNROLL), values converted without undefined behaviour. Each case once overflowed int64, converted a non-finite or huge
  * double to int64, or under-allocated a table and wrote past it (found with fuzz_onnx's build). */
 static void test_import_host_tables(void **state) {
   (void)state;
@@ -707,6 +707,16 @@ static void test_import_host_tables(void **state) {
   mb_const(&b, "upper_edge_hertz", ONNX_FLOAT, 0, NULL, &hi, 4);
   mb_output(&b, "y");
   import_fails(&b, RLX_STATUS_RESOURCE_EXHAUSTED, "the mel weight matrix of more than 2^63 entries");
+
+  /* an RNN of 100000 declared steps unrolled into millions of nodes (47 s to import) */
+  const float one = 1;
+  mb_init(&b, "RNN", "", 14);
+  mb_input(&b, "X", ONNX_FLOAT, 3, (int64_t[]){100000, 1, 1});
+  mb_const(&b, "W", ONNX_FLOAT, 3, (int64_t[]){1, 1, 1}, &one, 4);
+  mb_const(&b, "R", ONNX_FLOAT, 3, (int64_t[]){1, 1, 1}, &one, 4);
+  mb_attr_i(&b, "hidden_size", 1);
+  mb_output(&b, "Y");
+  import_fails(&b, RLX_STATUS_UNIMPLEMENTED, "a sequence of 100000 steps (rlx unrolls at most 4096 at import)");
 }
 
 int main(void) {
