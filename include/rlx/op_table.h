@@ -207,6 +207,12 @@
    * experts once, then a batched (gather) matmul. Errors as DequantMatMul, plus the expert axis  \
    * and idx shape (INVALID_ARGUMENT). */ \
   X(DEQUANT_GROUPED_MATMUL, "DequantGroupedMatMul", dequant, 3, 5, "scheme:s block_size:i=32") \
+  /* Dequantize(packed[..., K/QK*B]) -> float32[..., K]: the GGUF blocks of each row (the last axis) \
+   * dequantized, the W of DequantMatMul's GGUF schemes (same scheme names and formulas; e.g. an   \
+   * LLM's quantized token embedding after a Gather of its packed rows). Errors: a scheme that is  \
+   * not GGUF, packed not uint8 of rank >= 1, its last dim not a whole number of blocks          \
+   * (INVALID_ARGUMENT). */ \
+  X(DEQUANTIZE, "Dequantize", dequant, 1, 1, "scheme:s") \
   \
   /* ---- normalization (float x; gamma/beta in x's dtype) ---- */ \
   /* LayerNorm(x, gamma, [beta]) over the single axis `axis` (not necessarily the last):           \

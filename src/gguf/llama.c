@@ -321,33 +321,14 @@ static rlx_value rms_norm(builder *b, const rlx_llm_config *c, rlx_value x, cons
   return op(b, RLX_OP_RMS_NORM, 2, V2(x, g), 1, (rlx_attr[]){RLX_ATTR_F("epsilon", c->rms_eps)});
 }
 
-/* h = token_embd[tokens]: [1, S, E]. A quantized table is gathered packed and dequantized by
- * DequantMatMul(I_E, rows) = rows^T; the identity (4 E^2 bytes) may take at most 1 GiB. */
-#define RLX_LLM_MAX_EYE_DIM 16384
-static rlx_value embed(builder *b, const rlx_llm_config *c, rlx_value tokens, int64_t S) {
+/* h = token_embd[tokens]: [1, S, E]; a quantized table's rows are gathered packed, then
+ * dequantized. */
+static rlx_value embed(builder *b, const rlx_llm_config *c, rlx_value tokens) {
   const char *scheme = NULL;
   rlx_value w = weight(b, "token_embd.weight", c->dim, c->vocab, &scheme);
-  rlx_value rows = op(b, RLX_OP_GATHER, 2, V2(w, tokens), 0, NULL); /* [1, S, E] or packed [1, S, RB] */
-  if (!scheme || b->st) return f32(b, rows);
-  const rlx_type *rt = rlx_graph_value_type(b->g, rows);
-  int64_t RB = rt->dims[2], E = c->dim;
-  if (E > RLX_LLM_MAX_EYE_DIM) { /* a small hostile file must not make rlx copy a huge identity */
-    b->st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "token_embd.weight: a quantized embedding of width %lld needs a %lldx%lld float "
-                            "identity to dequantize its rows (at most %d wide)", (long long)E, (long long)E, (long long)E, RLX_LLM_MAX_EYE_DIM);
-    return 0;
-  }
-  float *eye = calloc((size_t)(E * E), sizeof(float));
-  if (!eye) {
-    b->st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    return 0;
-  }
-  for (int64_t i = 0; i < E; i++) eye[i * E + i] = 1;
-  rlx_value id = constant(b, RLX_DTYPE_F32, 2, (const int64_t[]){E, E}, eye);
-  free(eye);
-  rows = op(b, RLX_OP_RESHAPE, 1, &rows, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 2, ((const int64_t[]){S, RB}))});
-  rlx_value cols = op(b, RLX_OP_DEQUANT_MATMUL, 2, V2(id, rows), 1, (rlx_attr[]){RLX_ATTR_S("scheme", scheme)}); /* [E, S] */
-  rlx_value t = op(b, RLX_OP_TRANSPOSE, 1, &cols, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 2, ((const int64_t[]){1, 0}))});
-  return op(b, RLX_OP_RESHAPE, 1, &t, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 3, ((const int64_t[]){1, S, E}))});
+  rlx_value rows = op(b, RLX_OP_GATHER, 2, V2(w, tokens), 0, NULL); /* [1, S, E] or packed [1, S, row bytes] */
+  if (!scheme) return f32(b, rows);
+  return op(b, RLX_OP_DEQUANTIZE, 1, &rows, 1, (rlx_attr[]){RLX_ATTR_S("scheme", scheme)});
 }
 
 /* Rotary tables cos/sin [C, n_rot/2]: angle(p, i) = p / scale * base^(-2i/n_rot) (llama.cpp's
@@ -407,7 +388,7 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
   int64_t S = RLX_DIM_SYMBOL(0), E = c->dim, H = c->n_heads, Hkv = c->n_kv_heads, D = c->head_dim, F = c->ffn_dim, V = c->vocab;
   rlx_value tokens = leaf(&b, false, "tokens", RLX_DTYPE_I32, 2, (const int64_t[]){1, S});
   rlx_value positions = leaf(&b, false, "positions", RLX_DTYPE_I32, 1, (const int64_t[]){S});
-  rlx_value h = embed(&b, c, tokens, S);
+  rlx_value h = embed(&b, c, tokens);
   rlx_value cos_t = 0, sin_t = 0, rows = 0, bias = 0;
   rope_tables(&b, c, C, &cos_t, &sin_t);
   rlx_value cs = op(&b, RLX_OP_GATHER, 2, V2(cos_t, positions), 0, NULL); /* [S, n_rot/2] */

@@ -159,7 +159,28 @@ static rlx_status *infer_grouped(rlx_infer_ctx *c) {
   return infer_dequant_matmul(&sc);
 }
 
+/* Dequantize(packed[..., K/QK*B]) -> float32[..., K], GGUF schemes. */
+static rlx_status *infer_dequantize(rlx_infer_ctx *c) {
+  const char *scheme = AS("scheme");
+  rlx_dq_scheme s = rlx_dq_scheme_of(scheme);
+  if (s == RLX_DQ_COUNT || rlx_dq_info_of(s)->kind != RLX_DQK_GGUF)
+    FAIL(INVALID_ARGUMENT, "Dequantize takes a GGUF scheme (gguf_q4_0 .. gguf_nvfp4), got '%s'", scheme);
+  const rlx_dq_info *in = rlx_dq_info_of(s);
+  const rlx_type *q = IN(0);
+  if (q->dtype != RLX_DTYPE_U8 || q->rank < 1)
+    FAIL(INVALID_ARGUMENT, "input 0 must be the packed %s blocks as uint8 of rank >= 1, got %s", in->name, TSTR(q));
+  int64_t rb = q->dims[q->rank - 1];
+  if (rb >= 0 && rb % in->block_bytes)
+    FAIL(INVALID_ARGUMENT, "input 0 %s holds %lld bytes per row, not a whole number of %lld-byte %s blocks", TSTR(q), (long long)rb,
+         (long long)in->block_bytes, in->name);
+  *OUT(0) = *q;
+  OUT(0)->dtype = RLX_DTYPE_F32;
+  OUT(0)->dims[q->rank - 1] = rb < 0 ? -1 : rb / in->block_bytes * in->block_elems;
+  return NULL;
+}
+
 rlx_status *rlx_infer_dequant(rlx_infer_ctx *c) {
+  if (OP == RLX_OP_DEQUANTIZE) return infer_dequantize(c);
   if (OP == RLX_OP_DEQUANT_GROUPED_MATMUL) {
     if (NIN < 3 || NIN > 5) FAIL(INVALID_ARGUMENT, "expected 3 to 5 inputs (x, weight inputs, idx), got %d", NIN);
     return infer_grouped(c);

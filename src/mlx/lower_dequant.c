@@ -1,4 +1,4 @@
-/* lower_dequant.c: DequantMatMul and DequantGroupedMatMul on MLX. On the CPU float32 rows times
+/* lower_dequant.c: DequantMatMul, DequantGroupedMatMul and Dequantize on MLX. On the CPU float32 rows times
  * GGUF Q8_0, Q4_0, Q4_1 or Q4_K weights (an LLM's decode and prefill steps) run rlx's kernel on the packed
  * bytes (rlx_mx_matvec). The int, MX (mxfp4, mxfp8),
  * NVFP4 and GGUF Q4_0/Q4_1/Q8_0/Q4_K schemes map onto MLX's quantized_matmul / gather_qmm (the int
@@ -541,7 +541,25 @@ static void lower_grouped(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in
   out[0] = rlx_mx_reshape(c, y, 2, (int64_t[]){M, N});
 }
 
+/* Dequantize: rlx's kernel on the CPU for the schemes of its matvec, else the MLX decoder of
+ * DequantMatMul's GGUF schemes. */
+static void lower_dequantize(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  rlx_mx *c = L->mx;
+  const rlx_type *tq = rlx_in_type(L, n, 0), *to = rlx_out_type(L, n, 0);
+  rlx_dq_scheme s = rlx_dq_scheme_of(rlx_node_s(n, "scheme"));
+  int kernel = cpu_matvec(s, RLX_DTYPE_F32, rlx_mx_get_device(c) == RLX_MX_GPU);
+  if (kernel >= 0) {
+    out[0] = rlx_mx_dequant(c, in[0], kernel);
+    return;
+  }
+  int64_t rows = 1, rb = tq->dims[tq->rank - 1], K = to->dims[to->rank - 1];
+  for (int i = 0; i + 1 < tq->rank; i++) rows *= tq->dims[i];
+  rlx_mx_arr *w = dequant_gguf(L, s, rlx_mx_reshape(c, in[0], 2, (int64_t[]){rows, rb}), rows, K);
+  if (w) out[0] = rlx_l_reshape(L, w, to);
+}
+
 void rlx_lower_dequant(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
-  if (n->op == RLX_OP_DEQUANT_GROUPED_MATMUL) lower_grouped(L, n, in, out);
+  if (n->op == RLX_OP_DEQUANTIZE) lower_dequantize(L, n, in, out);
+  else if (n->op == RLX_OP_DEQUANT_GROUPED_MATMUL) lower_grouped(L, n, in, out);
   else lower_dequant_matmul(L, n, in, out);
 }

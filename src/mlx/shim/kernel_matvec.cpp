@@ -26,6 +26,9 @@
 // and multiplied by all of x with one single-threaded sgemm each (kernel_gemm.cpp), instead of
 // widening or dequantizing all of W into a temporary at every run.
 //
+// Dequant (rlx_mx_dequant): the same decoders write whole rows of float32 (a quantized token
+// embedding, gathered packed).
+//
 // Each kernel has an AVX2/FMA/F16C version, picked at run time when the CPU has those
 // extensions (__builtin_cpu_supports, no IFUNC: the sanitizer builds run the same code), and a
 // portable one.
@@ -452,8 +455,52 @@ class MatVec : public CpuKernel {
   int scheme_;  // Scheme
 };
 
+// The packed rows of a quantized scheme dequantized to float32 (rows split over the pool).
+class Dequant : public CpuKernel {
+ public:
+  Dequant(mx::Stream s, int scheme) : CpuKernel(s), scheme_(scheme) {}
+  void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
+    auto &enc = begin(in, out);
+    int64_t rb = in[0].shape().back(), K = out.shape().back(), rows = K ? (int64_t)out.size() / K : 0;
+    mx::array qa = in[0];
+    float *y = out.data<float>();
+    DequantFn dequant = kernels(scheme_).dequant;
+    enc.dispatch([=]() {
+      thread_local std::vector<uint8_t> buf;
+      const uint8_t *q = static_cast<const uint8_t *>(dense(qa, buf));
+      parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(K, 1)), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; r++) dequant(q + r * rb, K, y + r * K);
+      });
+    });
+  }
+  const char *name() const override { return "RlxDequant"; }
+  bool is_equivalent(const mx::Primitive &other) const override { return scheme_ == static_cast<const Dequant &>(other).scheme_; }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
+    mx::Shape shape = in[0].shape();
+    shape.back() = (int)(shape.back() / block_bytes(scheme_) * block_elems(scheme_));
+    return {shape};
+  }
+
+ private:
+  int scheme_;  // Scheme (a quantized one)
+};
+
 }  // namespace
 }  // namespace rlx_kernels
+
+extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme) {
+  SHIM_OP(c, packed, ([&] {
+            using namespace rlx_kernels;
+            mx::array qa = A(packed);
+            bool known = scheme >= kQ8_0 && scheme <= kQ4_1 && quantized(scheme);
+            if (!known || qa.ndim() < 1 || qa.dtype() != mx::uint8 || qa.shape().back() % block_bytes(scheme))
+              throw std::invalid_argument("dequant takes packed uint8 [.., K / QK * block bytes] of a quantized scheme");
+            auto prim = std::make_shared<Dequant>(c->stream, scheme);
+            std::vector<mx::array> in = {qa};
+            mx::Shape shape = prim->output_shapes(in)[0];
+            return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
+          }()));
+}
 
 extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme) {
   SHIM_OP(c, x && w, ([&] {

@@ -281,6 +281,10 @@ rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, co
  * row-contiguous is copied by the kernel's task (no node in front of it). Each row of W is read
  * once for M <= 4; past that, tiles of W are dequantized and multiplied by sgemm. */
 rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme);
+/* float32 [.., K] = the packed rows uint8 [.., K / QK * block bytes] of a GGUF tensor dequantized
+ * (rlx's CPU kernel; schemes as rlx_mx_matvec's quantized ones, the same decoders); an operand
+ * that is not row-contiguous is copied by the kernel's task. */
+rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme);
 /* rlx_mx_unary with rlx's kernel for EXP, LOG, TANH, ERF and SIGMOID on float32 (SLEEF, 1 ULP);
  * other ops and dtypes go to rlx_mx_unary. */
 rlx_mx_arr *rlx_mx_unary_kernel(rlx_mx *c, rlx_mx_unary_op op, rlx_mx_arr *x);

@@ -12,7 +12,7 @@ of the wrong byte count, K not a multiple of the block; the message names the pa
 expected size), dtypes, shapes, unknown schemes. DequantGroupedMatMul (mixture of experts): every
 kind of scheme, through each lowering path (gather_qmm; the selected experts' weights when M <= E;
 all experts when M > E), negative and out-of-range expert indices, against per-token numpy
-products."""
+products. Dequantize (GGUF rows decoded on their own): every GGUF scheme against gguf-py, exactly."""
 import ml_dtypes
 import numpy as np
 from gguf import GGMLQuantizationType as T
@@ -420,7 +420,45 @@ def repack_cases():
                reset=({"w": ins[1]["w"].reshape(e, n, -1)}, {"y": ys[1]}))
 
 
+def dequantize_cases():
+    """Dequantize: the packed rows themselves decoded (against gguf-py, exactly), every GGUF scheme
+    (Q8_0, Q4_0, Q4_1, Q4_K through rlx's CPU kernel, the others through MLX ops) at ranks 1 and 3,
+    edge and non-finite scales, and the quantized-embedding pattern (a Gather of a packed table's
+    rows by token ids, then Dequantize)."""
+    for scheme, (_, qk, bb, fields) in GGUF.items():
+        k = 2 * qk if qk == 256 else 4 * qk
+        packed = blocks(scheme, 6, k)
+        yield Case(f"Dequantize_{scheme}", [node("Dequantize", ["q"], ["y"], scheme=S(scheme))], {"q": packed},
+                   {"y": gguf_dequant(scheme, packed, k)}, atol=0, rtol=2e-7)
+        if "f16" in {kind for _, kind in fields}:
+            packed = blocks(scheme, 6, k, scales=F16_EDGES + [np.inf, -np.inf, np.nan])
+            with np.errstate(invalid="ignore", over="ignore"):
+                want = gguf_dequant(scheme, packed, k)
+            yield Case(f"Dequantize_{scheme}_edge_scales", [node("Dequantize", ["q"], ["y"], scheme=S(scheme))], {"q": packed},
+                       {"y": want}, atol=0, rtol=2e-7)
+    for scheme in ["gguf_q8_0", "gguf_q4k", "gguf_q6k"]:
+        qk = GGUF[scheme][1]
+        packed = blocks(scheme, 6, qk)
+        w = gguf_dequant(scheme, packed, qk)
+        yield Case(f"Dequantize_{scheme}_rank1", [node("Dequantize", ["q"], ["y"], scheme=S(scheme))], {"q": packed[2]},
+                   {"y": w[2]}, atol=0, rtol=2e-7)
+        yield Case(f"Dequantize_{scheme}_rank3", [node("Dequantize", ["q"], ["y"], scheme=S(scheme))], {"q": packed.reshape(2, 3, -1)},
+                   {"y": w.reshape(2, 3, -1)}, atol=0, rtol=2e-7)
+        ids = np.array([[5, 0, 5, 3]], np.int32)
+        yield Case(f"Dequantize_{scheme}_embedding", [node("Gather", ["table", "ids"], ["rows"]),
+                                                      node("Dequantize", ["rows"], ["y"], scheme=S(scheme))],
+                   {"ids": ids}, {"y": w[ids]}, atol=0, rtol=2e-7, params={"table": packed})
+    q = np.zeros((3, 36), np.uint8)
+    yield Case("Dequantize_not_gguf", [node("Dequantize", ["q"], ["y"], scheme=S("int8_block"))], {"q": q}, {},
+               expect_error="INVALID_ARGUMENT", modes=["lazy"], expect_message="Dequantize takes a GGUF scheme")
+    yield Case("Dequantize_bytes", [node("Dequantize", ["q"], ["y"], scheme=S("gguf_q8_0"))], {"q": q}, {},
+               expect_error="INVALID_ARGUMENT", modes=["lazy"],
+               expect_message="holds 36 bytes per row, not a whole number of 34-byte gguf_q8_0 blocks")
+    yield err("Dequantize_dtype", "Dequantize", {"q": np.zeros((3, 34), np.int8)}, scheme=S("gguf_q8_0"))
+
+
 def cases():
+    yield from dequantize_cases()
     yield from gguf_cases()
     yield from fp_cases()
     yield from grouped_cases()
