@@ -22,13 +22,15 @@
  * head: llama and mistral files use llama.cpp's normal rope, which rotates adjacent pairs (x[2i],
  * x[2i+1]) (the converter permutes the Q/K rows of Hugging Face checkpoints into that layout);
  * qwen2 uses the NeoX form, pairs (x[i], x[i + n_rot/2]).
- * Weights: F32 and F16 tensors become float32 params (F16 widened on the host at open; float
- * matrices multiplied through a transposed view); quantized tensors (Q4_0 .. Q8_K, MXFP4) stay
- * packed: a uint8 param holding the file's rows, multiplied by DequantMatMul with the matching
- * gguf_* scheme (rlx/op_table.h). A quantized token_embd is gathered packed (its rows' bytes) and
- * dequantized by DequantMatMul against an identity.
- * KV cache: per layer, float32 [1, capacity, n_kv_heads * head_dim] device handles fed from the
- * step's outputs (no host round trip), the fixed-capacity placement of examples/decoder.h.
+ * Weights: F32 tensors become float32 params, F16 matrices float16 params on the CPU (widened to
+ * float32 once at open for a GPU; float matrices multiplied through a transposed view); quantized
+ * tensors (Q4_0 .. Q8_K, MXFP4) stay packed: a uint8 param holding the file's rows, multiplied by
+ * DequantMatMul with the matching gguf_* scheme (rlx/op_table.h). A quantized token_embd is
+ * gathered packed (its rows' bytes) and decoded by Dequantize. A layer's q/k/v and gate/up
+ * matrices of one type are stacked into one param (one product each; SwiGLU as FusedSwiGLU).
+ * KV cache: per layer, float32 device handles fed from the step's outputs (no host round trip),
+ * the fixed-capacity placement of examples/decoder.h: [1, capacity, n_kv_heads * head_dim] on the
+ * CPU (attention reads the packed heads in place), [1, n_kv_heads, capacity, head_dim] on a GPU.
  *
  * Thread-safety: an rlx_llm is used by one thread at a time. */
 #ifndef RLX_LLM_H

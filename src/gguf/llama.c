@@ -122,7 +122,8 @@ typedef struct builder {
   rlx_graph *g;
   const rlx_gguf *f;
   rlx_status *st;
-  bool f16; /* F16 matrices stay float16 params (the CPU, see linear) */
+  bool f16;    /* F16 matrices stay float16 params (the CPU, see linear) */
+  bool packed; /* the caches positions first and attention on packed heads (the CPU, see build) */
 } builder;
 
 static rlx_value op(builder *b, rlx_op o, size_t n, const rlx_value *in, size_t na, const rlx_attr *attrs) {
@@ -353,8 +354,8 @@ static void rope_tables(builder *b, const rlx_llm_config *c, int64_t C, rlx_valu
 }
 
 /* The additive attention mask [S, C] (0 where key c <= query position, -1e9 elsewhere) and the
- * cache rows the step writes: positions as int32 [1, Hkv, S, D] (ScatterElements indices on the
- * cache's position axis). */
+ * cache rows the step writes: positions as int32 ScatterElements indices of the shape of a step's
+ * K or V in the cache's layout (packed [1, S, Hkv*D], else [1, Hkv, S, D]). */
 static void cache_indices(builder *b, int64_t C, int64_t S, int64_t Hkv, int64_t D, rlx_value positions, rlx_value *rows, rlx_value *bias) {
   int32_t *ks = malloc(sizeof(int32_t) * (size_t)C);
   if (!ks) {
@@ -369,21 +370,40 @@ static void cache_indices(builder *b, int64_t C, int64_t S, int64_t Hkv, int64_t
   rlx_value zero = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){0});
   rlx_value neg = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){-1e9f});
   *bias = op(b, RLX_OP_WHERE, 3, ((const rlx_value[]){visible, zero, neg}), 0, NULL);
-  rlx_value p4 = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 4, ((const int64_t[]){1, 1, S, 1}))});
-  *rows = op(b, RLX_OP_EXPAND, 1, &p4, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 4, ((const int64_t[]){1, Hkv, S, D}))});
+  if (b->packed) {
+    rlx_value p3 = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 3, ((const int64_t[]){1, S, 1}))});
+    *rows = op(b, RLX_OP_EXPAND, 1, &p3, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 3, ((const int64_t[]){1, S, Hkv * D}))});
+  } else {
+    rlx_value p4 = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 4, ((const int64_t[]){1, 1, S, 1}))});
+    *rows = op(b, RLX_OP_EXPAND, 1, &p4, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 4, ((const int64_t[]){1, Hkv, S, D}))});
+  }
 }
 
-/* [1, S, H*D] -> [1, H, S, D] (heads first: the layout of the caches and of attention). */
+/* [1, S, H*D] -> [1, H, S, D] (heads first: the layout of the caches and of attention on a GPU). */
 static rlx_value heads_first(builder *b, rlx_value x, int64_t S, int64_t H, int64_t D) {
+  if (b->packed) return x;
   x = op(b, RLX_OP_RESHAPE, 1, &x, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 4, ((const int64_t[]){1, S, H, D}))});
   return op(b, RLX_OP_TRANSPOSE, 1, &x, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 4, ((const int64_t[]){0, 2, 1, 3}))});
 }
 
+/* The dims of a layer's K or V cache (see build): [1, C, Hkv*D] packed, else [1, Hkv, C, D]; the rank. */
+static int cache_dims(const rlx_llm_config *c, int64_t C, bool packed, int64_t *dims) {
+  if (packed) {
+    dims[0] = 1, dims[1] = C, dims[2] = c->n_kv_heads * c->head_dim;
+    return 3;
+  }
+  dims[0] = 1, dims[1] = c->n_kv_heads, dims[2] = C, dims[3] = c->head_dim;
+  return 4;
+}
+
 /* The cached step: inputs tokens int32 [1, S], positions int32 [S], caches k<l>, v<l> float32
- * [1, Hkv, C, D] (heads first, so attention reads them in place); outputs logits [1, S, V], next
- * int64 [1, S], then k<l>', v<l>' per layer. */
+ * (cache_dims); outputs logits [1, S, V], next int64 [1, S], then k<l>', v<l>' per layer. On the
+ * CPU the caches are positions first, [1, C, Hkv*D]: a step's K and V rows are written as the
+ * projections give them and rlx's attention kernel reads q and the caches as packed heads in
+ * place (no split or merge of the heads); on a GPU heads first, [1, Hkv, C, D] (MLX's attention
+ * takes heads-first operands). */
 static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, const rlx_llm_options *o, rlx_graph **out) {
-  builder b = {.f = f, .f16 = o->device != RLX_DEVICE_GPU};
+  builder b = {.f = f, .f16 = o->device != RLX_DEVICE_GPU, .packed = o->device != RLX_DEVICE_GPU};
   TRY(rlx_graph_create(&b.g));
   int64_t S = RLX_DIM_SYMBOL(0), E = c->dim, H = c->n_heads, Hkv = c->n_kv_heads, D = c->head_dim, F = c->ffn_dim, V = c->vocab;
   rlx_value tokens = leaf(&b, false, "tokens", RLX_DTYPE_I32, 2, (const int64_t[]){1, S});
@@ -426,21 +446,29 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
     for (int j = 0; j < 2; j++) {
       char cn[32];
       snprintf(cn, sizeof cn, "%c%lld", j ? 'v' : 'k', (long long)l);
-      rlx_value cache = leaf(&b, false, cn, RLX_DTYPE_F32, 4, (const int64_t[]){1, Hkv, C, D});
-      kv[j] = op(&b, RLX_OP_SCATTER_ELEMENTS, 3, ((const rlx_value[]){cache, rows, kv[j]}), 1, (rlx_attr[]){RLX_ATTR_I("axis", 2)});
+      int64_t dims[4];
+      int rank = cache_dims(c, C, b.packed, dims);
+      rlx_value cache = leaf(&b, false, cn, RLX_DTYPE_F32, rank, dims);
+      kv[j] = op(&b, RLX_OP_SCATTER_ELEMENTS, 3, ((const rlx_value[]){cache, rows, kv[j]}), 1,
+                 (rlx_attr[]){RLX_ATTR_I("axis", b.packed ? 1 : 2)});
       outs[2 + 2 * l + j] = kv[j];
     }
     rlx_value a = op(&b, RLX_OP_ATTENTION, 4, ((const rlx_value[]){heads_first(&b, q, S, H, D), kv[0], kv[1], bias}), 3, heads);
-    a = op(&b, RLX_OP_TRANSPOSE, 1, &a, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 4, ((const int64_t[]){0, 2, 1, 3}))});
-    a = op(&b, RLX_OP_RESHAPE, 1, &a, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 3, ((const int64_t[]){1, S, H * D}))});
+    if (!b.packed) {
+      a = op(&b, RLX_OP_TRANSPOSE, 1, &a, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 4, ((const int64_t[]){0, 2, 1, 3}))});
+      a = op(&b, RLX_OP_RESHAPE, 1, &a, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 3, ((const int64_t[]){1, S, H * D}))});
+    }
     h = op(&b, RLX_OP_ADD, 2, V2(h, linear(&b, a, NAME("attn_output"), NULL, H * D, E)), 0, NULL);
     x = rms_norm(&b, c, h, NAME("ffn_norm"));
     snprintf(wn[0], sizeof wn[0], "blk.%lld.ffn_gate.weight", (long long)l);
     snprintf(wn[1], sizeof wn[1], "blk.%lld.ffn_up.weight", (long long)l);
-    rlx_value gu[2];
-    linear_parts(&b, x, 2, (const char *const[]){wn[0], wn[1]}, (const char *const[]){NULL, NULL}, E, (const int64_t[]){F, F}, gu);
-    rlx_value gate = gu[0], up = gu[1];
-    rlx_value act = op(&b, RLX_OP_MUL, 2, V2(op(&b, RLX_OP_SILU, 1, &gate, 0, NULL), up), 0, NULL);
+    rlx_value gu[2], act;
+    rlx_value gate_up = linear_parts(&b, x, 2, (const char *const[]){wn[0], wn[1]}, (const char *const[]){NULL, NULL}, E,
+                                     (const int64_t[]){F, F}, gu);
+    if (gate_up) /* one product, gate's columns then up's: one node for silu(gate) * up */
+      act = op(&b, RLX_OP_FUSED_SWIGLU, 1, &gate_up, 1, (rlx_attr[]){RLX_ATTR_I("gate_first", 1)});
+    else
+      act = op(&b, RLX_OP_MUL, 2, V2(op(&b, RLX_OP_SILU, 1, &gu[0], 0, NULL), gu[1]), 0, NULL);
     h = op(&b, RLX_OP_ADD, 2, V2(h, linear(&b, act, NAME("ffn_down"), NULL, F, E)), 0, NULL);
 #undef NAME
   }
@@ -556,7 +584,9 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
   if (!st) st = rlx_executable_create(g, o.device, o.mode, &m->ex);
   for (size_t i = 0; !st && i < rlx_executable_num_params(m->ex); i++) st = upload(m->ex, f, rlx_executable_param_name(m->ex, i), o.device != RLX_DEVICE_GPU);
   rlx_tensor *zeros = NULL;
-  if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, 4, (const int64_t[]){1, m->cfg.n_kv_heads, m->capacity, m->cfg.head_dim}, NULL, 0, &zeros);
+  int64_t dims[4];
+  int rank = m ? cache_dims(&m->cfg, m->capacity, o.device != RLX_DEVICE_GPU, dims) : 0;
+  if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, rank, dims, NULL, 0, &zeros);
   for (size_t i = 2; i < m->n_outputs && !st; i++) {
     char nm[32];
     snprintf(nm, sizeof nm, "%c%zu", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);

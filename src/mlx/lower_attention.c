@@ -140,7 +140,26 @@ void rlx_l_attn_set_mask(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in,
   if (mask_in >= 0 && (uint32_t)mask_in < n->n_in) a->mask = in[mask_in], a->mask_dt = rlx_in_type(L, n, (uint32_t)mask_in)->dtype;
 }
 
+/* Packed float32 operands on the CPU: rlx's kernel reads them as they are (rlx_mx_sdpa_packed), no
+ * split or merge of the heads (five graph nodes fewer). false where that does not apply. */
+static bool packed_kernel(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  const rlx_type *tq = rlx_in_type(L, n, 0), *tk = rlx_in_type(L, n, 1);
+  if (tq->rank != 3 || tq->dtype != RLX_DTYPE_F32 || rlx_mx_get_device(L->mx) == RLX_MX_GPU || rlx_node_f(n, "softcap") > 0 ||
+      strcmp(rlx_node_s(n, "scores_output"), "none"))
+    return false;
+  const char *mask = rlx_node_s(n, "mask");
+  bool none = !strcmp(mask, "none"), bias = !strcmp(mask, "bias"), causal = !strcmp(mask, "causal") && tq->dims[1] <= tk->dims[1];
+  if (!none && !bias && !causal) return false;
+  int64_t hq = rlx_node_i(n, "num_heads"), hkv = rlx_node_i(n, "num_kv_heads");
+  double ss = rlx_node_f(n, "score_scale");
+  float scale = (float)(ss != 0 ? ss : 1.0 / sqrt((double)(tq->dims[2] / hq)));
+  out[0] = rlx_mx_sdpa_packed(L->mx, in[0], in[1], in[2], hq, hkv ? hkv : hq, scale, none ? "" : bias ? "array" : "causal",
+                              bias ? in[3] : NULL);
+  return true;
+}
+
 static void lower_attention(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
+  if (packed_kernel(L, n, in, out)) return;
   rlx_l_attn a;
   rlx_mx_arr *qkv[3];
   rlx_l_attn_from_node(L, n, in, 3, &a, qkv);

@@ -12,9 +12,10 @@
 //   P V straight from q, k and v instead: sgemm would pack all of K and V first, more work than
 //   these products, which read each key once. Tasks of little work run on the calling thread.
 // Query head h reads key/value head h / (Hq / Hkv). Operands are read in place through their
-// strides when one of their last two axes has unit stride (the heads' transposed views); the
-// output is written [B, Sq, Hq, Dv] and returned as its [B, Hq, Sq, Dv] transposed view, so that
-// merging the heads back needs no copy.
+// strides when one of their last two axes has unit stride (the heads' transposed views, or packed
+// [B, S, H*D] operands read as [B, H, S, D] directly); the output is written [B, Sq, Hq, Dv] and
+// returned as its [B, Hq, Sq, Dv] transposed view, so that merging the heads back needs no copy
+// (packed: as [B, Sq, Hq*Dv] itself). An additive mask is read through broadcasting strides.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -54,9 +55,27 @@ struct View {
   int64_t s[4];
 };
 
-View view(const mx::array &a) {
+// a [B, H, S, D] (heads = 0), or packed [B, S, H*D] (heads = H) seen as [B, H, S, D].
+View view(const mx::array &a, int64_t heads) {
   View v{a.data<float>(), {}};
-  for (int i = 0; i < 4; i++) v.s[i] = a.strides()[i];
+  const auto &st = a.strides();
+  if (heads) {
+    int64_t d = a.shape(2) / heads;
+    v.s[0] = st[0], v.s[1] = d * st[2], v.s[2] = st[1], v.s[3] = st[2];
+  } else {
+    for (int i = 0; i < 4; i++) v.s[i] = st[i];
+  }
+  return v;
+}
+
+// A mask of rank 1..4 broadcast (NumPy rules) to [B, Hq, Sq, Sk]: stride 0 along its size-1 and
+// missing dims.
+View mask_view(const mx::array &m) {
+  View v{m.data<float>(), {0, 0, 0, 0}};
+  for (int i = 0; i < (int)m.ndim(); i++) {
+    int j = 4 - (int)m.ndim() + i;
+    v.s[j] = m.shape(i) == 1 ? 0 : m.strides()[i];
+  }
   return v;
 }
 
@@ -153,32 +172,50 @@ void attention(const Problem &P) {
 
 class Attention : public CpuKernel {
  public:
-  Attention(mx::Stream s, float scale, int mask) : CpuKernel(s), scale_(scale), mask_(mask) {}
-  // inputs: q [B,Hq,Sq,D], k [B,Hkv,Sk,D], v [B,Hkv,Sk,Dv] float32 (any strides), then for an
-  // additive mask one float32 [B,Hq,Sq,Sk] (a broadcast view); output [B,Sq,Hq,Dv].
+  Attention(mx::Stream s, float scale, int mask, int64_t hq, int64_t hkv) : CpuKernel(s), scale_(scale), mask_(mask), hq_(hq), hkv_(hkv) {}
+  // inputs: q [B,Hq,Sq,D], k [B,Hkv,Sk,D], v [B,Hkv,Sk,Dv] float32, or packed (hq_ > 0) q [B,Sq,Hq*D],
+  // k [B,Sk,Hkv*D], v [B,Sk,Hkv*Dv] (any strides), then for an additive mask one float32 of rank
+  // 1..4 broadcasting to [B,Hq,Sq,Sk]; output [B,Sq,Hq,Dv], or [B,Sq,Hq*Dv] packed.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
     const auto &qs = in[0].shape(), &ks = in[1].shape(), &vs = in[2].shape();
-    Problem P{qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], vs[3], scale_, mask_, view(in[0]), view(in[1]), view(in[2]), {},
-              out.data<float>()};
-    if (mask_ == 2) P.m = view(in[3]);
+    Problem P = hq_ ? Problem{qs[0], hq_, hkv_, qs[1], ks[1], qs[2] / hq_, vs[2] / hkv_, scale_, mask_, view(in[0], hq_),
+                              view(in[1], hkv_), view(in[2], hkv_), {}, out.data<float>()}
+                    : Problem{qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], vs[3], scale_, mask_, view(in[0], 0), view(in[1], 0),
+                              view(in[2], 0), {}, out.data<float>()};
+    if (mask_ == 2) P.m = mask_view(in[3]);
     if (out.size() == 0) return;
     enc.dispatch([P]() { attention(P); });
   }
   const char *name() const override { return "RlxAttention"; }
   bool is_equivalent(const mx::Primitive &other) const override {
     auto &o = static_cast<const Attention &>(other);
-    return scale_ == o.scale_ && mask_ == o.mask_;
+    return scale_ == o.scale_ && mask_ == o.mask_ && hq_ == o.hq_ && hkv_ == o.hkv_;
   }
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
     const auto &qs = in[0].shape();
+    if (hq_) return {{qs[0], qs[1], (int)(hq_ * (in[2].shape()[2] / hkv_))}};
     return {{qs[0], qs[2], qs[1], in[2].shape()[3]}};
   }
 
  private:
   float scale_;
   int mask_;
+  int64_t hq_, hkv_;  // packed operands' head counts (0: rank 4)
 };
+
+// mask_mode "", "causal" or "array" (mask given): its kind, -1 when unknown.
+int mask_kind(const char *mask_mode, rlx_mx_arr *mask) {
+  std::string mode = mask_mode ? mask_mode : "";
+  return mode.empty() ? 0 : mode == "causal" ? 1 : mode == "array" && mask ? 2 : -1;
+}
+
+// An "array" mask as the kernel adds it: float32, a bool one as 0 / -inf.
+mx::array additive(rlx_mx *c, rlx_mx_arr *mask) {
+  mx::array m = A(mask);
+  return m.dtype() == mx::bool_ ? mx::where(m, mx::array(0.f), mx::array(-std::numeric_limits<float>::infinity()), c->stream)
+                                : mx::astype(m, mx::float32, c->stream);
+}
 
 }  // namespace
 }  // namespace rlx_kernels
@@ -186,9 +223,9 @@ class Attention : public CpuKernel {
 extern "C" rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, float scale, const char *mask_mode,
                                    rlx_mx_arr *mask) {
   SHIM_OP(c, q && k && v, ([&] {
+            using namespace rlx_kernels;
             mx::array qa = A(q), ka = A(k), va = A(v);
-            std::string mode = mask_mode ? mask_mode : "";
-            int kind = mode.empty() ? 0 : mode == "causal" ? 1 : mode == "array" && mask ? 2 : -1;
+            int kind = mask_kind(mask_mode, mask);
             bool ours = c->device == mx::Device::cpu && kind >= 0 && qa.dtype() == mx::float32 && ka.dtype() == mx::float32 &&
                         va.dtype() == mx::float32 && qa.ndim() == 4 && ka.ndim() == 4 && va.ndim() == 4 &&
                         qa.shape(0) == ka.shape(0) && ka.shape(0) == va.shape(0) && ka.shape(1) == va.shape(1) &&
@@ -200,20 +237,34 @@ extern "C" rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_
               c->admit(scores, qa.dtype().size() < 4 ? mx::float32 : qa.dtype(), "the attention scores MLX computes on the CPU");
             }
             if (!ours)
-              return mx::fast::scaled_dot_product_attention(qa, ka, va, scale, mode,
+              return mx::fast::scaled_dot_product_attention(qa, ka, va, scale, mask_mode ? mask_mode : "",
                                                             mask ? std::optional<mx::array>(A(mask)) : std::nullopt,
                                                             std::nullopt, false, c->stream);
             std::vector<mx::array> in = {qa, ka, va};
-            if (kind == 2) {
-              mx::array m = A(mask);
-              m = m.dtype() == mx::bool_
-                      ? mx::where(m, mx::array(0.f), mx::array(-std::numeric_limits<float>::infinity()), c->stream)
-                      : mx::astype(m, mx::float32, c->stream);
-              in.push_back(mx::broadcast_to(m, {qa.shape(0), qa.shape(1), qa.shape(2), ka.shape(2)}, c->stream));
-            }
-            auto prim = std::make_shared<rlx_kernels::Attention>(c->stream, scale, kind);
+            if (kind == 2) in.push_back(additive(c, mask));
+            auto prim = std::make_shared<Attention>(c->stream, scale, kind, 0, 0);
             mx::Shape shape = prim->output_shapes(in)[0];
             mx::array y(std::move(shape), mx::float32, std::move(prim), std::move(in));
             return mx::transpose(y, {0, 2, 1, 3}, c->stream);
+          }()));
+}
+
+extern "C" rlx_mx_arr *rlx_mx_sdpa_packed(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, int64_t hq, int64_t hkv, float scale,
+                                          const char *mask_mode, rlx_mx_arr *mask) {
+  SHIM_OP(c, q && k && v, ([&] {
+            using namespace rlx_kernels;
+            mx::array qa = A(q), ka = A(k), va = A(v);
+            int kind = mask_kind(mask_mode, mask);
+            bool ok = c->device == mx::Device::cpu && kind >= 0 && qa.dtype() == mx::float32 && ka.dtype() == mx::float32 &&
+                      va.dtype() == mx::float32 && qa.ndim() == 3 && ka.ndim() == 3 && va.ndim() == 3 && hq > 0 && hkv > 0 &&
+                      hq % hkv == 0 && qa.shape(0) == ka.shape(0) && ka.shape(0) == va.shape(0) && ka.shape(1) == va.shape(1) &&
+                      qa.shape(2) % hq == 0 && ka.shape(2) % hkv == 0 && va.shape(2) % hkv == 0 &&
+                      qa.shape(2) / hq == ka.shape(2) / hkv;
+            if (!ok) throw std::invalid_argument("packed attention takes float32 q [B,Sq,Hq*D], k [B,Sk,Hkv*D], v [B,Sk,Hkv*Dv] on the CPU");
+            std::vector<mx::array> in = {qa, ka, va};
+            if (kind == 2) in.push_back(additive(c, mask));
+            auto prim = std::make_shared<Attention>(c->stream, scale, kind, hq, hkv);
+            mx::Shape shape = prim->output_shapes(in)[0];
+            return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
           }()));
 }

@@ -212,6 +212,13 @@ rlx_mx_arr *rlx_mx_rope(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *cs, rlx_mx_arr *sn
  * key comes out as zeros (MLX: the mean of the values). */
 rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, float scale, const char *mask_mode,
                         rlx_mx_arr *mask);
+/* rlx_mx_sdpa on packed operands, the CPU kernel only (float32): q [B,Sq,Hq*D], k [B,Sk,Hkv*D],
+ * v [B,Sk,Hkv*Dv] read as [B,H,S,D] through their strides (no split of the heads), y [B,Sq,Hq*Dv]. */
+rlx_mx_arr *rlx_mx_sdpa_packed(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, int64_t hq, int64_t hkv, float scale,
+                               const char *mask_mode, rlx_mx_arr *mask);
+/* FusedSwiGLU on float32 x [.., 2N] (rlx's CPU kernel): y [.., N] = silu(gate) * up, gate the
+ * first half of each row when gate_first, else the second; x may be strided. */
+rlx_mx_arr *rlx_mx_swiglu(rlx_mx *c, rlx_mx_arr *x, bool gate_first);
 rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr *lhs_idx, rlx_mx_arr *rhs_idx);
 /* mx::quantized_matmul; mode "affine" (biases given), "mxfp4", "nvfp4" or "mxfp8" (no biases). */
 rlx_mx_arr *rlx_mx_quantized_matmul(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *scales, rlx_mx_arr *biases,

@@ -70,12 +70,27 @@ def attention_cases():
         for w in (1, 2, 7):
             yield att_case(f"att_sliding{w}_sq{sq}_sk{sk}", q, k, v, 2, mask="sliding_window", window=w)
     # a decode step over a KV cache (Sq <= 4: the CPU kernel's products without BLAS; 5: with it),
-    # GQA, head dims not a multiple of 8, an additive mask hiding the unfilled positions
-    for sq in (1, 3, 4, 5):
-        q, k, v = qkv(4, 1, 8, 2, sq, 40, 67)
-        bm = np.where(np.arange(40)[None, :] <= 30 + np.arange(sq)[:, None], 0, -1e9).astype(np.float32)
-        yield att_case(f"att_decode_sq{sq}", q, k, v, 8, m=bm, num_kv_heads=2, mask="bias")
-        yield att_case(f"att_decode_causal_sq{sq}", q, k, v, 8, num_kv_heads=2, mask="causal")
+    # GQA, head dims not a multiple of 8, an additive mask hiding the unfilled positions; rank 4 and
+    # packed (on the CPU the kernel reads packed operands as they are)
+    for layout in (4, 3):
+        for sq in (1, 3, 4, 5):
+            q, k, v = qkv(layout, 1, 8, 2, sq, 40, 67)
+            bm = np.where(np.arange(40)[None, :] <= 30 + np.arange(sq)[:, None], 0, -1e9).astype(np.float32)
+            tag = f"sq{sq}" if layout == 4 else f"sq{sq}_r3"
+            yield att_case(f"att_decode_{tag}", q, k, v, 8, m=bm, num_kv_heads=2, mask="bias")
+            yield att_case(f"att_decode_causal_{tag}", q, k, v, 8, num_kv_heads=2, mask="causal")
+    # packed operands that are views: q and k narrowed from one [B,S,(Hq+Hkv)*D] tensor (an LLM's
+    # stacked projection), v a strided slice of a cache
+    qk, vc = rnd(2, 3, (4 + 2) * 5), rnd(2, 9, 2 * 6)
+    q3, k3, v3 = qk[..., :20], qk[..., 20:], vc[:, 1:7:2]
+    bm = rnd(3, 3, lo=-2, hi=2)
+    want = R.attention(q3, k3, v3, 4, m=bm, num_kv_heads=2, mask="bias").astype(np.float32)
+    yield Case("att_packed_views",
+               [node("Slice", ["qk"], ["q"], starts=IS([0]), ends=IS([20]), axes=IS([2])),
+                node("Slice", ["qk"], ["k"], starts=IS([20]), ends=IS([30]), axes=IS([2])),
+                node("Slice", ["vc"], ["v"], starts=IS([1]), ends=IS([7]), axes=IS([1]), steps=IS([2])),
+                node("Attention", ["q", "k", "v", "m"], ["y"], **att_attrs(4, num_kv_heads=2, mask="bias"))],
+               {"qk": qk, "vc": vc, "m": bm}, {"y": want}, atol=2e-6, rtol=2e-5)
     # masks of rank 2, 3, 4 with size-1 (broadcast) dims; bool and 0/1 float custom masks
     q, k, v = qkv(4, 2, 3, 3, 4, 5, 4)
     for shape in ((4, 5), (1, 5), (3, 4, 5), (1, 4, 1), (2, 1, 4, 5), (2, 3, 1, 5), (1, 1, 1, 1)):

@@ -1,11 +1,11 @@
 """Fused blocks against numpy float64 compositions of the reference ops (tests/ops/nn_ref.py):
 FusedResidualLN / FusedResidualRmsNorm (with and without bias / beta), FusedSwiGLU (gate_first,
-cast_to), FusedAttentionBlock (biases, rope, every mask kind with Attention's semantics) and
+cast_to, many rows, strided and float16 x), FusedAttentionBlock (biases, rope, every mask kind with Attention's semantics) and
 FusedTransformerLayer (BERT post-norm, activations, masks); error cases."""
 import numpy as np
 
 import nn_ref as R
-from opcase import DT, Case, F, I, S, node
+from opcase import DT, IS, Case, F, I, S, node
 
 rng = np.random.default_rng(9)
 
@@ -51,6 +51,19 @@ def swiglu_cases():
                    {"y": (hi * R.silu(lo)).astype(np.float32)}, atol=2e-6, rtol=2e-5)
         yield Case(f"swiglu_cast_{tag}", [node("FusedSwiGLU", ["x"], ["y"], cast_to=DT("float16"))], {"x": x},
                    {"y": (lo * R.silu(hi)).astype(np.float16)}, atol=2e-3, rtol=2e-3)
+    # many rows of an odd width (rlx's CPU kernel splits rows over its pool; SiLU 8 or 16 at a
+    # time, then the tail), a strided x (a Transpose feeding it), float16 x (MLX ops)
+    x = rnd(40, 2 * 67, lo=-6, hi=6)
+    lo, hi = x[:, :67].astype(np.float64), x[:, 67:].astype(np.float64)
+    for gf in (0, 1):
+        want = (lo * R.silu(hi)) if not gf else (hi * R.silu(lo))
+        yield Case(f"swiglu_rows_gate_first{gf}", [node("FusedSwiGLU", ["x"], ["y"], gate_first=I(gf))], {"x": x},
+                   {"y": want.astype(np.float32)}, atol=2e-6, rtol=2e-5)
+    yield Case("swiglu_strided", [node("Transpose", ["xt"], ["x"], perm=IS([1, 0])), node("FusedSwiGLU", ["x"], ["y"], gate_first=I(1))],
+               {"xt": np.ascontiguousarray(x.T)}, {"y": (hi * R.silu(lo)).astype(np.float32)}, atol=2e-6, rtol=2e-5)
+    x16 = rnd(3, 16, lo=-3, hi=3, dtype=np.float16)
+    yield Case("swiglu_f16", [node("FusedSwiGLU", ["x"], ["y"], gate_first=I(1))], {"x": x16},
+               {"y": (x16[:, 8:].astype(np.float64) * R.silu(x16[:, :8].astype(np.float64))).astype(np.float16)}, atol=3e-3, rtol=3e-3)
     for nm, x, attrs in (("odd", rnd(2, 5), {}), ("gate", rnd(4), {"gate_first": I(2)}),
                          ("cast", rnd(4), {"cast_to": DT("int32")})):
         yield Case(f"swiglu_err_{nm}", [node("FusedSwiGLU", ["x"], ["y"], **attrs)], {"x": x}, {},

@@ -1,0 +1,64 @@
+// kernel_swiglu.cpp: FusedSwiGLU on float32 (rlx_mx_swiglu on the CPU): y[.., N] = silu(gate) * up
+// for x[.., 2N] holding the two halves side by side (an LLM's stacked gate/up product).
+//
+// MLX would run it as two slices, a SiLU and a multiply: graph nodes that a decode step replays
+// every step, and passes over the data. Here one task per block of rows: the gate half is copied
+// into y, SiLU applied in place (apply_act, SLEEF's wide exp) and y multiplied by the up half.
+#include <algorithm>
+#include <vector>
+
+#include "mlx/shim/kernels.h"
+
+namespace rlx_kernels {
+namespace {
+
+class SwiGLU : public CpuKernel {
+ public:
+  SwiGLU(mx::Stream s, bool gate_first) : CpuKernel(s), gate_first_(gate_first) {}
+  // in: x float32 [.., 2N], any strides (see dense); out [.., N].
+  void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
+    auto &enc = begin(in, out);
+    int64_t n = out.shape().back(), rows = n ? (int64_t)out.size() / n : 0;
+    mx::array xa = in[0];
+    float *y = out.data<float>();
+    bool gate_first = gate_first_;
+    enc.dispatch([=]() {
+      thread_local std::vector<uint8_t> buf;
+      const float *x = static_cast<const float *>(dense(xa, buf));
+      parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; r++) {
+          const float *gate = x + 2 * n * r + (gate_first ? 0 : n), *up = x + 2 * n * r + (gate_first ? n : 0);
+          float *yr = y + n * r;
+          std::copy(gate, gate + n, yr);
+          apply_act(Act{RLX_MX_ACT_SILU}, yr, n);
+          for (int64_t j = 0; j < n; j++) yr[j] *= up[j];
+        }
+      });
+    });
+  }
+  const char *name() const override { return "RlxSwiGLU"; }
+  bool is_equivalent(const mx::Primitive &other) const override { return gate_first_ == static_cast<const SwiGLU &>(other).gate_first_; }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
+    mx::Shape shape = in[0].shape();
+    shape.back() /= 2;
+    return {shape};
+  }
+
+ private:
+  bool gate_first_;
+};
+
+}  // namespace
+}  // namespace rlx_kernels
+
+extern "C" rlx_mx_arr *rlx_mx_swiglu(rlx_mx *c, rlx_mx_arr *x, bool gate_first) {
+  SHIM_OP(c, x, ([&] {
+            mx::array xa = A(x);
+            if (xa.ndim() < 1 || xa.dtype() != mx::float32 || xa.shape().back() % 2)
+              throw std::invalid_argument("swiglu takes float32 x [.., 2N]");
+            auto prim = std::make_shared<rlx_kernels::SwiGLU>(c->stream, gate_first);
+            std::vector<mx::array> in = {xa};
+            mx::Shape shape = prim->output_shapes(in)[0];
+            return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
+          }()));
+}
