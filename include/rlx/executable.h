@@ -319,6 +319,16 @@ RLX_MUST_USE rlx_status *rlx_executable_bind_device_handle(rlx_executable *ex, c
  * a shape the input cannot take fails with INVALID_ARGUMENT before any feed is applied. */
 RLX_MUST_USE rlx_status *rlx_executable_set_handle_feed(rlx_executable *ex, const char *name, size_t output_index);
 
+/* Donation: while a run of a lazy or compiled executable evaluates, the executable holds no
+ * reference to the device handle of input `name` when that input has a feed, so that MLX may give
+ * the handle's buffer to an op that writes a modified copy of it (a ScatterElements or ScatterND
+ * into a KV cache) and update it in place instead of copying it first (eager mode, which
+ * evaluates while lowering, never donates). The output's feed replaces the handle as usual; a
+ * run that fails once it evaluates (an index out of range found in lazy or compiled mode, an
+ * error raised by MLX) leaves the input without a device handle: bind it again to recover.
+ * Default off. NOT_FOUND for an unknown input. */
+RLX_MUST_USE rlx_status *rlx_executable_set_handle_donation(rlx_executable *ex, const char *name, bool donate);
+
 /* Drops the host handle, the device handle and the feed of input `name`. NOT_FOUND for an
  * unknown input. */
 RLX_MUST_USE rlx_status *rlx_executable_clear_handle(rlx_executable *ex, const char *name);

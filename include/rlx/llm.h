@@ -28,8 +28,8 @@
  * DequantMatMul with the matching gguf_* scheme (rlx/op_table.h). A quantized token_embd is
  * gathered packed (its rows' bytes) and decoded by Dequantize. A layer's q/k/v and gate/up
  * matrices of one type are stacked into one param (one product each; SwiGLU as FusedSwiGLU).
- * KV cache: per layer, float32 device handles fed from the step's outputs (no host round trip),
- * the fixed-capacity placement of examples/decoder.h: [1, capacity, n_kv_heads * head_dim] on the
+ * KV cache: per layer, float32 device handles fed from the step's outputs (no host round trip)
+ * and donated to the step (written in place), the fixed-capacity placement of examples/decoder.h: [1, capacity, n_kv_heads * head_dim] on the
  * CPU (attention reads the packed heads in place), [1, n_kv_heads, capacity, head_dim] on a GPU.
  *
  * Thread-safety: an rlx_llm is used by one thread at a time. */
@@ -91,8 +91,9 @@ int64_t rlx_llm_position(const rlx_llm *m);
  * not NULL, receives n * vocab float32 logits (row i for the token after tokens[0..i]); out_next,
  * when not NULL, the token the Sample op chose after the last one. Errors: INVALID_ARGUMENT (NULL
  * tokens, n < 1, an id outside the vocabulary), OUT_OF_RANGE (position + n > capacity), errors
- * of rlx_executable_run. On failure the position is unchanged (the cache may hold partial rows
- * beyond it, which later steps overwrite). */
+ * of rlx_executable_run. On failure of the checks above nothing changes; when the run itself
+ * fails the cache is lost (the caches are device handles each step updates in place,
+ * rlx_executable_set_handle_donation) and the model starts over: zero caches, position 0. */
 RLX_MUST_USE rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *out_logits, int32_t *out_next);
 
 /* Forgets the cached tokens (position 0). */

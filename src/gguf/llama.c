@@ -19,6 +19,7 @@ struct rlx_llm {
   int64_t capacity, pos;
   rlx_executable *ex;
   size_t n_outputs;
+  bool packed; /* caches positions first (build) */
 };
 
 /* ---- metadata ---- */
@@ -562,6 +563,21 @@ static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *nam
 
 /* ---- the model ---- */
 
+/* Binds every layer's K and V cache to zeros. */
+static rlx_status *bind_caches(rlx_llm *m) {
+  int64_t dims[4];
+  int rank = cache_dims(&m->cfg, m->capacity, m->packed, dims);
+  rlx_tensor *zeros = NULL;
+  rlx_status *st = rlx_tensor_create(RLX_DTYPE_F32, rank, dims, NULL, 0, &zeros);
+  for (size_t i = 2; i < m->n_outputs && !st; i++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "%c%zu", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);
+    st = rlx_executable_bind_device_handle(m->ex, nm, zeros);
+  }
+  rlx_tensor_free(zeros);
+  return st;
+}
+
 rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_llm **out) {
   if (!path || !out) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "rlx_llm_open: NULL %s", path ? "out" : "path");
   rlx_llm_options o = options ? *options : (rlx_llm_options){0};
@@ -583,17 +599,16 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
   }
   if (!st) st = rlx_executable_create(g, o.device, o.mode, &m->ex);
   for (size_t i = 0; !st && i < rlx_executable_num_params(m->ex); i++) st = upload(m->ex, f, rlx_executable_param_name(m->ex, i), o.device != RLX_DEVICE_GPU);
-  rlx_tensor *zeros = NULL;
-  int64_t dims[4];
-  int rank = m ? cache_dims(&m->cfg, m->capacity, o.device != RLX_DEVICE_GPU, dims) : 0;
-  if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, rank, dims, NULL, 0, &zeros);
+  if (!st) {
+    m->packed = o.device != RLX_DEVICE_GPU;
+    st = bind_caches(m);
+  }
   for (size_t i = 2; i < m->n_outputs && !st; i++) {
     char nm[32];
     snprintf(nm, sizeof nm, "%c%zu", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);
-    st = rlx_executable_bind_device_handle(m->ex, nm, zeros);
-    if (!st) st = rlx_executable_set_handle_feed(m->ex, nm, i);
+    st = rlx_executable_set_handle_feed(m->ex, nm, i);
+    if (!st) st = rlx_executable_set_handle_donation(m->ex, nm, true); /* each step writes its rows in place */
   }
-  rlx_tensor_free(zeros);
   rlx_graph_free(g); /* the executable keeps its reference */
   rlx_gguf_close(f);
   if (st) {
@@ -637,6 +652,9 @@ rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *ou
     if (out_logits) memcpy(out_logits, rlx_tensor_cdata(outs[0]), sizeof(float) * (size_t)(n * m->cfg.vocab));
     if (out_next) *out_next = (int32_t)((const int64_t *)rlx_tensor_cdata(outs[1]))[n - 1];
     m->pos += n;
+  } else if (tt && tp) { /* the run failed: its donated caches may be gone, so start over */
+    rlx_status_free(bind_caches(m));
+    m->pos = 0;
   }
   for (size_t k = 0; outs && k < m->n_outputs; k++) rlx_tensor_free(outs[k]);
   free(outs);

@@ -34,6 +34,7 @@ typedef struct exec_input {
   rlx_tensor *host;     /* host handle (owned copy) or NULL */
   rlx_mx_arr *dev;      /* device handle (kept) or NULL */
   size_t feed;          /* output that becomes `dev` after each run, or RLX_NO_FEED */
+  bool donate;          /* `dev` is given to the run that reads it (rlx_executable_set_handle_donation) */
   /* this run's source (when `given`): a device array `arr`, else host bytes `data` (NULL for an
    * empty tensor), of type `type` */
   bool given;
@@ -169,6 +170,9 @@ RLX_MUST_USE rlx_status *rlx_exec_source_handles(rlx_executable *ex);
 RLX_MUST_USE rlx_status *rlx_exec_execute(rlx_executable *ex, bool async);
 /* Moves fed outputs (ex->outs) into their inputs' device handles; checks every feed first. */
 RLX_MUST_USE rlx_status *rlx_exec_apply_feeds(rlx_executable *ex);
+/* Drops the executable's references to the device handles this run reads that are donated
+ * (rlx_executable_set_handle_donation): called once the outputs are built, before evaluating. */
+void rlx_exec_donate_handles(rlx_executable *ex);
 /* Uploads `value` to the device, evaluates it and makes it *slot (releasing the old array); *slot
  * is unchanged on failure. */
 RLX_MUST_USE rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_arr **slot);

@@ -52,6 +52,27 @@ rlx_status *rlx_executable_set_handle_feed(rlx_executable *ex, const char *name,
   return NULL;
 }
 
+rlx_status *rlx_executable_set_handle_donation(rlx_executable *ex, const char *name, bool donate) {
+  if (!ex || !name) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_set_handle_donation: NULL argument");
+  size_t i;
+  RLX_TRY(rlx_exec_find_input(ex, name, &i));
+  pthread_mutex_lock(&ex->mu);
+  ex->in[i].donate = donate;
+  pthread_mutex_unlock(&ex->mu);
+  return NULL;
+}
+
+void rlx_exec_donate_handles(rlx_executable *ex) {
+  for (size_t i = 0; i < ex->g->n_inputs; i++) {
+    exec_input *in = &ex->in[i];
+    if (!in->donate || in->feed == RLX_NO_FEED || !in->dev || in->arr != in->dev) continue;
+    ex->leaves[i] = NULL;
+    ex->vals[in->val] = NULL;
+    rlx_mx_release(in->dev);
+    in->dev = in->arr = NULL;
+  }
+}
+
 rlx_status *rlx_exec_apply_feeds(rlx_executable *ex) {
   const rlx_graph *g = ex->g;
   for (size_t i = 0; i < g->n_inputs; i++) {

@@ -265,6 +265,7 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   memcpy(ex->outs, all, no * sizeof *all);
   ex->outs[no] = nall > no + nr ? all[no + nr] : NULL;
   memcpy(ex->rng.keys, all + no, nr * sizeof *all);
+  if (ex->mode != RLX_MODE_EAGER) rlx_exec_donate_handles(ex);
   if (async) rlx_mx_async_eval(c, all, nall);
   else rlx_mx_eval(c, all, nall);
   RLX_TRY(rlx_mx_take_error(c));

@@ -198,6 +198,70 @@ static void test_feed_grows_symbolic_cache(void **state) {
   rlx_graph_free(g);
 }
 
+/* A donated cache (rlx_executable_set_handle_donation): rows scattered into a fed [4, 2] handle
+ * that the runs give to MLX; the results are those of an undonated one. A run that fails while
+ * evaluating (an index out of range, lazy and compiled) leaves the input without a handle until
+ * it is bound again; eager mode, which never donates, keeps it. */
+static void test_feed_donated_cache(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value c = g_input(g, "cache", RLX_DTYPE_F32, 2, DIMS(4, 2)), p = g_input(g, "pos", RLX_DTYPE_I64, 2, DIMS(1, 1));
+  rlx_value r = g_input(g, "row", RLX_DTYPE_F32, 2, DIMS(1, 2));
+  rlx_value y = g_op(g, RLX_OP_SCATTER_ND, 3, VALS(c, p, r), 0, NULL);
+  rlx_value total = g_op(g, RLX_OP_REDUCE, 1, &y, 1, (rlx_attr[]){RLX_ATTR_S("kind", "sum")});
+  OK(rlx_graph_set_outputs(g, 2, VALS(y, total)));
+  float zero[8] = {0};
+  rlx_tensor *z = tf32(2, DIMS(4, 2), zero);
+  for (size_t m = 0; m < LEN(all_modes); m++) {
+    rlx_executable *ex = make_exec(g, all_modes[m]);
+    FAILS(rlx_executable_set_handle_donation(ex, "nope", true), NOT_FOUND, "no input named 'nope'");
+    OK(rlx_executable_bind_device_handle(ex, "cache", z));
+    OK(rlx_executable_set_handle_feed(ex, "cache", 0));
+    OK(rlx_executable_set_handle_donation(ex, "cache", true));
+    float want[8] = {0}, sum = 0;
+    for (int64_t k = 0; k < 5; k++) {
+      float row[2] = {(float)k + 1, -0.5f * (float)k};
+      rlx_tensor *tp = tensor(RLX_DTYPE_I64, 2, DIMS(1, 1), &k), *tr = tf32(2, DIMS(1, 2), row), *outs[2] = {0};
+      rlx_status *st = rlx_executable_run(ex, 2, (const char *const[]){"pos", "row"}, (rlx_tensor *const[]){tp, tr}, 2, outs);
+      rlx_tensor_free(tp);
+      rlx_tensor_free(tr);
+      if (k == 4) {
+        FAILS(st, OUT_OF_RANGE, "input 1 holds index 4");
+        break;
+      }
+      OK(st);
+      want[2 * k] = row[0], want[2 * k + 1] = row[1], sum += row[0] + row[1];
+      assert_null(outs[0]);
+      expect_f32(outs[1], 0, NULL, &sum, 1e-6);
+      rlx_tensor_free(outs[1]);
+      rlx_tensor *now = NULL;
+      OK(rlx_executable_read_handle(ex, "cache", &now));
+      expect_f32(now, 2, DIMS(4, 2), want, 0);
+      rlx_tensor_free(now);
+    }
+    rlx_tensor *now = NULL;
+    if (all_modes[m] == RLX_MODE_EAGER) {
+      OK(rlx_executable_read_handle(ex, "cache", &now));
+      expect_f32(now, 2, DIMS(4, 2), want, 0);
+      rlx_tensor_free(now);
+    } else {
+      FAILS(rlx_executable_read_handle(ex, "cache", &now), FAILED_PRECONDITION, "input 'cache' has no handle");
+      OK(rlx_executable_bind_device_handle(ex, "cache", z));
+      int64_t k = 1;
+      rlx_tensor *tp = tensor(RLX_DTYPE_I64, 2, DIMS(1, 1), &k), *tr = tf32(2, DIMS(1, 2), (const float[]){7, 8}), *outs[2] = {0};
+      OK(rlx_executable_run(ex, 2, (const char *const[]){"pos", "row"}, (rlx_tensor *const[]){tp, tr}, 2, outs));
+      expect_f32(outs[1], 0, NULL, (const float[]){15}, 0);
+      rlx_tensor_free(outs[1]);
+      rlx_tensor_free(tp);
+      rlx_tensor_free(tr);
+    }
+    rlx_executable_free(ex);
+  }
+  rlx_tensor_free(z);
+  rlx_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_host_and_device_handles),
@@ -205,6 +269,7 @@ int main(void) {
       cmocka_unit_test(test_feed_accumulates),
       cmocka_unit_test(test_feed_type_checked),
       cmocka_unit_test(test_feed_grows_symbolic_cache),
+      cmocka_unit_test(test_feed_donated_cache),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
