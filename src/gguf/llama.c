@@ -354,7 +354,8 @@ static void rope_tables(builder *b, const rlx_llm_config *c, int64_t C, rlx_valu
   free(sv);
 }
 
-/* The additive attention mask [S, C] (0 where key c <= query position, -1e9 elsewhere) and the
+/* The additive attention mask [S, C] (0 where key c <= query position, -inf elsewhere: on the CPU
+ * attention then skips the cache's unfilled positions, kernel_attention.cpp keys_used) and the
  * cache rows the step writes: positions as int32 ScatterElements indices of the shape of a step's
  * K or V in the cache's layout (packed [1, S, Hkv*D], else [1, Hkv, S, D]). */
 static void cache_indices(builder *b, int64_t C, int64_t S, int64_t Hkv, int64_t D, rlx_value positions, rlx_value *rows, rlx_value *bias) {
@@ -369,7 +370,7 @@ static void cache_indices(builder *b, int64_t C, int64_t S, int64_t Hkv, int64_t
   rlx_value pcol = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 2, ((const int64_t[]){S, 1}))});
   rlx_value visible = op(b, RLX_OP_LESS_EQUAL, 2, V2(krow, pcol), 0, NULL);
   rlx_value zero = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){0});
-  rlx_value neg = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){-1e9f});
+  rlx_value neg = constant(b, RLX_DTYPE_F32, 0, NULL, (const float[]){-INFINITY});
   *bias = op(b, RLX_OP_WHERE, 3, ((const rlx_value[]){visible, zero, neg}), 0, NULL);
   if (b->packed) {
     rlx_value p3 = op(b, RLX_OP_RESHAPE, 1, &positions, 1, (rlx_attr[]){RLX_ATTR_IS("shape", 3, ((const int64_t[]){1, S, 1}))});

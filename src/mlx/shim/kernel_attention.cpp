@@ -7,7 +7,9 @@
 //   S = Q_blk K^T (one single-threaded BLAS call); per row: s = scale * s + mask (an additive
 //   mask), or -inf for keys past the causal diagonal (key j visible to query i when
 //   j <= i + Sk - Sq, MLX's bottom-right alignment); p = softmax(s) (SLEEF exp; a row with no
-//   visible key gives zeros); O_blk = P V (one BLAS call). A block of at most 4 query rows whose
+//   visible key gives zeros); O_blk = P V (one BLAS call). Keys past the last one any row of the
+//   block can see (the causal diagonal, or a -inf tail of the additive mask: a KV cache's
+//   unfilled positions) are left out of all three. A block of at most 4 query rows whose
 //   operands have unit stride along D (a decode step over a KV cache) takes its dot products and
 //   P V straight from q, k and v instead: sgemm would pack all of K and V first, more work than
 //   these products, which read each key once. Tasks of little work run on the calling thread.
@@ -103,28 +105,47 @@ struct Problem {
   float *o;  // [B, Sq, Hq, Dv]
 };
 
-// Rows [i0, i0 + rows) of S (row stride Sk) scaled, masked and replaced by their softmax.
-void softmax_block(const Problem &P, int64_t b, int64_t h, int64_t i0, int64_t rows, float *S) {
+// Rows [i0, i0 + rows) of S (keys [0, n), row stride n) scaled, masked and replaced by their
+// softmax (keys n.. have probability 0, see keys_used).
+void softmax_block(const Problem &P, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t n, float *S) {
   const float ninf = -std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < rows; r++) {
     int64_t i = i0 + r;
-    float *s = S + r * P.Sk, top = ninf;
-    int64_t visible = P.mask == 1 ? std::clamp<int64_t>(i + P.Sk - P.Sq + 1, 0, P.Sk) : P.Sk;
+    float *s = S + r * n, top = ninf;
+    int64_t visible = P.mask == 1 ? std::clamp<int64_t>(i + P.Sk - P.Sq + 1, 0, n) : n;
     if (P.mask == 2) {
       const float *mr = P.m.p + b * P.m.s[0] + h * P.m.s[1] + i * P.m.s[2];
-      for (int64_t j = 0; j < P.Sk; j++) s[j] = s[j] * P.scale + mr[j * P.m.s[3]];
+      for (int64_t j = 0; j < n; j++) s[j] = s[j] * P.scale + mr[j * P.m.s[3]];
     } else {
       for (int64_t j = 0; j < visible; j++) s[j] = s[j] * P.scale;
-      for (int64_t j = visible; j < P.Sk; j++) s[j] = ninf;
+      for (int64_t j = visible; j < n; j++) s[j] = ninf;
     }
-    for (int64_t j = 0; j < P.Sk; j++) top = std::max(top, s[j]);
+    for (int64_t j = 0; j < n; j++) top = std::max(top, s[j]);
     if (top == ninf) {
-      std::fill(s, s + P.Sk, 0.f);
+      std::fill(s, s + n, 0.f);
       continue;
     }
-    float inv = 1.f / exp_shifted(s, s, P.Sk, top);
-    for (int64_t j = 0; j < P.Sk; j++) s[j] *= inv;
+    float inv = 1.f / exp_shifted(s, s, n, top);
+    for (int64_t j = 0; j < n; j++) s[j] *= inv;
   }
+}
+
+// The keys [0, n) that query rows [i0, i0 + rows) of (b, h) can see: a key past the causal
+// diagonal of the last row, or past the last one whose additive mask is finite in some row (a
+// KV cache's unfilled positions, masked with -inf), gets probability 0, so its products are
+// skipped (it adds nothing, not even the NaN of 0 times a non-finite value).
+int64_t keys_used(const Problem &P, int64_t b, int64_t h, int64_t i0, int64_t rows) {
+  if (P.mask == 1) return std::clamp<int64_t>(i0 + rows + P.Sk - P.Sq, 0, P.Sk);
+  if (P.mask != 2) return P.Sk;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  int64_t n = 0;
+  for (int64_t r = 0; r < rows && n < P.Sk; r++) {
+    const float *mr = P.m.p + b * P.m.s[0] + h * P.m.s[1] + (i0 + r) * P.m.s[2];
+    int64_t e = P.Sk;
+    while (e > n && mr[(e - 1) * P.m.s[3]] == ninf) e--;
+    n = std::max(n, e);
+  }
+  return n;
 }
 
 void attention(const Problem &P) {
@@ -135,37 +156,36 @@ void attention(const Problem &P) {
     thread_local std::vector<float> S, qb, kb, vb;
     for (int64_t t = t0; t < t1; t++) {
       int64_t b = t / (P.Hq * nblk), h = t / nblk % P.Hq, i0 = t % nblk * QBLK, rows = std::min(QBLK, P.Sq - i0);
-      int64_t hk = h / group;
+      int64_t hk = h / group, n = keys_used(P, b, h, i0, rows);
       const float *qp = P.q.p + b * P.q.s[0] + h * P.q.s[1] + i0 * P.q.s[2];
       const float *kp = P.k.p + b * P.k.s[0] + hk * P.k.s[1], *vp = P.v.p + b * P.v.s[0] + hk * P.v.s[1];
       float *o = P.o + ((b * P.Sq + i0) * P.Hq + h) * P.Dv;
+      if ((int64_t)S.size() < rows * n) S.resize(rows * n);
       if (few) {
-        if ((int64_t)S.size() < rows * P.Sk) S.resize(rows * P.Sk);
         for (int64_t r = 0; r < rows; r++)
-          for (int64_t j = 0; j < P.Sk; j++) S[r * P.Sk + j] = dot(qp + r * P.q.s[2], kp + j * P.k.s[2], P.D);
-        softmax_block(P, b, h, i0, rows, S.data());
+          for (int64_t j = 0; j < n; j++) S[r * n + j] = dot(qp + r * P.q.s[2], kp + j * P.k.s[2], P.D);
+        softmax_block(P, b, h, i0, rows, n, S.data());
         for (int64_t r = 0; r < rows; r++) {
           float *orow = o + r * P.Hq * P.Dv;
           std::fill(orow, orow + P.Dv, 0.f);
-          for (int64_t j = 0; j < P.Sk; j++) axpy(S[r * P.Sk + j], vp + j * P.v.s[2], orow, P.Dv);
+          for (int64_t j = 0; j < n; j++) axpy(S[r * n + j], vp + j * P.v.s[2], orow, P.Dv);
         }
         continue;
       }
-      Operand Q = operand(qp, rows, P.D, P.q.s[2], P.q.s[3], qb);
-      Operand Kt = operand(kp, P.D, P.Sk, P.k.s[3], P.k.s[2], kb);  // K^T [D, Sk]
-      Operand V = operand(vp, P.Sk, P.Dv, P.v.s[2], P.v.s[3], vb);
-      if ((int64_t)S.size() < rows * P.Sk) S.resize(rows * P.Sk);
-      if (P.D && P.Sk) {
-        sgemm(Q.t, Kt.t, rows, P.Sk, P.D, Q.p, Q.ld, Kt.p, Kt.ld, S.data(), P.Sk);
-      } else {
-        std::fill(S.begin(), S.begin() + rows * P.Sk, 0.f);
-      }
-      softmax_block(P, b, h, i0, rows, S.data());
-      if (P.Sk) {
-        sgemm(false, V.t, rows, P.Dv, P.Sk, S.data(), P.Sk, V.p, V.ld, o, P.Hq * P.Dv);
-      } else {
+      if (!n) { /* no key visible to any row of the block: zeros */
         for (int64_t r = 0; r < rows; r++) std::fill(o + r * P.Hq * P.Dv, o + r * P.Hq * P.Dv + P.Dv, 0.f);
+        continue;
       }
+      Operand Q = operand(qp, rows, P.D, P.q.s[2], P.q.s[3], qb);
+      Operand Kt = operand(kp, P.D, n, P.k.s[3], P.k.s[2], kb);  // K^T [D, n]
+      Operand V = operand(vp, n, P.Dv, P.v.s[2], P.v.s[3], vb);
+      if (P.D) {
+        sgemm(Q.t, Kt.t, rows, n, P.D, Q.p, Q.ld, Kt.p, Kt.ld, S.data(), n);
+      } else {
+        std::fill(S.begin(), S.begin() + rows * n, 0.f);
+      }
+      softmax_block(P, b, h, i0, rows, n, S.data());
+      sgemm(false, V.t, rows, P.Dv, n, S.data(), n, V.p, V.ld, o, P.Hq * P.Dv);
     }
   });
 }

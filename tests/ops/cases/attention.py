@@ -79,6 +79,26 @@ def attention_cases():
             tag = f"sq{sq}" if layout == 4 else f"sq{sq}_r3"
             yield att_case(f"att_decode_{tag}", q, k, v, 8, m=bm, num_kv_heads=2, mask="bias")
             yield att_case(f"att_decode_causal_{tag}", q, k, v, 8, num_kv_heads=2, mask="causal")
+    # a cache's unfilled tail masked with -inf (the CPU kernel skips the keys no row can see) and
+    # holding non-finite garbage, which must not leak into the result; decode (Sq 1, 3) and a
+    # prefill of two 32-row blocks whose rows see different prefixes, rank 4 and packed
+    for layout in (4, 3):
+        for sq in (1, 3, 40):
+            sk = 80
+            q, k, v = qkv(layout, 1, 4, 2, sq, sk, 16)
+            end = 20 + sq  # row r sees keys 0 .. 19 + r; keys end.. are seen by no row
+            bm = np.where(np.arange(sk)[None, :] <= 19 + np.arange(sq)[:, None], 0, -np.inf).astype(np.float32)
+            kg, vg = k.copy(), v.copy()
+            seq = 2 if layout == 4 else 1
+            for a in (kg, vg):
+                idx = [slice(None)] * a.ndim
+                idx[seq] = slice(end, None)
+                a[tuple(idx)] = np.where(np.arange(a[tuple(idx)].size).reshape(a[tuple(idx)].shape) % 2, np.inf, np.nan)
+            want = R.attention(q, k, v, 4, m=bm, num_kv_heads=2, mask="bias").astype(np.float32)
+            yield Case(f"att_inf_tail_sq{sq}_r{layout}", [node("Attention", ["q", "k", "v", "m"], ["y"],
+                                                              **att_attrs(4, num_kv_heads=2, mask="bias"))],
+                       {"q": q, "k": kg, "v": vg, "m": bm}, {"y": want}, atol=1e-5, rtol=1e-4, cpu_only="the CPU kernel "
+                       "skips the masked tail; MLX multiplies its NaN garbage by probability 0")
     # packed operands that are views: q and k narrowed from one [B,S,(Hq+Hkv)*D] tensor (an LLM's
     # stacked projection), v a strided slice of a cache
     qk, vc = rnd(2, 3, (4 + 2) * 5), rnd(2, 9, 2 * 6)
