@@ -2,7 +2,8 @@
  * (rlx/optimize.h). Matched on the rewritten graph after copying each node (so inner matches are
  * visible to outer ones), float dtypes only:
  *   Gelu        0.5 x (1 + erf(x / sqrt 2))            (any grouping of the product, x c for x / sqrt 2)
- *   GeluApprox  0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (x^3 as Pow(x, 3) or x x x)
+ *   GeluApprox  0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (0.044715 x^3 as a scaled
+ *               Pow(x, 3) or a product of x, x, x and the scalar in any grouping)
  *   Silu        x sigmoid(x)
  *   HardSigmoid s clip(a x + b, 0, h) with s h = 1: alpha = a / h, beta = b / h
  *               (ONNX's clip(alpha x + beta, 0, 1); relu6(x + 3) / 6)
@@ -22,33 +23,37 @@ typedef struct factors {
   int n;
 } factors;
 
-/* Flattens the product rooted at v (Mul nodes, scalar Div) two levels deep into its scalar factors
- * and up to four other factors; deeper Mul nodes stay factors (x may itself be a product). */
-static bool flatten(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, factors *fs, int depth) {
+/* Flattens the product rooted at v (Mul nodes, scalar Div) `levels` levels deep into its scalar
+ * factors and up to four other factors; deeper Mul nodes stay factors (x may itself be a product). */
+static bool flatten(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, factors *fs, int levels) {
   double c;
   rlx_value u;
   const rlx_node *m = rlx_opt_def(d, v, RLX_OP_MUL);
-  if (depth < 2 && rlx_opt_bin_scalar(d, cx, v, RLX_OP_DIV, &u, &c) && c != 0) return fs->k /= c, flatten(d, cx, u, fs, depth + 1);
-  if (depth < 2 && rlx_opt_bin_scalar(d, cx, v, RLX_OP_MUL, &u, &c)) return fs->k *= c, flatten(d, cx, u, fs, depth + 1);
-  if (depth < 2 && m && rlx_opt_same_type(&d->types[m->in[0]], &d->types[v]) && rlx_opt_same_type(&d->types[m->in[1]], &d->types[v]))
-    return flatten(d, cx, m->in[0], fs, depth + 1) && flatten(d, cx, m->in[1], fs, depth + 1);
+  if (levels > 0 && rlx_opt_bin_scalar(d, cx, v, RLX_OP_DIV, &u, &c) && c != 0) return fs->k /= c, flatten(d, cx, u, fs, levels - 1);
+  if (levels > 0 && rlx_opt_bin_scalar(d, cx, v, RLX_OP_MUL, &u, &c)) return fs->k *= c, flatten(d, cx, u, fs, levels - 1);
+  if (levels > 0 && m && rlx_opt_same_type(&d->types[m->in[0]], &d->types[v]) && rlx_opt_same_type(&d->types[m->in[1]], &d->types[v]))
+    return flatten(d, cx, m->in[0], fs, levels - 1) && flatten(d, cx, m->in[1], fs, levels - 1);
   if (fs->n == 4) return false;
   fs->f[fs->n++] = v;
   return true;
 }
 
-/* v = x^3: Pow(x, 3) or a product of three x. */
-static bool cube_of(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_value x) {
-  double c;
-  rlx_value u;
-  if (rlx_opt_bin_scalar(d, cx, v, RLX_OP_POW, &u, &c)) return u == x && c == 3;
-  factors fs = {.k = 1};
-  return flatten(d, cx, v, &fs, 0) && fs.n == 3 && fs.k == 1 && fs.f[0] == x && fs.f[1] == x && fs.f[2] == x;
+/* v = k x^3, *k set: k Pow(x, 3) or a product of three x and scalars, in any grouping
+ * (x (x (0.044715 x)), as jax2tf writes it; (x x) x 0.044715). */
+static bool scaled_cube(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_value x, double *k) {
+  double c, a, b;
+  rlx_value u, w;
+  rlx_opt_affine(d, cx, v, &w, &a, &b);
+  if (b != 0) return false;
+  if (rlx_opt_bin_scalar(d, cx, w, RLX_OP_POW, &u, &c)) return *k = a, u == x && c == 3;
+  factors fs = {.k = a};
+  if (!flatten(d, cx, w, &fs, 3) || fs.n != 3 || fs.f[0] != x || fs.f[1] != x || fs.f[2] != x) return false;
+  return *k = fs.k, true;
 }
 
 /* e = 1 + erf(x / sqrt 2) (*tanh false) or 1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)) (*tanh true). */
 static bool gelu_factor(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value e, rlx_value x, bool *tanh_form) {
-  rlx_value t, w, p, q;
+  rlx_value t, w, p;
   double c, a, b;
   if (!rlx_opt_bin_scalar(d, cx, e, RLX_OP_ADD, &t, &c) || c != 1) return false;
   const rlx_node *erf = rlx_opt_def(d, t, RLX_OP_ERF), *th = rlx_opt_def(d, t, RLX_OP_TANH);
@@ -59,11 +64,8 @@ static bool gelu_factor(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value e, 
   if (!th || !rlx_opt_affine(d, cx, th->in[0], &p, &a, &b) || !rlx_opt_near(a, sqrt(2 / M_PI)) || b != 0) return false;
   const rlx_node *s = rlx_opt_def(d, p, RLX_OP_ADD);
   if (!s) return false;
-  for (int side = 0; side < 2; side++) {
-    if (s->in[side] != x) continue;
-    if (rlx_opt_affine(d, cx, s->in[1 - side], &q, &a, &b) == 1 && rlx_opt_near(a, 0.044715) && b == 0 && cube_of(d, cx, q, x))
-      return *tanh_form = true;
-  }
+  for (int side = 0; side < 2; side++)
+    if (s->in[side] == x && scaled_cube(d, cx, s->in[1 - side], x, &a) && rlx_opt_near(a, 0.044715)) return *tanh_form = true;
   return false;
 }
 
@@ -103,7 +105,7 @@ static bool match(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_op
       return *x = m->in[i], *op = RLX_OP_HARD_SWISH, true;
   }
   factors fs = {.k = 1};
-  if (!flatten(d, cx, v, &fs, 0) || fs.n != 2) return false;
+  if (!flatten(d, cx, v, &fs, 2) || fs.n != 2) return false;
   for (int i = 0; i < 2; i++) {
     rlx_value a = fs.f[i], e = fs.f[1 - i], hx;
     bool tanh_form;

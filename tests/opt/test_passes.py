@@ -152,6 +152,12 @@ case("activation", "gelu_tanh", model([
     helper.make_node("Mul", ["s", "c"], ["t"]), helper.make_node("Tanh", ["t"], ["th"]), helper.make_node("Add", ["one", "th"], ["e"]),
     helper.make_node("Mul", ["half", "x"], ["h"]), helper.make_node("Mul", ["h", "e"], ["y"])], {"x": xa}, ["y"], consts),
     {"x": xa}, {"Tanh": 1, "GeluApprox": 0}, {"GeluApprox": 1, "Tanh": 0, "Mul": 0, "Pow": 0})
+# jax2tf's grouping (Magika): x (x (0.044715 x)), the outer product 0.5 (1 + tanh) times x
+case("activation", "gelu_tanh_nested_cube", model([
+    helper.make_node("Mul", ["k", "x"], ["q1"]), helper.make_node("Mul", ["x", "q1"], ["q2"]), helper.make_node("Mul", ["x", "q2"], ["q"]),
+    helper.make_node("Add", ["x", "q"], ["s"]), helper.make_node("Mul", ["c", "s"], ["t"]), helper.make_node("Tanh", ["t"], ["th"]),
+    helper.make_node("Add", ["one", "th"], ["e"]), helper.make_node("Mul", ["half", "e"], ["h"]), helper.make_node("Mul", ["x", "h"], ["y"])],
+    {"x": xa}, ["y"], consts), {"x": xa}, {"Tanh": 1, "GeluApprox": 0}, {"GeluApprox": 1, "Tanh": 0, "Mul": 0})
 case("activation", "silu", model([helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["s", "x"], ["y"])],
                                  {"x": xa}, ["y"]), {"x": xa}, {"Sigmoid": 1, "Mul": 1}, {"Silu": 1, "Sigmoid": 0, "Mul": 0})
 case("activation", "onnx_hardsigmoid", model([helper.make_node("HardSigmoid", ["x"], ["y"], alpha=0.3, beta=0.4)], {"x": xa}, ["y"]),
