@@ -300,7 +300,136 @@ void im2col_panels(const Geom &g, const float *x, int64_t p0, int64_t n, const f
   }
 }
 
+// Convolutions without patches ("implicit GEMM"). A tile (image, group, block of output channels,
+// block of rt output rows oy0 ..) copies the input rows its outputs read, zero-padded, into a
+// per-thread buffer, each row as sw phases: phase q of a row holds its padded columns q, q + sw,
+// q + 2 sw, ... (input column ix at padded column ix + pw), Wv of them. The tile's outputs are
+// virtual columns v = (oy - oy0) Wv + ox (those with ox >= OW are computed and dropped), and patch
+// row k = (c, ky, kx) of column v is the padded column sw ox + t (t = kx dw) of input row
+// oy sh - ph + ky dh, phase t % sw at index ox + t / sw. With the buffer laid out as
+// [c][group][phase][row][Wv], that is buf[off[k] + v] for an offset per patch row: with sh = 1 one
+// group of rt + (kh - 1) dh consecutive input rows (row r: input row oy0 - ph + r; patch row k reads
+// from row ky dh on), with sh > 1 a group of rt rows per kernel row ky (row r: input row
+// (oy0 + r) sh - ph + ky dh). So the GEMM reads its right operand in place from the buffer at those
+// offsets (kernels.h gemm_block_offsets), whole-vector loads at any stride, into a virtual-column
+// result that the tile copies to y, then the bias and activation: each input value is copied about
+// once per tile with stride 1 along H (kh times otherwise), where im2col writes and packs kh * kw
+// patch values per input value.
+struct Implicit {
+  int64_t Wv, rt, nb, mb, bm, grain;
+  int64_t groups(const Geom &g) const { return g.sh == 1 ? 1 : g.kh; }
+  int64_t rows(const Geom &g, int64_t r) const { return g.sh == 1 ? r + (g.kh - 1) * g.dh : r; }  // per group
+};
+
+// How gemm_conv's convolution runs without patches, or false: 1x1 convolutions with stride 1 and
+// no pads (their patches are the input, packed as it is), and rows so narrow that the dropped
+// virtual columns would waste more than a tenth of the work.
+bool implicit_plan(const Geom &g, Implicit *im) {
+  if (g.unit || g.sw < 1) return false;
+  im->Wv = g.OW + (g.kw - 1) * g.dw / g.sw;
+  if (10 * g.OW < 9 * im->Wv) return false;
+  // buffer floats: `fixed` plus `per_row` per output row of a tile, within ~512 KB (L2) where it can
+  int64_t row_floats = g.cg * g.sw * im->Wv, per_row = row_floats * im->groups(g), fixed = row_floats * im->rows(g, 0);
+  if (per_row + fixed > ((int64_t)1 << 26)) return false;
+  int64_t items = g.N * (g.Co / g.og);
+  int64_t want = std::max<int64_t>(1, (4 * num_threads() + items - 1) / std::max<int64_t>(items, 1));
+  int64_t rt_max = std::max<int64_t>(1, (((int64_t)128 << 10) - fixed) / per_row);
+  for (int pass = 0; pass < 2; pass++) {
+    int64_t nb = std::max(blocks(g.OH, 1, want), (g.OH + rt_max - 1) / rt_max);
+    im->rt = (g.OH + nb - 1) / nb, im->nb = (g.OH + im->rt - 1) / im->rt;
+    im->mb = blocks(g.og, 32, (want + im->nb - 1) / im->nb), im->bm = (g.og + im->mb - 1) / im->mb;
+    // the virtual-column result within ~256 KB too
+    rt_max = std::min(rt_max, std::max<int64_t>(1, ((int64_t)64 << 10) / (im->bm * im->Wv)));
+    if (im->rt <= rt_max) break;
+  }
+  im->grain = std::max<int64_t>(1, ((int64_t)1 << 17) / std::max<int64_t>(1, im->bm * im->rt * g.OW * g.K));
+  return true;
+}
+
+// d0[j] = t[2 j], d1[j] = t[2 j + 1] for j < n (the two phases of a stride-2 row): whole vectors
+// deinterleaved by shuffles. Cloned: AVX-512 and AVX2 run the vectors.
+RLX_KERNEL_CLONES_512
+void deinterleave2(const float *t, int64_t n, float *d0, float *d1) {
+  int64_t j = 0;
+  for (; j + NR <= n; j += NR) {
+    v16 lo, hi;
+    std::memcpy(&lo, t + 2 * j, sizeof lo);
+    std::memcpy(&hi, t + 2 * j + NR, sizeof hi);
+    v16 ev = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    v16 od = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    std::memcpy(d0 + j, &ev, sizeof ev);
+    std::memcpy(d1 + j, &od, sizeof od);
+  }
+  for (; j < n; j++) d0[j] = t[2 * j], d1[j] = t[2 * j + 1];
+}
+
+// The buffer of a tile of rt output rows from oy0 (see above): each padded row (columns
+// [0, sw Wv)) built whole in `row`, then split into its phases (stride 1: the row is its one phase,
+// built in place).
+void implicit_rows(const Geom &g, const Implicit &im, const float *xg, int64_t oy0, int64_t rt, float *buf,
+                   std::vector<float> &row) {
+  const int64_t s = g.sw, Wv = im.Wv, Wp = s * Wv, lo = std::min(g.pw, Wp), n_in = std::max<int64_t>(0, std::min(g.W, Wp - lo));
+  const int64_t G = im.groups(g), R = im.rows(g, rt);
+  if (s > 1 && (int64_t)row.size() < Wp) row.resize(Wp);
+  for (int64_t c = 0; c < g.cg; c++)
+    for (int64_t gi = 0; gi < G; gi++)
+      for (int64_t r = 0; r < R; r++) {
+        float *ph0 = buf + ((c * G + gi) * s * R + r) * Wv, *pr = s == 1 ? ph0 : row.data();  // phase q at ph0 + q R Wv
+        int64_t iy = g.sh == 1 ? oy0 - g.ph + r : (oy0 + r) * g.sh - g.ph + gi * g.dh;
+        if (iy < 0 || iy >= g.H) {
+          for (int64_t q = 0; q < s; q++) std::fill(ph0 + q * R * Wv, ph0 + q * R * Wv + Wv, 0.f);
+          continue;
+        }
+        std::fill(pr, pr + lo, 0.f);
+        std::memcpy(pr + lo, xg + (c * g.H + iy) * g.W, n_in * sizeof(float));
+        std::fill(pr + lo + n_in, pr + Wp, 0.f);
+        if (s == 2) {
+          deinterleave2(pr, Wv, ph0, ph0 + R * Wv);
+        } else if (s > 2) {
+          for (int64_t q = 0; q < s; q++)
+            for (int64_t j = 0; j < Wv; j++) ph0[q * R * Wv + j] = pr[q + s * j];
+        }
+      }
+}
+
+void implicit_conv(const Geom &g, const Implicit &im, const float *x, const float *w, const float *b, const Act &act,
+                   float *y) {
+  int64_t groups = g.Co / g.og, items = g.N * groups;
+  parallel_for(items * im.mb * im.nb, im.grain, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> buf, acc, row;
+    thread_local std::vector<int32_t> off;
+    for (int64_t i = t0; i < t1; i++) {
+      int64_t item = i / (im.mb * im.nb), m0 = i / im.nb % im.mb * im.bm, oy0 = i % im.nb * im.rt;
+      int64_t n = item / groups, grp = item % groups, m1 = std::min(g.og, m0 + im.bm), rt = std::min(g.OH - oy0, im.rt);
+      if (m0 >= m1 || rt <= 0) continue;
+      const int64_t Wv = im.Wv, G = im.groups(g), R = im.rows(g, rt), used = g.cg * G * g.sw * R * Wv;
+      const int64_t slack = (g.kw - 1) * g.dw + 2 * NR, nv = ((rt - 1) * Wv + g.OW + NR - 1) / NR * NR;  // virtual columns
+      if ((int64_t)buf.size() < used + slack) buf.resize(used + slack);
+      if ((int64_t)acc.size() < (m1 - m0) * nv) acc.resize((m1 - m0) * nv);
+      implicit_rows(g, im, x + (n * g.C + grp * g.cg) * g.H * g.W, oy0, rt, buf.data(), row);
+      std::fill(buf.data() + used, buf.data() + used + slack, 0.f);  // read by dropped columns only
+      off.resize(g.K);
+      for (int64_t k = 0, c = 0, ky = 0, kx = 0; k < g.K; k++) {
+        int64_t t = kx * g.dw, gi = G == 1 ? 0 : ky, r0 = G == 1 ? ky * g.dh : 0;
+        off[k] = (int32_t)((((c * G + gi) * g.sw + t % g.sw) * R + r0) * Wv + t / g.sw);
+        if (++kx == g.kw) {
+          kx = 0;
+          if (++ky == g.kh) ky = 0, c++;
+        }
+      }
+      int64_t o0 = grp * g.og + m0;
+      gemm_block_offsets(m1 - m0, nv, g.K, w + o0 * g.K, g.K, buf.data(), off.data(), acc.data(), nv);
+      float *yt = y + (n * g.Co + o0) * g.P + oy0 * g.OW;
+      for (int64_t o = 0; o < m1 - m0; o++)
+        for (int64_t r = 0; r < rt; r++) std::memcpy(yt + o * g.P + r * g.OW, acc.data() + o * nv + r * Wv, g.OW * sizeof(float));
+      epilogue(yt, g.P, m1 - m0, rt * g.OW, b ? b + o0 : nullptr, nullptr, act);
+    }
+  });
+}
+
 void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
+  Implicit im;
+  if (implicit_plan(g, &im)) return implicit_conv(g, im, x, w, b, act, y);
   int64_t groups = g.Co / g.og, items = g.N * groups;
   Tiles t = tiles(items, g.og, g.P, g.K, pack_columns(g.K));
   parallel_for(items * t.mb * t.nb, t.grain, [&](int64_t t0, int64_t t1) {

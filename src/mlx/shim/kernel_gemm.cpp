@@ -61,17 +61,29 @@ int rows_per_call() {
   return mr;
 }
 
-// C[R, nr] (row stride ldc) = (first ? 0 : C) + A[R, kc] @ P[kc, 16] for a panel slice P (rows of
-// NR floats); A[r, k] at a[r * lda + k], or a[k * lda + r] when AT.
-template <int R, bool AT>
-__attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int64_t lda, const float *p, float *c,
-                                                 int64_t ldc, int64_t nr, bool first) {
+// A slice of the right operand, row k's 16 floats at row(k): a packed panel (aligned), or rows read
+// in place at offsets (no alignment).
+struct Panel {
+  const float *p;
+  const float *row(int64_t k) const { return p + k * NR; }
+};
+struct Offsets {
+  const float *p;
+  const int32_t *off;
+  const float *row(int64_t k) const { return p + off[k]; }
+};
+
+// C[R, nr] (row stride ldc) = (first ? 0 : C) + A[R, kc] @ B[kc, 16] for a slice B of the right
+// operand (Panel or Offsets); A[r, k] at a[r * lda + k], or a[k * lda + r] when AT.
+template <int R, bool AT, class Rows>
+__attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int64_t lda, Rows b, float *c, int64_t ldc,
+                                                 int64_t nr, bool first) {
   vnr acc[R];
 #pragma GCC unroll 16
   for (int r = 0; r < R; r++) acc[r] = vnr{};
   for (int64_t k = 0; k < kc; k++) {
     vnr bv;
-    std::memcpy(&bv, p + k * NR, sizeof bv);
+    std::memcpy(&bv, b.row(k), sizeof bv);
 #pragma GCC unroll 16
     for (int r = 0; r < R; r++) acc[r] += (AT ? a[k * lda + r] : a[r * lda + k]) * bv;
   }
@@ -95,23 +107,25 @@ __attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int
   }
 }
 
-template <bool AT>
+// C[m, n] = A[m, K] @ B in MC-row blocks of A, KC-deep slices of K and 16-column blocks of B, the
+// slice of B at column block j and depth k0 given by slice(j, k0) (a Panel or Offsets).
+template <bool AT, class Slice>
 __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
-                                                 const float *bp, int64_t ps, float *c, int64_t ldc) {
+                                                 Slice slice, float *c, int64_t ldc) {
   for (int64_t i0 = 0; i0 < m; i0 += MC) {
     int64_t i1 = std::min(m, i0 + MC);
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
       int64_t kc = std::min(KC, K - k0);
       for (int64_t j = 0; j < n; j += NR) {
-        const float *p = bp + j / NR * ps + k0 * NR;
+        const auto b = slice(j, k0);
         int64_t nr = std::min(NR, n - j);
         for (int64_t i = i0; i < i1; i += mr) {
           const float *ai = AT ? a + k0 * lda + i : a + i * lda + k0;
           float *ci = c + i * ldc + j;
           switch (std::min<int64_t>(mr, i1 - i)) {
-#define RLX_MICRO(R)                                       \
-  case R:                                                  \
-    micro<R, AT>(kc, ai, lda, p, ci, ldc, nr, k0 == 0);    \
+#define RLX_MICRO(R)                                         \
+  case R:                                                    \
+    micro<R, AT>(kc, ai, lda, b, ci, ldc, nr, k0 == 0);      \
     break;
             RLX_MICRO(1) RLX_MICRO(2) RLX_MICRO(3) RLX_MICRO(4) RLX_MICRO(5) RLX_MICRO(6) RLX_MICRO(7) RLX_MICRO(8)
 #undef RLX_MICRO
@@ -123,12 +137,19 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
 }
 
 RLX_KERNEL_CLONES_512
+void gemm_rows_offsets(int mr, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
+                       const int32_t *off, float *c, int64_t ldc) {
+  block<false>(mr, m, nv, K, a, lda, [=](int64_t j, int64_t k0) { return Offsets{src + j, off + k0}; }, c, ldc);
+}
+
+RLX_KERNEL_CLONES_512
 void gemm_rows(int mr, bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda, const float *bp, int64_t ps,
                float *c, int64_t ldc) {
+  auto slice = [=](int64_t j, int64_t k0) { return Panel{bp + j / NR * ps + k0 * NR}; };
   if (at)
-    block<true>(mr, m, n, K, a, lda, bp, ps, c, ldc);
+    block<true>(mr, m, n, K, a, lda, slice, c, ldc);
   else
-    block<false>(mr, m, n, K, a, lda, bp, ps, c, ldc);
+    block<false>(mr, m, n, K, a, lda, slice, c, ldc);
 }
 
 }  // namespace
@@ -141,6 +162,16 @@ void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_
     return;
   }
   gemm_rows(rows_per_call(), at, m, n, K, a, lda, bp, ps, c, ldc);
+}
+
+void gemm_block_offsets(int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
+                        const int32_t *off, float *c, int64_t ldc) {
+  if (m <= 0 || nv <= 0) return;
+  if (K == 0) {
+    for (int64_t i = 0; i < m; i++) std::memset(c + i * ldc, 0, nv * sizeof(float));
+    return;
+  }
+  gemm_rows_offsets(rows_per_call(), m, nv, K, a, lda, src, off, c, ldc);
 }
 
 RLX_KERNEL_CLONES_512
@@ -190,15 +221,10 @@ void epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const float *row_bias
   }
 }
 
-namespace {
-
-// Blocks of n items of at least `min` each, about `want` of them.
 int64_t blocks(int64_t n, int64_t min, int64_t want) {
   int64_t most = std::max<int64_t>(1, n / std::max<int64_t>(min, 1));
   return std::max<int64_t>(1, std::min(most, want));
 }
-
-}  // namespace
 
 Tiles tiles(int64_t items, int64_t m, int64_t n, int64_t k, int64_t max_bn) {
   int64_t want = std::max<int64_t>(1, (4 * num_threads() + items - 1) / std::max<int64_t>(items, 1));

@@ -67,6 +67,15 @@ void pack_b(bool tb, int64_t K, const float *b, int64_t ldb, int64_t n0, int64_t
 void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda, const float *bp, int64_t ps,
                 float *c, int64_t ldc);
 
+// C[m, nv] (row stride ldc, nv a multiple of NR, C's rows NR-aligned or not) = A[m, K] @ B on the
+// calling thread, for a right operand B read in place: B[k, v] = src[off[k] + v] (kernel_conv.cpp's
+// convolutions without patches); A[i, k] at a[i * lda + k]. Reads src up to src[max off + nv).
+void gemm_block_offsets(int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
+                        const int32_t *off, float *c, int64_t ldc);
+
+// Blocks of n items of at least `min` each, about `want` of them.
+int64_t blocks(int64_t n, int64_t min, int64_t want);
+
 // C[m,n] = A[m,k] @ B[k,n] (row-major; ta / tb: A / B stored transposed, lda / ldb their row
 // strides) on the calling thread: B packed into panels (a buffer per thread), then gemm_block.
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,

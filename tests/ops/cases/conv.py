@@ -198,6 +198,16 @@ def conv_cases():
                     dilations=[1, 2], ref_check=False, atol=1e-4)
     yield conv_case("Conv2d_gemm_narrow_rows", uni((2, 9, 13, 7)), uni((11, 9, 3, 3)), uni((11,)), pads=[1, 1, 1, 1],
                     ref_check=False, atol=1e-4)
+    # without patches (the GEMM reads padded input rows, split into stride phases, at per-tap
+    # offsets): contractions deeper than one K slice (256) and more output channels than one row
+    # block (144), column blocks across output rows, stride and dilation along each axis, stride 3;
+    # narrow rows (Conv2d_gemm_narrow_rows, _few_positions) take the patches
+    yield conv_case("Conv2d_implicit_deep_wide", uni((1, 40, 12, 30)), uni((150, 40, 3, 3)), uni((150,)),
+                    pads=[1, 1, 1, 1], ref_check=False, atol=1e-4)
+    yield conv_case("Conv2d_implicit_stride12_dil", uni((2, 12, 15, 37)), uni((9, 12, 3, 3)), strides=[1, 2],
+                    pads=[0, 2, 1, 0], dilations=[2, 1], ref_check=False, atol=1e-4)
+    yield conv_case("Conv2d_implicit_stride3", uni((1, 8, 10, 20)), uni((6, 8, 3, 3)), strides=[3, 3], pads=[1, 1, 1, 1],
+                    ref_check=False, atol=1e-4)
     yield conv_case("Conv2d_gemm_1x1_batch", uni((3, 40, 17, 19)), uni((36, 40, 1, 1)), uni((36,)), atol=1e-4)
     yield conv_case("Conv2d_gemm_1x1_stride2", uni((1, 40, 17, 19)), uni((36, 40, 1, 1)), strides=[2, 2], atol=1e-4)
     yield conv_case("Conv2d_gemm_few_positions", uni((1, 96, 3, 3)), uni((200, 96, 3, 3)), uni((200,)),
