@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 // GCC only: clang (scripts/fuzz.sh builds with it) ignores #pragma GCC target and clang 14's
@@ -186,9 +187,14 @@ inline void q4k_scales(const uint8_t *p, float d, float dmin, __m256 *a, __m256 
   *b = _mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn))));
 }
 
-// Calls f(g, a, b, c) for each group g of 32 weights of a quantized row (elements [32 g, 32 g +
-// 32)): c[0..4) its codes as floats, 8 each, and a, b as gguf-py forms them (a = d, b = m or 0;
-// Q4_K: a = d sc, b = -(dmin m)), the weights being a c + b.
+// The parity of a group index as a type (kOdd / kEven), so that a visitor's per-group code picks
+// its accumulator without a branch.
+using kEven = std::integral_constant<int, 0>;
+using kOdd = std::integral_constant<int, 1>;
+
+// Calls f(g, parity, a, b, c) for each group g of 32 weights of a quantized row (elements [32 g,
+// 32 g + 32)): parity kEven or kOdd as g is, c[0..4) its codes as floats, 8 each, and a, b as
+// gguf-py forms them (a = d, b = m or 0; Q4_K: a = d sc, b = -(dmin m)), the weights being a c + b.
 template <int S, class F>
 inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
   const __m256i low4 = _mm256_set1_epi32(15);
@@ -203,26 +209,33 @@ inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
       _mm256_storeu_ps(b, b8);
       for (int chunk = 0; chunk < 4; chunk++) {
         q4k_chunk(p + 16 + 32 * chunk, c, hi);
-        f(8 * j + 2 * chunk, a[2 * chunk], b[2 * chunk], c);
-        f(8 * j + 2 * chunk + 1, a[2 * chunk + 1], b[2 * chunk + 1], hi);
+        f(8 * j + 2 * chunk, kEven{}, a[2 * chunk], b[2 * chunk], c);
+        f(8 * j + 2 * chunk + 1, kOdd{}, a[2 * chunk + 1], b[2 * chunk + 1], hi);
       }
     }
-  } else if constexpr (S == kQ8_0) {
-    for (int64_t g = 0; g < K / 32; g++, p += 34) {
-      for (int j = 0; j < 4; j++) c[j] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + 2 + 8 * j))));
-      f(g, half_avx2(p), 0.0f, c);
-    }
-  } else { /* Q4_0, Q4_1: bytes j of qs hold elements j (low nibble) and 16 + j (high) */
-    const __m256i zero = _mm256_set1_epi32(S == kQ4_0 ? 8 : 0);
-    const uint8_t *q = p + (S == kQ4_0 ? 2 : 4);
-    for (int64_t g = 0; g < K / 32; g++, p += block_bytes(S), q += block_bytes(S)) {
-      for (int j = 0; j < 2; j++) {
-        __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8 * j)));
-        c[j] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(bytes, low4), zero));
-        c[2 + j] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(bytes, 4), zero));
+  } else {
+    // group g's codes and scales, the block at p + g * block bytes
+    auto group = [&](int64_t g, auto parity) {
+      const uint8_t *b = p + g * block_bytes(S);
+      if constexpr (S == kQ8_0) {
+        for (int j = 0; j < 4; j++) c[j] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 2 + 8 * j))));
+      } else { /* Q4_0, Q4_1: bytes j of qs hold elements j (low nibble) and 16 + j (high) */
+        const __m256i zero = _mm256_set1_epi32(S == kQ4_0 ? 8 : 0);
+        const uint8_t *q = b + (S == kQ4_0 ? 2 : 4);
+        for (int j = 0; j < 2; j++) {
+          __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8 * j)));
+          c[j] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(bytes, low4), zero));
+          c[2 + j] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(bytes, 4), zero));
+        }
       }
-      f(g, half_avx2(p), S == kQ4_1 ? half_avx2(p + 2) : 0.0f, c);
+      f(g, parity, half_avx2(b), S == kQ4_1 ? half_avx2(b + 2) : 0.0f, c);
+    };
+    int64_t g = 0, G = K / 32;
+    for (; g + 2 <= G; g += 2) {
+      group(g, kEven{});
+      group(g + 1, kOdd{});
     }
+    if (g < G) group(g, kEven{});
   }
 }
 
@@ -272,15 +285,12 @@ template <int S, int M>
 void row_groups_avx2(const uint8_t *p, int64_t K, const float *const *x, const float *const *xs, int, float *out) {
   __m256 acc[M][2], formed[M], off[M];
   for (int m = 0; m < M; m++) acc[m][0] = acc[m][1] = formed[m] = off[m] = _mm256_setzero_ps();
-  auto fast = [&](int64_t g, __m256 va, const __m256 *c) {
+  auto fast = [&](int64_t g, auto parity, __m256 va, const __m256 *c) {
     for (int m = 0; m < M; m++) {
       const float *xg = x[m] + 32 * g;
       __m256 t = _mm256_mul_ps(c[0], _mm256_loadu_ps(xg));
       for (int j = 1; j < 4; j++) t = _mm256_fmadd_ps(c[j], _mm256_loadu_ps(xg + 8 * j), t);
-      if (g & 1) /* not acc[m][g & 1]: an index known only at run time keeps acc in memory */
-        acc[m][1] = _mm256_fmadd_ps(va, t, acc[m][1]);
-      else
-        acc[m][0] = _mm256_fmadd_ps(va, t, acc[m][0]);
+      acc[m][decltype(parity)::value] = _mm256_fmadd_ps(va, t, acc[m][decltype(parity)::value]);
     }
   };
   auto form = [&](int64_t g, float a, float b, const __m256 *c) {
@@ -307,8 +317,8 @@ void row_groups_avx2(const uint8_t *p, int64_t K, const float *const *x, const f
         int64_t g = 8 * j + 2 * chunk;
         q4k_chunk(p + 16 + 32 * chunk, lo, hi);
         if (finite) {
-          fast(g, _mm256_set1_ps(a[2 * chunk]), lo);
-          fast(g + 1, _mm256_set1_ps(a[2 * chunk + 1]), hi);
+          fast(g, kEven{}, _mm256_set1_ps(a[2 * chunk]), lo);
+          fast(g + 1, kOdd{}, _mm256_set1_ps(a[2 * chunk + 1]), hi);
         } else {
           form(g, a[2 * chunk], b[2 * chunk], lo);
           form(g + 1, a[2 * chunk + 1], b[2 * chunk + 1], hi);
@@ -316,12 +326,26 @@ void row_groups_avx2(const uint8_t *p, int64_t K, const float *const *x, const f
       }
     }
   } else {
-    visit_groups<S>(p, K, [&](int64_t g, float a, float b, const __m256 *c) {
-      if (!std::isfinite(a) || !std::isfinite(b)) return form(g, a, b, c);
-      fast(g, _mm256_set1_ps(a), c);
+    // First without testing the scales: a non-finite a or b makes the result non-finite (inf or
+    // NaN times anything stays so through the sums), and only then is the row done again with
+    // every group tested, its weights formed where a or b is not finite.
+    visit_groups<S>(p, K, [&](int64_t g, auto parity, float a, float b, const __m256 *c) {
+      fast(g, parity, _mm256_set1_ps(a), c);
       if (offset(S))
         for (int m = 0; m < M; m++) off[m] = _mm256_fmadd_ps(_mm256_set1_ps(b), _mm256_set1_ps(xs[m][g]), off[m]);
     });
+    bool finite = true;
+    for (int m = 0; m < M; m++)
+      finite = finite && std::isfinite(hsum(_mm256_add_ps(acc[m][0], acc[m][1])) + _mm256_cvtss_f32(off[m]));
+    if (!finite) {
+      for (int m = 0; m < M; m++) acc[m][0] = acc[m][1] = off[m] = _mm256_setzero_ps();
+      visit_groups<S>(p, K, [&](int64_t g, auto parity, float a, float b, const __m256 *c) {
+        if (!std::isfinite(a) || !std::isfinite(b)) return form(g, a, b, c);
+        fast(g, parity, _mm256_set1_ps(a), c);
+        if (offset(S))
+          for (int m = 0; m < M; m++) off[m] = _mm256_fmadd_ps(_mm256_set1_ps(b), _mm256_set1_ps(xs[m][g]), off[m]);
+      });
+    }
   }
   for (int m = 0; m < M; m++) {
     float o = S == kQ4K ? hsum(off[m]) : _mm256_cvtss_f32(off[m]); /* Q4_1: b xs in every lane */
@@ -332,7 +356,7 @@ void row_groups_avx2(const uint8_t *p, int64_t K, const float *const *x, const f
 template <int S>
 void dequant_avx2(const uint8_t *p, int64_t K, float *w) {
   if constexpr (quantized(S)) {
-    visit_groups<S>(p, K, [&](int64_t g, float a, float b, const __m256 *c) {
+    visit_groups<S>(p, K, [&](int64_t g, auto, float a, float b, const __m256 *c) {
       __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
       for (int j = 0; j < 4; j++) _mm256_storeu_ps(w + 32 * g + 8 * j, group_weights<S>(va, vb, c[j]));
     });
