@@ -16,6 +16,33 @@ static rlx_mx_arr *hard_sigmoid(rlx_lower *L, rlx_mx_arr *x, double alpha, doubl
   return B(MAXIMUM, B(MINIMUM, B(ADD, B(MULTIPLY, x, S(alpha)), S(beta)), S(1)), S(0));
 }
 
+/* Signed integer arithmetic that may overflow is computed in the unsigned dtype of the same width
+ * (two's complement wrap-around, the same bits): in a compiled executable MLX fuses elementwise ops
+ * into C++ built with g++ -O3, where a signed overflow is undefined behaviour the optimizer may
+ * build on (see int_pow). */
+static rlx_dtype unsigned_of(rlx_dtype dt) {
+  return dt == RLX_DTYPE_I8 ? RLX_DTYPE_U8 : dt == RLX_DTYPE_I16 ? RLX_DTYPE_U16 : dt == RLX_DTYPE_I32 ? RLX_DTYPE_U32 : RLX_DTYPE_U64;
+}
+
+/* -a with two's complement wrap-around (-INT_MIN = INT_MIN). */
+static rlx_mx_arr *wrapping_negate(rlx_lower *L, rlx_mx_arr *a, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  rlx_dtype u = unsigned_of(dt);
+  return rlx_mx_view(c, B(SUBTRACT, rlx_mx_scalar(c, 0, u), rlx_mx_view(c, a, u)), dt);
+}
+
+/* Signed integer a^b with MLX's results (0 for b < 0, else the wrapped product). MLX's integer
+ * power halves the exponent until it is 0 after returning 0 for b < 0; in a fused kernel g++ may
+ * drop that test when an earlier overflow lets it assume b >= 0 (b = -a for a = INT64_MIN), and a
+ * negative b then never reaches 0: the run hung (fuzz_graph). An unsigned exponent reaches 0 in
+ * at most 64 halvings whatever the optimizer assumes. */
+static rlx_mx_arr *int_pow(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype dt) {
+  rlx_mx *c = L->mx;
+  rlx_dtype u = unsigned_of(dt);
+  rlx_mx_arr *p = rlx_mx_view(c, B(POWER, rlx_mx_view(c, a, u), rlx_mx_view(c, b, u)), dt);
+  return rlx_mx_where(c, B(LESS, b, S(0)), S(0), p);
+}
+
 rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt) {
   rlx_mx *c = L->mx;
   bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU;
@@ -28,7 +55,7 @@ rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt) {
     return rlx_mx_bias_act(c, x, NULL, ka);
   switch (op) {
     case RLX_OP_ABS: return U(ABS, x);
-    case RLX_OP_NEG: return U(NEGATIVE, x);
+    case RLX_OP_NEG: return rlx_dtype_is_int(dt) && rlx_dtype_is_signed(dt) ? wrapping_negate(L, x, dt) : U(NEGATIVE, x);
     case RLX_OP_EXP: return UK(EXP, x);
     case RLX_OP_LOG: return UK(LOG, x);
     case RLX_OP_SQRT: return U(SQRT, x);
@@ -112,13 +139,6 @@ static rlx_mx_arr *int_defined(rlx_lower *L, const int_divisor *d, rlx_mx_arr *r
   return rlx_mx_where(c, d->is0, S(0), r);
 }
 
-/* -a with two's complement wrap-around (computed in the unsigned dtype of a's width). */
-static rlx_mx_arr *wrapping_negate(rlx_lower *L, rlx_mx_arr *a, rlx_dtype dt) {
-  rlx_mx *c = L->mx;
-  rlx_dtype u = dt == RLX_DTYPE_I8 ? RLX_DTYPE_U8 : dt == RLX_DTYPE_I16 ? RLX_DTYPE_U16 : dt == RLX_DTYPE_I32 ? RLX_DTYPE_U32 : RLX_DTYPE_U64;
-  return rlx_mx_view(c, B(SUBTRACT, rlx_mx_scalar(c, 0, u), rlx_mx_view(c, a, u)), dt);
-}
-
 /* Integer division truncating toward zero (C and ONNX semantics); MLX's floor_divide floors. */
 static rlx_mx_arr *int_div_trunc(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b0, rlx_dtype dt) {
   rlx_mx *c = L->mx;
@@ -153,7 +173,7 @@ rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, 
     case RLX_OP_DIV: return rlx_dtype_is_int(dt) ? int_div_trunc(L, a, b, dt) : B(DIVIDE, a, b);
     case RLX_OP_MAX: return B(MAXIMUM, a, b);
     case RLX_OP_MIN: return B(MINIMUM, a, b);
-    case RLX_OP_POW: return B(POWER, a, b);
+    case RLX_OP_POW: return rlx_dtype_is_int(dt) && rlx_dtype_is_signed(dt) ? int_pow(L, a, b, dt) : B(POWER, a, b);
     case RLX_OP_MOD: return rlx_dtype_is_int(dt) ? int_mod(L, a, b, dt, false) : B(REMAINDER, a, b);
     case RLX_OP_AND: return B(LOGICAL_AND, a, b);
     case RLX_OP_OR: return B(LOGICAL_OR, a, b);

@@ -14,7 +14,10 @@ with num_groups INT32_MAX) fails with a status or gives numpy's result, on fixed
 input dims (inferred when a run binds them).
 
 Integer Div and Mod (both fmod settings) of INT_MIN by -1 and of anything by 0 are defined as numpy
-defines them (x / 0 = x % 0 = 0, INT_MIN / -1 = INT_MIN, x % -1 = 0) instead of trapping in MLX."""
+defines them (x / 0 = x % 0 = 0, INT_MIN / -1 = INT_MIN, x % -1 = 0) instead of trapping in MLX.
+Signed integer Pow wraps as numpy's does for exponents >= 0 and gives 0 for negative ones (numpy
+refuses those; 0 is MLX's result), Neg wraps (-INT_MIN = INT_MIN); a compiled executable, whose
+fused kernel once looped forever on Pow(a, Neg(a)) at INT64_MIN, gives the same."""
 import numpy as np
 
 from opcase import FS, IS, Case, G, I, S, node, simple, sym
@@ -158,6 +161,24 @@ def int_division_cases():
             yield simple(f"Mod_fmod_int_edges_{name}", "Mod", {"a": a, "b": b}, np.fmod(a, b), fmod=I(1))
 
 
+def int_power_cases():
+    for dt in [np.int8, np.int32, np.int64]:
+        info = np.iinfo(dt)
+        a = np.array([3, -3, 2, info.min, info.max, 0, 1, -1], dt)
+        b = np.array([40, 3, 7, 2, 2, 0, 5, 3], dt)
+        with np.errstate(all="ignore"):
+            yield simple(f"Pow_int_wraps_{np.dtype(dt).name}", "Pow", {"a": a, "b": b}, np.power(a, b))
+    i64 = np.iinfo(np.int64)
+    c = np.array([5, 2**31 - 1, i64.min, -3, 2, 0], np.int64)
+    neg = np.array([-5, -(2**31 - 1), i64.min, 3, -2, 0], np.int64)  # -c, wrapped
+    want = np.array([0, 0, 0, -27, 0, 1], np.int64)  # c ** neg with 0 for negative exponents
+    yield Case("Neg_int64_min_wraps", [node("Neg", ["c"], ["y"])], {}, {"y": neg}, constants={"c": c})
+    # fuzz_graph: the fused kernel of Mod(c, Pow(c, Neg(c))) looped forever in compiled mode
+    yield Case("Pow_of_negated_int64_min", [node("Neg", ["c"], ["n"]), node("Pow", ["c", "n"], ["p"]),
+                                            node("Mod", ["c", "p"], ["y"], fmod=I(1))],
+               {}, {"y": np.where(want == 0, 0, np.fmod(c, np.where(want == 0, 1, want)))}, constants={"c": c})
+
+
 def builder_cases():
     """Shape arithmetic on adversarial attributes: an overflow is a status, never undefined
     behaviour; valid extremes give numpy's results."""
@@ -239,6 +260,7 @@ def cases():
     yield from builder_cases()
     yield from symbolic_builder_cases()
     yield from int_division_cases()
+    yield from int_power_cases()
     yield from gather_cases()
     yield from gather_elements_cases()
     yield from gather_nd_cases()
