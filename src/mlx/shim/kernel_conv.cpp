@@ -10,7 +10,7 @@
 // kernel tap (ky, kx) whose input row iy = oy*sh - ph + ky*dh lies inside the input,
 // y[ox] += w[o, c, ky, kx] * x[n, g*cg + c, iy, ox*sw - pw + kx*dw] (taps outside the input are
 // the zero padding and skipped), then the activation. Interior outputs (every tap inside the
-// row) go in blocks of 4 x 8 (then of 8), each accumulated in a vector register over all of its
+// row) go in blocks of 4 x 16 (then of 16), each accumulated in a vector register over all of its
 // taps (4 independent multiply-add chains; one chain per block, stored per input row, made the
 // kernel latency-bound at ~1/8 of the FMA units' rate); the edges tap by tap.
 // Rows are split over the kernel thread pool.
@@ -44,8 +44,8 @@ struct Geom {
   bool column;   // H and W (and kernel, strides, pads, dilations) swapped, see Conv2d::geom
 };
 
-constexpr int BLK = 8;
-typedef float v8 __attribute__((vector_size(BLK * sizeof(float))));  // GCC/Clang vector extension
+constexpr int BLK = 16;
+typedef float vblk __attribute__((vector_size(BLK * sizeof(float))));  // GCC/Clang vector extension
 
 // First ox whose tap at column offset `off` (= kx*dw - pw) is at input column >= 0, and one
 // past the last whose column is < W.
@@ -66,8 +66,8 @@ template <int NB, int KW, int SW>
 __attribute__((always_inline)) inline void conv_blocks(const Geom &g, const float *const *rows, const float *w, float bias, float *y,
                                                        int64_t ox) {
   const int64_t sw = SW ? SW : g.sw, kw = KW ? KW : g.kw, dw = g.dw;
-  v8 a[NB];
-  for (int b = 0; b < NB; b++) a[b] = v8{} + bias;
+  vblk a[NB];
+  for (int b = 0; b < NB; b++) a[b] = vblk{} + bias;
   for (int64_t r = 0; r < g.cg * g.kh; r++) {
     if (!rows[r]) continue;
     const float *rr = rows[r] + ox * sw, *wr = w + r * kw;
@@ -75,14 +75,14 @@ __attribute__((always_inline)) inline void conv_blocks(const Geom &g, const floa
       const float *rk = rr + kx * dw;
       float wv = wr[kx];
       for (int b = 0; b < NB; b++) {
-        v8 v;
+        vblk v;
         if constexpr (SW == 1) {
           memcpy(&v, rk + b * BLK, sizeof v);
-        } else if constexpr (SW == 2) {  // the even ones of elements 0..14 (none read past 14)
-          v8 lo8, hi8;
-          memcpy(&lo8, rk + 2 * b * BLK, sizeof lo8);
-          memcpy(&hi8, rk + 2 * b * BLK + 7, sizeof hi8);
-          v = __builtin_shufflevector(lo8, hi8, 0, 2, 4, 6, 9, 11, 13, 15);
+        } else if constexpr (SW == 2) {  // the even ones of elements 0..30 (none read past 30)
+          vblk lo, hi;
+          memcpy(&lo, rk + 2 * b * BLK, sizeof lo);
+          memcpy(&hi, rk + 2 * b * BLK + BLK - 1, sizeof hi);
+          v = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
         } else {
           for (int j = 0; j < BLK; j++) v[j] = rk[(b * BLK + j) * sw];
         }
@@ -152,11 +152,14 @@ __attribute__((always_inline)) inline void conv_row_kw(const Geom &g, const Span
       }
       rows[r] = pr;
     }
-  if (sp.padded) {
+  if (sp.padded) {  // whole blocks straight into y, a last partial one through out
     int64_t ox = 0;
-    for (; ox + 4 * BLK <= sp.OWr; ox += 4 * BLK) conv_blocks<4, KW, SW>(g, rows, w, bias, out, ox);
-    for (; ox < sp.OWr; ox += BLK) conv_blocks<1, KW, SW>(g, rows, w, bias, out, ox);
-    memcpy(y, out, OW * sizeof(float));
+    for (; ox + 4 * BLK <= OW; ox += 4 * BLK) conv_blocks<4, KW, SW>(g, rows, w, bias, y, ox);
+    for (; ox + BLK <= OW; ox += BLK) conv_blocks<1, KW, SW>(g, rows, w, bias, y, ox);
+    if (ox < OW) {
+      conv_blocks<1, KW, SW>(g, rows, w, bias, out, ox);
+      memcpy(y + ox, out + ox, (OW - ox) * sizeof(float));
+    }
     return;
   }
   // Interior: blocks of 4 x 8, then of 8, the last one ending at hi (overlapping its
@@ -181,7 +184,8 @@ __attribute__((always_inline)) inline void conv_row_kw(const Geom &g, const Span
 }
 
 // The common kernel widths (3, 5: depthwise and first layers) and strides (1, 2) as constants.
-RLX_KERNEL_CLONES
+// Cloned: AVX-512 runs a block as one vector, AVX2 as two.
+RLX_KERNEL_CLONES_512
 void conv_row(const Geom &g, const Spans &sp, const float *x, const float *w, float bias, float *y, int64_t oy, const PadRows &pad,
               float *out) {
   if (g.sw == 1) {
@@ -472,6 +476,12 @@ class Conv2d : public CpuKernel {
     if (out.size() == 0) return;
     // without patch rows (no input channels) the direct loop writes the bias, then the activation
     if (gemm_ && g.K) return enc.dispatch([g, x, w, b, y, act = act_]() { gemm_conv(g, x, w, b, act, y); });
+    // Few input channels but 8 or more output channels per group (a first layer over 1-4 channels):
+    // the GEMM without patches reads each input row once for every output channel of a tile, where
+    // the direct loop reads it once per output channel (bench_kernels.py's stems: 1.8-2.7x faster).
+    Implicit im;
+    if (g.K && g.og >= 8 && implicit_plan(g, &im))
+      return enc.dispatch([g, im, x, w, b, y, act = act_]() { implicit_conv(g, im, x, w, b, act, y); });
     enc.dispatch([g, x, w, b, y, act = act_]() { conv(g, x, w, b, act, y); });
   }
   const char *name() const override { return gemm_ ? "RlxGemmConv" : "RlxDirectConv"; }
