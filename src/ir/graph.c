@@ -23,6 +23,15 @@ static void node_clear(rlx_node *n) {
 
 void rlx_graph_ref(const rlx_graph *g) { atomic_fetch_add(&((rlx_graph *)g)->refs, 1); }
 
+bool rlx_graph_input_symbol(const rlx_graph *g, int64_t id) {
+  for (size_t i = 0; id < g->n_symbols && i < g->n_inputs; i++) {
+    const rlx_type *t = &g->types[g->nodes[g->inputs[i]].out0];
+    for (int d = 0; d < t->rank; d++)
+      if (t->dims[d] < -1 && RLX_DIM_SYMBOL_ID(t->dims[d]) == id) return true;
+  }
+  return false;
+}
+
 rlx_status *rlx_graph_check_mutable(const rlx_graph *g, const char *what) {
   size_t r = atomic_load(&((rlx_graph *)g)->refs);
   if (r > 1) return RLX_ERR(FAILED_PRECONDITION, "%s: the graph is used by an executable and cannot change", what);

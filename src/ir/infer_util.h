@@ -55,15 +55,17 @@ RLX_MUST_USE static inline rlx_status *infer_need_rank(const rlx_infer_ctx *c, i
 }
 
 /* Reads an int-list attribute into dims (at most RLX_MAX_RANK), resolving symbols; an entry below
- * -1 must name a symbol of the graph (INVALID_ARGUMENT otherwise: a negative size). */
+ * -1 must name a symbol that an input of the graph binds (INVALID_ARGUMENT otherwise: a negative
+ * size, or a symbol no run binds, which reached the lowering as a negative dim). */
 RLX_MUST_USE static inline rlx_status *infer_attr_dims(const rlx_infer_ctx *c, const char *name, int64_t *dims, int *rank) {
   size_t n;
   const int64_t *v = rlx_node_is(c->n, name, &n);
   *rank = 0;
   if (n > RLX_MAX_RANK) return RLX_ERR(INVALID_ARGUMENT, "attribute '%s' has %zu entries; the largest rank is %d", name, n, RLX_MAX_RANK);
   for (size_t i = 0; i < n; i++)
-    if (v[i] < -1 && RLX_DIM_SYMBOL_ID(v[i]) >= c->g->n_symbols)
-      return RLX_ERR(INVALID_ARGUMENT, "attribute '%s'[%zu] = %lld is negative (and names no symbol of the graph)", name, i, (long long)v[i]);
+    if (v[i] < -1 && !rlx_graph_input_symbol(c->g, RLX_DIM_SYMBOL_ID(v[i])))
+      return RLX_ERR(INVALID_ARGUMENT, "attribute '%s'[%zu] = %lld is negative (and names no symbol of the graph's inputs)", name, i,
+                     (long long)v[i]);
   for (size_t i = 0; i < n; i++) dims[i] = rlx_infer_dim(c, v[i]);
   *rank = (int)n;
   return NULL;

@@ -58,6 +58,9 @@ void rlx_graph_ref(const rlx_graph *g);
 void rlx_graph_unref(const rlx_graph *g);
 /* FAILED_PRECONDITION naming `what` when an executable holds g (it must not change), else NULL. */
 rlx_status *rlx_graph_check_mutable(const rlx_graph *g, const char *what);
+/* true when a dim of some input of g is symbol `id`: a run binds it (a symbol below n_symbols that
+ * no input uses stays unbound). */
+bool rlx_graph_input_symbol(const rlx_graph *g, int64_t id);
 
 /* ---- op metadata (generated from rlx/op_table.h) ---- */
 typedef struct rlx_attr_spec {

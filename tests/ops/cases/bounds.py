@@ -224,6 +224,12 @@ def symbolic_builder_cases():
         return Case(name, [node(op, list(inputs), ["y"], **attrs)], inputs, {}, expect_error=code, expect_message=message, dims=dims)
     yield fails("Resize_negative_size_symbolic_input", "Resize", {"x": x}, xd, "INVALID_ARGUMENT", "'sizes'[1] = -7 is negative",
                 sizes=IS([2, -7]))
+    # a size naming symbol s0 where the only input declares s1: no run binds it (the lowering saw a
+    # negative dim: Resize asked malloc for (size_t)-8 bytes of taps, Reshape and Expand MLX for -2)
+    x1 = rng.uniform(-1, 1, 4).astype(np.float32)
+    for op, attr in (("Resize", "sizes"), ("Reshape", "shape"), ("Expand", "shape")):
+        yield fails(f"{op}_unbound_symbol", op, {"x": x1}, {"x": [sym(1)]}, "INVALID_ARGUMENT",
+                    f"'{attr}'[0] = -2 is negative (and names no symbol of the graph's inputs)", **{attr: IS([sym(0)])})
     yield fails("Pad_overflowing_amounts_symbolic_input", "Pad", {"x": x}, xd, "RESOURCE_EXHAUSTED",
                 f"pads {big}, {big} of axis 1 (size 3) overflow int64", pads=IS([0, big, 0, big]))
     yield fails("Pad_int64_min_amount_symbolic_input", "Pad", {"x": x}, xd, "INVALID_ARGUMENT", "pads crop axis 1 of size 3 below 0",
