@@ -93,7 +93,8 @@ static void add_constant(cursor *c, rlx_graph *g, rlx_value *vals, size_t *nv) {
 }
 
 static void add_node(cursor *c, rlx_graph *g, rlx_value *vals, size_t *nv) {
-  rlx_op op = (rlx_op)((byte(c) << 8 | byte(c)) % RLX_OP_COUNT);
+  unsigned op_hi = byte(c); /* two reads in sequence (in one expression their order is unspecified) */
+  rlx_op op = (rlx_op)((op_hi << 8 | byte(c)) % RLX_OP_COUNT);
   if (op == RLX_OP_INPUT || op == RLX_OP_PARAM || op == RLX_OP_CONSTANT || !*nv) return;
   const rlx_op_info *info = rlx_op_info_get(op);
   int lo = info->min_in, hi = info->max_in < 4 ? info->max_in : 4;
