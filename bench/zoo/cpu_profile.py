@@ -33,9 +33,10 @@ FAMILIES = [
     ("sgemm (OpenBLAS)", r"openblas.*(sgemm|gemm|_kernel|copy|beta)"),
     ("OpenBLAS other", r"openblas"),
     ("rlx GEMM micro-kernel", r"librlx.*gemm_rows"),
-    ("rlx GEMM conv / matmul (im2col, packing, epilogue)", r"librlx.*(gemm_conv|GemmConv|im2col|Matmul|matmul|pack_b|"
-                                                          r"PackRhs|epilogue)"),
-    ("rlx direct conv (depthwise, few channels)", r"librlx.*(conv_row|DirectConv|conv\()"),
+    ("rlx direct conv (depthwise, few channels)", r"librlx.*(direct_blocks|direct_conv|DirectConv)"),
+    ("rlx GEMM conv / matmul (patches, tile buffers, packing, epilogue)", r"librlx.*(gemm_conv|implicit_conv|GemmConv|im2col|"
+                                                                        r"tile_buffer|tile_offsets|copy_rows|deinterleave|"
+                                                                        r"Matmul|matmul|pack_b|PackRhs|epilogue)"),
     ("rlx pooling", r"librlx.*(pool_row|Pool2d|::pool\()"),
     ("rlx resize", r"librlx.*(resize_row|combine_rows|Resize2d|::resize\()"),
     ("rlx attention", r"librlx.*(Attention|attention|softmax_block)"),

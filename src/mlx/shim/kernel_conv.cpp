@@ -1,28 +1,23 @@
 // kernel_conv.cpp: channels-first 2D convolution, bias and activation fused, by two algorithms:
 // direct for few input channels per group (depthwise convolutions, and dense ones over 1-4 input
-// channels), GEMM for the others.
+// channels with fewer than 8 outputs per group), GEMM for the others. MLX's CPU backend runs the
+// first through im2col (a patch buffer kh*kw times the input) and one matmul per group with M = 1
+// (depthwise), or its channels-last GEMM path with a tiny contraction; for the others it transposes
+// the input to channels last, builds the patches on one thread, runs one BLAS call and returns a
+// channels-last result that the next op reads through a transposed view.
 //
-// Direct:
-// MLX's CPU backend runs these through im2col (a patch buffer kh*kw times the input) and one
-// matmul per group with M = 1 (depthwise), or through its channels-last GEMM path with a tiny
-// contraction (K = Ci*kh*kw): both far below the machine's speed. Here each output row
-// y[n, o, oy, :] is computed in place: bias, then for every input channel c of o's group and
-// kernel tap (ky, kx) whose input row iy = oy*sh - ph + ky*dh lies inside the input,
-// y[ox] += w[o, c, ky, kx] * x[n, g*cg + c, iy, ox*sw - pw + kx*dw] (taps outside the input are
-// the zero padding and skipped), then the activation. Interior outputs (every tap inside the
-// row) go in blocks of 4 x 16 (then of 16), each accumulated in a vector register over all of its
-// taps (4 independent multiply-add chains; one chain per block, stored per input row, made the
-// kernel latency-bound at ~1/8 of the FMA units' rate); the edges tap by tap.
-// Rows are split over the kernel thread pool.
-//
-// GEMM: MLX's CPU convolution (group 1) transposes the input to channels last, builds the
-// patches on one thread, runs one multi-threaded BLAS call and returns a channels-last result
-// that the next op reads through a transposed view. Here a tile is (image, group, block of output
-// positions, block of output channels) on the pool (kernels.h tiles); its patches
-// col[K = C/g * kh * kw, block] are written straight into the GEMM's panels in a per-thread
-// buffer (for 1x1 convolutions with stride 1 and no pads the patches are the input itself,
-// packed as it is), then y[rows, block] = w[rows, K] @ col by rlx's GEMM (kernels.h gemm_block;
-// the weight rows are read in place), then bias and activation on the tile while it is in cache.
+// Both read the input from a tile's buffer (tile_buffer: the input rows a block of output rows
+// reads, zero-padded, in stride phases, with a per-patch-row offset) and work on the pool:
+// - Direct: per output channel, the taps summed over runs of consecutive buffer floats in blocks
+//   of 4 x 16 outputs held in vector registers (direct_conv).
+// - GEMM without patches (implicit_conv), for rows wide enough: the micro-kernel reads its right
+//   operand from the buffer at the offsets (kernels.h gemm_block_offsets), the weight rows in place.
+// - GEMM with patches (gemm_conv), for the rest: a tile is (image, group, block of output
+//   positions, block of output channels) (kernels.h tiles); its patches col[K = C/g * kh * kw,
+//   block] are written straight into the GEMM's panels in a per-thread buffer (for 1x1
+//   convolutions with stride 1 and no pads the patches are the input itself, packed as it is),
+//   then y[rows, block] = w[rows, K] @ col by rlx's GEMM (kernels.h gemm_block).
+// Each tile's bias and activation are applied while it is in cache.
 //
 // float32 only (the shim converts other float types).
 #include <algorithm>
@@ -43,185 +38,6 @@ struct Geom {
   bool unit;     // 1x1, stride 1, no pads: the patches are the input
   bool column;   // H and W (and kernel, strides, pads, dilations) swapped, see Conv2d::geom
 };
-
-constexpr int BLK = 16;
-typedef float vblk __attribute__((vector_size(BLK * sizeof(float))));  // GCC/Clang vector extension
-
-// First ox whose tap at column offset `off` (= kx*dw - pw) is at input column >= 0, and one
-// past the last whose column is < W.
-inline int64_t first_ox(int64_t off, int64_t sw) { return off >= 0 ? 0 : (-off + sw - 1) / sw; }
-inline int64_t end_ox(int64_t off, int64_t sw, int64_t W, int64_t OW) {
-  int64_t e = W - off <= 0 ? 0 : (W - off - 1) / sw + 1;
-  return std::min(e, OW);
-}
-
-// NB blocks of 8 interior outputs of a row from ox on: bias plus every tap, accumulated in
-// registers over all of them (NB independent chains; one alone waits out each multiply-add's
-// latency, and a block stored and reloaded per input row waits on memory). rows[c kh + ky]: the
-// input row of tap (c, ky) at the column of output 0's tap kx = 0 (ox*sw + kx*dw from there is a
-// tap's column), NULL where that row is in the padding. KW, SW: the kernel width and the stride
-// along W when known at compile time (loops unrolled, stride-2 inputs deinterleaved from two
-// vector loads instead of gathered), else 0.
-template <int NB, int KW, int SW>
-__attribute__((always_inline)) inline void conv_blocks(const Geom &g, const float *const *rows, const float *w, float bias, float *y,
-                                                       int64_t ox) {
-  const int64_t sw = SW ? SW : g.sw, kw = KW ? KW : g.kw, dw = g.dw;
-  vblk a[NB];
-  for (int b = 0; b < NB; b++) a[b] = vblk{} + bias;
-  for (int64_t r = 0; r < g.cg * g.kh; r++) {
-    if (!rows[r]) continue;
-    const float *rr = rows[r] + ox * sw, *wr = w + r * kw;
-    for (int64_t kx = 0; kx < kw; kx++) {
-      const float *rk = rr + kx * dw;
-      float wv = wr[kx];
-      for (int b = 0; b < NB; b++) {
-        vblk v;
-        if constexpr (SW == 1) {
-          memcpy(&v, rk + b * BLK, sizeof v);
-        } else if constexpr (SW == 2) {  // the even ones of elements 0..30 (none read past 30)
-          vblk lo, hi;
-          memcpy(&lo, rk + 2 * b * BLK, sizeof lo);
-          memcpy(&hi, rk + 2 * b * BLK + BLK - 1, sizeof hi);
-          v = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
-        } else {
-          for (int j = 0; j < BLK; j++) v[j] = rk[(b * BLK + j) * sw];
-        }
-        a[b] += wv * v;
-      }
-    }
-  }
-  for (int b = 0; b < NB; b++) memcpy(y + ox + b * BLK, &a[b], sizeof a[b]);
-}
-
-// The outputs of a row that each kernel column's taps reach: [be[2 kx], be[2 kx + 1]) has tap kx
-// inside the input row; [lo, hi) has every tap inside (the interior). The same for every row, so
-// computed once per convolution (its integer divisions cost as much as a narrow row's work).
-// padded: the row's edges cost more tap by tap (per tap and edge output) than copying the row's
-// input rows into zero-padded ones, all of whose outputs are interior (narrow rows, wide kernels).
-struct Spans {
-  int64_t lo, hi;
-  std::vector<int64_t> be;
-  bool padded;
-  int64_t OWr, Wp;  // padded: outputs rounded up to a block, floats per padded input row
-  explicit Spans(const Geom &g) : be(2 * g.kw) {
-    for (int64_t kx = 0; kx < g.kw; kx++) {
-      int64_t off = kx * g.dw - g.pw;
-      be[2 * kx] = first_ox(off, g.sw), be[2 * kx + 1] = end_ox(off, g.sw, g.W, g.OW);
-    }
-    lo = std::min(first_ox(-g.pw, g.sw), g.OW), hi = std::max(lo, end_ox((g.kw - 1) * g.dw - g.pw, g.sw, g.W, g.OW));
-    OWr = (g.OW + BLK - 1) / BLK * BLK;
-    Wp = std::max(g.pw + g.W, (OWr - 1) * g.sw + (g.kw - 1) * g.dw + 1) + 2 * BLK;
-    int64_t edges = g.OW - (hi - lo) + (hi - lo) % BLK;  // outputs done tap by tap
-    padded = g.sw <= 2 && edges * g.kw * 2 + g.kw * 8 > Wp / 4;
-  }
-};
-
-// A thread's zero-padded input rows (Spans::Wp floats each): per input channel of the group, S =
-// (kh - 1) dh + 1 slots, input row iy in slot iy % S (the rows of one output row never share a
-// slot), each tagged with the input row it holds, so consecutive output rows of a chunk copy only
-// the rows they do not share. Tags are cleared at the start of every chunk.
-struct PadRows {
-  float *buf;
-  const float **tag;
-  int64_t S;
-};
-
-// One output row: y[0..OW) = bias + sum over (c, ky, kx) as described above. Padded: the taps' input
-// rows taken from (or copied into) pad and the whole row done in blocks into out (Spans::OWr
-// floats), then copied to y. Else the interior in blocks, the edges tap by tap.
-template <int KW, int SW>
-__attribute__((always_inline)) inline void conv_row_kw(const Geom &g, const Spans &sp, const float *x, const float *w, float bias,
-                                                       float *y, int64_t oy, const PadRows &pad, float *out) {
-  const int64_t OW = g.OW, W = g.W, sw = g.sw, kw = g.kw, dw = g.dw, pw = g.pw, lo = sp.lo;
-  const float *some[64];
-  thread_local std::vector<const float *> more;
-  if (g.cg * g.kh > 64) more.resize(g.cg * g.kh);
-  const float **rows = g.cg * g.kh > 64 ? more.data() : some;
-  for (int64_t c = 0, r = 0; c < g.cg; c++)
-    for (int64_t ky = 0; ky < g.kh; ky++, r++) {
-      int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-      rows[r] = iy < 0 || iy >= g.H ? nullptr : x + (c * g.H + iy) * W - pw;
-      if (!rows[r] || !sp.padded) continue;
-      int64_t slot = c * pad.S + iy % pad.S;
-      float *pr = pad.buf + slot * sp.Wp;
-      if (pad.tag[slot] != rows[r]) {
-        std::fill(pr, pr + pw, 0.f);
-        memcpy(pr + pw, rows[r] + pw, W * sizeof(float));
-        std::fill(pr + pw + W, pr + sp.Wp, 0.f);
-        pad.tag[slot] = rows[r];
-      }
-      rows[r] = pr;
-    }
-  if (sp.padded) {  // whole blocks straight into y, a last partial one through out
-    int64_t ox = 0;
-    for (; ox + 4 * BLK <= OW; ox += 4 * BLK) conv_blocks<4, KW, SW>(g, rows, w, bias, y, ox);
-    for (; ox + BLK <= OW; ox += BLK) conv_blocks<1, KW, SW>(g, rows, w, bias, y, ox);
-    if (ox < OW) {
-      conv_blocks<1, KW, SW>(g, rows, w, bias, out, ox);
-      memcpy(y + ox, out + ox, (OW - ox) * sizeof(float));
-    }
-    return;
-  }
-  // Interior: blocks of 4 x 8, then of 8, the last one ending at hi (overlapping its
-  // predecessor: it writes the same values there).
-  int64_t ox = lo;
-  for (; ox + 4 * BLK <= sp.hi; ox += 4 * BLK) conv_blocks<4, KW, SW>(g, rows, w, bias, y, ox);
-  for (; ox + BLK <= sp.hi; ox += BLK) conv_blocks<1, KW, SW>(g, rows, w, bias, y, ox);
-  if (ox < sp.hi && sp.hi - lo >= BLK) conv_blocks<1, KW, SW>(g, rows, w, bias, y, sp.hi - BLK), ox = sp.hi;
-  for (int64_t i = 0; i < lo; i++) y[i] = bias;
-  for (int64_t i = ox; i < OW; i++) y[i] = bias;
-  // Edges (and the interior's tail), tap by tap.
-  for (int64_t r = 0; r < g.cg * g.kh; r++) {
-    if (!rows[r]) continue;
-    const float *row = rows[r] + pw, *wr = w + r * kw;
-    for (int64_t kx = 0; kx < kw; kx++) {
-      int64_t off = kx * dw - pw, b = sp.be[2 * kx], e = sp.be[2 * kx + 1];
-      float wv = wr[kx];
-      for (int64_t i = b; i < std::min(lo, e); i++) y[i] += wv * row[i * sw + off];
-      for (int64_t i = std::max(ox, b); i < e; i++) y[i] += wv * row[i * sw + off];
-    }
-  }
-}
-
-// The common kernel widths (3, 5: depthwise and first layers) and strides (1, 2) as constants.
-// Cloned: AVX-512 runs a block as one vector, AVX2 as two.
-RLX_KERNEL_CLONES_512
-void conv_row(const Geom &g, const Spans &sp, const float *x, const float *w, float bias, float *y, int64_t oy, const PadRows &pad,
-              float *out) {
-  if (g.sw == 1) {
-    if (g.kw == 3) return conv_row_kw<3, 1>(g, sp, x, w, bias, y, oy, pad, out);
-    if (g.kw == 5) return conv_row_kw<5, 1>(g, sp, x, w, bias, y, oy, pad, out);
-    return conv_row_kw<0, 1>(g, sp, x, w, bias, y, oy, pad, out);
-  }
-  if (g.sw == 2 && g.kw == 3) return conv_row_kw<3, 2>(g, sp, x, w, bias, y, oy, pad, out);
-  if (g.sw == 2) return conv_row_kw<0, 2>(g, sp, x, w, bias, y, oy, pad, out);
-  conv_row_kw<0, 0>(g, sp, x, w, bias, y, oy, pad, out);
-}
-
-void conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
-  int64_t rows = g.N * g.Co * g.OH, macs_per_row = std::max<int64_t>(1, g.cg * g.kh * g.kw * g.OW);
-  const Spans sp(g);
-  parallel_for(rows, std::max<int64_t>(1, 16384 / macs_per_row), [&](int64_t r0, int64_t r1) {
-    thread_local std::vector<float> buf, out;
-    thread_local std::vector<const float *> tags;
-    PadRows pad{nullptr, nullptr, (g.kh - 1) * g.dh + 1};
-    if (sp.padded) {
-      if ((int64_t)buf.size() < g.cg * pad.S * sp.Wp) buf.resize(g.cg * pad.S * sp.Wp);
-      if ((int64_t)out.size() < sp.OWr) out.resize(sp.OWr);
-      tags.assign(g.cg * pad.S, nullptr);
-      pad.buf = buf.data(), pad.tag = tags.data();
-    }
-    int64_t oy = r0 % g.OH, no = r0 / g.OH;  // row r = (n * Co + o) * OH + oy
-    for (int64_t r = r0; r < r1; r++) {
-      int64_t o = no % g.Co, n = no / g.Co, grp = o / g.og;
-      const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W;
-      float *yr = y + r * g.OW;
-      conv_row(g, sp, xg, w + o * g.cg * g.kh * g.kw, b ? b[o] : 0.f, yr, oy, pad, out.data());
-      apply_act(act, yr, g.OW);
-      if (++oy == g.OH) oy = 0, no++;
-    }
-  });
-}
 
 // The patches of output positions p0 + j, j < n, of one image's group (x at its first channel),
 // written straight into the GEMM's panels (kernels.h), panel q at panels + q * PanelStride(K):
@@ -304,47 +120,56 @@ void im2col_panels(const Geom &g, const float *x, int64_t p0, int64_t n, const f
   }
 }
 
-// Convolutions without patches ("implicit GEMM"). A tile (image, group, block of output channels,
-// block of rt output rows oy0 ..) copies the input rows its outputs read, zero-padded, into a
-// per-thread buffer, each row as sw phases: phase q of a row holds its padded columns q, q + sw,
-// q + 2 sw, ... (input column ix at padded column ix + pw), Wv of them. The tile's outputs are
-// virtual columns v = (oy - oy0) Wv + ox (those with ox >= OW are computed and dropped), and patch
-// row k = (c, ky, kx) of column v is the padded column sw ox + t (t = kx dw) of input row
-// oy sh - ph + ky dh, phase t % sw at index ox + t / sw. With the buffer laid out as
-// [c][group][phase][row][Wv], that is buf[off[k] + v] for an offset per patch row: with sh = 1 one
-// group of rt + (kh - 1) dh consecutive input rows (row r: input row oy0 - ph + r; patch row k reads
-// from row ky dh on), with sh > 1 a group of rt rows per kernel row ky (row r: input row
-// (oy0 + r) sh - ph + ky dh). So the GEMM reads its right operand in place from the buffer at those
-// offsets (kernels.h gemm_block_offsets), whole-vector loads at any stride, into a virtual-column
-// result that the tile copies to y, then the bias and activation: each input value is copied about
-// once per tile with stride 1 along H (kh times otherwise), where im2col writes and packs kh * kw
-// patch values per input value.
+// Convolutions without patches ("implicit GEMM"), and the direct kernel, read their input from a
+// tile's buffer. A tile (image, group, block of rt output rows from oy0; for the GEMM also a block of
+// output channels) copies the R = (rt - 1) sh + (kh - 1) dh + 1 input rows its outputs read
+// (from oy0 sh - ph on), zero-padded, into a per-thread buffer, each row as sw phases: phase q of a
+// row holds its padded columns q, q + sw, q + 2 sw, ... (input column ix at padded column ix + pw),
+// Wv of them, laid out [c][phase][row][Wv]. Output (oy, ox) at patch row k = (c, ky, kx) reads
+// padded column sw ox + t (t = kx dw) of buffer row (oy - oy0) sh + ky dh: phase t % sw at index
+// ox + t / sw, i.e. buf[off[k] + (oy - oy0) sh Wv + ox] with off[k] = ((c sw + t % sw) R + ky dh) Wv
+// + t / sw. So a span of outputs is a run of consecutive buffer floats per patch row: with sh = 1 the
+// tile's rows are one span of virtual columns v = (oy - oy0) Wv + ox (those with ox >= OW computed
+// and dropped), with sh > 1 each output row is a span of OW columns (rounded up to 16). The GEMM
+// reads its right operand from the buffer at those offsets (kernels.h gemm_block_offsets), whole
+// vectors at any stride, into a result that the tile copies to y before the bias and activation;
+// each input value is copied about once per tile, where im2col writes and packs kh * kw patch
+// values per input value.
 struct Implicit {
   int64_t Wv, rt, nb, mb, bm, grain;
-  int64_t groups(const Geom &g) const { return g.sh == 1 ? 1 : g.kh; }
-  int64_t rows(const Geom &g, int64_t r) const { return g.sh == 1 ? r + (g.kh - 1) * g.dh : r; }  // per group
+  bool per_row;  // a span per output row (sh > 1), else one span per tile
+  int64_t rows(const Geom &g, int64_t r) const { return (r - 1) * g.sh + (g.kh - 1) * g.dh + 1; }  // buffer rows
+  // the result's layout: spans of span_nv columns, output row r at row_at(r)
+  int64_t spans(int64_t r) const { return per_row ? r : 1; }
+  int64_t span_nv(const Geom &g, int64_t r) const { return ((per_row ? 0 : (r - 1) * Wv) + g.OW + NR - 1) / NR * NR; }
+  int64_t row_at(const Geom &g, int64_t r, int64_t rt) const { return per_row ? r * span_nv(g, rt) : r * Wv; }
 };
+
+// Rows per tile within ~`floats` of buffer (at least 1) and the split of the OH rows into nb blocks
+// of rt, at least `want` blocks.
+void plan_rows(const Geom &g, Implicit *im, int64_t floats, int64_t want) {
+  int64_t per_row = g.cg * g.sw * im->Wv * g.sh, fixed = g.cg * g.sw * im->Wv * im->rows(g, 1);
+  int64_t rt_max = std::max<int64_t>(1, (floats - fixed) / per_row + 1);
+  int64_t nb = std::max(blocks(g.OH, 1, want), (g.OH + rt_max - 1) / rt_max);
+  im->rt = (g.OH + nb - 1) / nb, im->nb = (g.OH + im->rt - 1) / im->rt;
+}
 
 // How gemm_conv's convolution runs without patches, or false: 1x1 convolutions with stride 1 and
 // no pads (their patches are the input, packed as it is), and rows so narrow that the dropped
-// virtual columns would waste more than a tenth of the work.
+// columns would waste more than a tenth of the work.
 bool implicit_plan(const Geom &g, Implicit *im) {
   if (g.unit || g.sw < 1) return false;
-  im->Wv = g.OW + (g.kw - 1) * g.dw / g.sw;
-  if (10 * g.OW < 9 * im->Wv) return false;
-  // buffer floats: `fixed` plus `per_row` per output row of a tile, within ~512 KB (L2) where it can
-  int64_t row_floats = g.cg * g.sw * im->Wv, per_row = row_floats * im->groups(g), fixed = row_floats * im->rows(g, 0);
-  if (per_row + fixed > ((int64_t)1 << 26)) return false;
+  im->Wv = g.OW + (g.kw - 1) * g.dw / g.sw, im->per_row = g.sh > 1;
+  int64_t lanes = im->per_row ? (g.OW + NR - 1) / NR * NR : im->Wv;  // computed per output row
+  if (10 * g.OW < 9 * lanes || g.cg * g.sw * im->Wv * im->rows(g, 1) > ((int64_t)1 << 26)) return false;
   int64_t items = g.N * (g.Co / g.og);
   int64_t want = std::max<int64_t>(1, (4 * num_threads() + items - 1) / std::max<int64_t>(items, 1));
-  int64_t rt_max = std::max<int64_t>(1, (((int64_t)128 << 10) - fixed) / per_row);
+  plan_rows(g, im, (int64_t)128 << 10, want);  // ~512 KB (L2)
   for (int pass = 0; pass < 2; pass++) {
-    int64_t nb = std::max(blocks(g.OH, 1, want), (g.OH + rt_max - 1) / rt_max);
-    im->rt = (g.OH + nb - 1) / nb, im->nb = (g.OH + im->rt - 1) / im->rt;
     im->mb = blocks(g.og, 32, (want + im->nb - 1) / im->nb), im->bm = (g.og + im->mb - 1) / im->mb;
-    // the virtual-column result within ~256 KB too
-    rt_max = std::min(rt_max, std::max<int64_t>(1, ((int64_t)64 << 10) / (im->bm * im->Wv)));
-    if (im->rt <= rt_max) break;
+    if (im->bm * im->rt * lanes <= ((int64_t)64 << 10) || im->rt == 1) break;  // the result within ~256 KB too
+    im->nb = std::max(im->nb, (g.OH * im->bm * lanes + ((int64_t)64 << 10) - 1) / ((int64_t)64 << 10));
+    im->rt = (g.OH + im->nb - 1) / im->nb, im->nb = (g.OH + im->rt - 1) / im->rt;
   }
   im->grain = std::max<int64_t>(1, ((int64_t)1 << 17) / std::max<int64_t>(1, im->bm * im->rt * g.OW * g.K));
   return true;
@@ -367,66 +192,176 @@ void deinterleave2(const float *t, int64_t n, float *d0, float *d1) {
   for (; j < n; j++) d0[j] = t[2 * j], d1[j] = t[2 * j + 1];
 }
 
-// The buffer of a tile of rt output rows from oy0 (see above): each padded row (columns
-// [0, sw Wv)) built whole in `row`, then split into its phases (stride 1: the row is its one phase,
-// built in place).
-void implicit_rows(const Geom &g, const Implicit &im, const float *xg, int64_t oy0, int64_t rt, float *buf,
-                   std::vector<float> &row) {
+// The buffer of a tile of rt output rows from oy0 of the group whose input starts at xg (see
+// above), in this thread's buffer: each padded row (columns
+// [0, sw Wv)) built whole in a row buffer, then split into its phases (stride 1: the row is its one
+// phase, built in place). Floats past the rows that dropped columns read are zeros.
+const float *tile_buffer(const Geom &g, const Implicit &im, const float *xg, int64_t oy0, int64_t rt) {
+  thread_local std::vector<float> buf, row;
+  thread_local int64_t last[6];  // the layout the buffer's zero pads and slack were written for
   const int64_t s = g.sw, Wv = im.Wv, Wp = s * Wv, lo = std::min(g.pw, Wp), n_in = std::max<int64_t>(0, std::min(g.W, Wp - lo));
-  const int64_t G = im.groups(g), R = im.rows(g, rt);
+  const int64_t R = im.rows(g, rt), used = g.cg * s * R * Wv, slack = (g.kw - 1) * g.dw + 2 * NR;
+  const int64_t key[6] = {s, Wv, lo, n_in, R, g.cg};
+  bool pads = memcmp(key, last, sizeof key) != 0;  // else the pads are still zero: only rows are copied
+  if ((int64_t)buf.size() < used + slack) buf.resize(used + slack);
   if (s > 1 && (int64_t)row.size() < Wp) row.resize(Wp);
   for (int64_t c = 0; c < g.cg; c++)
-    for (int64_t gi = 0; gi < G; gi++)
-      for (int64_t r = 0; r < R; r++) {
-        float *ph0 = buf + ((c * G + gi) * s * R + r) * Wv, *pr = s == 1 ? ph0 : row.data();  // phase q at ph0 + q R Wv
-        int64_t iy = g.sh == 1 ? oy0 - g.ph + r : (oy0 + r) * g.sh - g.ph + gi * g.dh;
-        if (iy < 0 || iy >= g.H) {
-          for (int64_t q = 0; q < s; q++) std::fill(ph0 + q * R * Wv, ph0 + q * R * Wv + Wv, 0.f);
-          continue;
-        }
-        std::fill(pr, pr + lo, 0.f);
-        std::memcpy(pr + lo, xg + (c * g.H + iy) * g.W, n_in * sizeof(float));
-        std::fill(pr + lo + n_in, pr + Wp, 0.f);
-        if (s == 2) {
-          deinterleave2(pr, Wv, ph0, ph0 + R * Wv);
-        } else if (s > 2) {
-          for (int64_t q = 0; q < s; q++)
-            for (int64_t j = 0; j < Wv; j++) ph0[q * R * Wv + j] = pr[q + s * j];
-        }
+    for (int64_t r = 0; r < R; r++) {
+      float *ph0 = buf.data() + (c * s * R + r) * Wv, *pr = s == 1 ? ph0 : row.data();  // phase q at ph0 + q R Wv
+      int64_t iy = oy0 * g.sh - g.ph + r;
+      if (iy < 0 || iy >= g.H) {
+        for (int64_t q = 0; q < s; q++) std::fill(ph0 + q * R * Wv, ph0 + q * R * Wv + Wv, 0.f);
+        continue;
       }
+      const float *xr = xg + (c * g.H + iy) * g.W;
+      if (s == 2) {  // phase q index j is input column q + 2 j - pw: both inside for j in [j0, j1)
+        int64_t j0 = std::min(Wv, (g.pw + 1) / 2), j1 = std::max(j0, std::min(Wv, (g.W + g.pw - 1) / 2));
+        float *d0 = ph0, *d1 = ph0 + R * Wv;
+        for (int64_t j = 0; j < j0; j++) d0[j] = 2 * j - g.pw >= 0 && 2 * j - g.pw < g.W ? xr[2 * j - g.pw] : 0.f, d1[j] = 2 * j + 1 - g.pw >= 0 && 2 * j + 1 - g.pw < g.W ? xr[2 * j + 1 - g.pw] : 0.f;
+        deinterleave2(xr + 2 * j0 - g.pw, j1 - j0, d0 + j0, d1 + j0);
+        for (int64_t j = j1; j < Wv; j++) d0[j] = 2 * j - g.pw < g.W ? xr[2 * j - g.pw] : 0.f, d1[j] = 2 * j + 1 - g.pw < g.W ? xr[2 * j + 1 - g.pw] : 0.f;
+        continue;
+      }
+      if (pads) {
+        std::fill(pr, pr + lo, 0.f);
+        std::fill(pr + lo + n_in, pr + Wp, 0.f);
+      }
+      std::memcpy(pr + lo, xr, n_in * sizeof(float));
+      if (s > 2) {
+        for (int64_t q = 0; q < s; q++)
+          for (int64_t j = 0; j < Wv; j++) ph0[q * R * Wv + j] = pr[q + s * j];
+      }
+    }
+  if (pads) std::fill(buf.data() + used, buf.data() + used + slack, 0.f), memcpy(last, key, sizeof key);
+  return buf.data();
+}
+
+// The patch-row offsets off[k] of a tile of rt output rows (see above), unless off holds them
+// already (*rt_of, the rt it was computed for, equals rt): the same for every tile of a chunk but
+// the last, shorter one.
+const int32_t *tile_offsets(const Geom &g, const Implicit &im, int64_t rt, std::vector<int32_t> &off, int64_t *rt_of) {
+  if (*rt_of == rt) return off.data();
+  const int64_t s = g.sw, R = im.rows(g, rt);
+  off.resize(g.K);
+  for (int64_t k = 0, c = 0, ky = 0, kx = 0; k < g.K; k++) {
+    int64_t t = kx * g.dw;
+    off[k] = (int32_t)(((c * s + t % s) * R + ky * g.dh) * im.Wv + t / s);
+    if (++kx == g.kw) {
+      kx = 0;
+      if (++ky == g.kh) ky = 0, c++;
+    }
+  }
+  *rt_of = rt;
+  return off.data();
+}
+
+// y's rows [oy0, oy0 + rt) of `m` output channels from o0 (row stride P) from a tile's result acc
+// (row `ld` floats per channel, output row r at im.row_at(r)).
+void copy_rows(const Geom &g, const Implicit &im, const float *acc, int64_t ld, int64_t m, int64_t rt, float *yt) {
+  for (int64_t o = 0; o < m; o++)
+    for (int64_t r = 0; r < rt; r++) std::memcpy(yt + o * g.P + r * g.OW, acc + o * ld + im.row_at(g, r, rt), g.OW * sizeof(float));
 }
 
 void implicit_conv(const Geom &g, const Implicit &im, const float *x, const float *w, const float *b, const Act &act,
                    float *y) {
   int64_t groups = g.Co / g.og, items = g.N * groups;
   parallel_for(items * im.mb * im.nb, im.grain, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> buf, acc, row;
-    thread_local std::vector<int32_t> off;
+    thread_local std::vector<float> acc;
+    thread_local std::vector<int32_t> offs;
+    int64_t rt_of = -1;
     for (int64_t i = t0; i < t1; i++) {
       int64_t item = i / (im.mb * im.nb), m0 = i / im.nb % im.mb * im.bm, oy0 = i % im.nb * im.rt;
       int64_t n = item / groups, grp = item % groups, m1 = std::min(g.og, m0 + im.bm), rt = std::min(g.OH - oy0, im.rt);
       if (m0 >= m1 || rt <= 0) continue;
-      const int64_t Wv = im.Wv, G = im.groups(g), R = im.rows(g, rt), used = g.cg * G * g.sw * R * Wv;
-      const int64_t slack = (g.kw - 1) * g.dw + 2 * NR, nv = ((rt - 1) * Wv + g.OW + NR - 1) / NR * NR;  // virtual columns
-      if ((int64_t)buf.size() < used + slack) buf.resize(used + slack);
-      if ((int64_t)acc.size() < (m1 - m0) * nv) acc.resize((m1 - m0) * nv);
-      implicit_rows(g, im, x + (n * g.C + grp * g.cg) * g.H * g.W, oy0, rt, buf.data(), row);
-      std::fill(buf.data() + used, buf.data() + used + slack, 0.f);  // read by dropped columns only
-      off.resize(g.K);
-      for (int64_t k = 0, c = 0, ky = 0, kx = 0; k < g.K; k++) {
-        int64_t t = kx * g.dw, gi = G == 1 ? 0 : ky, r0 = G == 1 ? ky * g.dh : 0;
-        off[k] = (int32_t)((((c * G + gi) * g.sw + t % g.sw) * R + r0) * Wv + t / g.sw);
-        if (++kx == g.kw) {
-          kx = 0;
-          if (++ky == g.kh) ky = 0, c++;
+      const float *buf = tile_buffer(g, im, x + (n * g.C + grp * g.cg) * g.H * g.W, oy0, rt);
+      const int32_t *off = tile_offsets(g, im, rt, offs, &rt_of);
+      const int64_t nv = im.span_nv(g, rt), ld = nv * im.spans(rt), o0 = grp * g.og + m0;
+      if ((int64_t)acc.size() < (m1 - m0) * ld) acc.resize((m1 - m0) * ld);
+      for (int64_t sp = 0; sp < im.spans(rt); sp++)
+        gemm_block_offsets(m1 - m0, nv, g.K, w + o0 * g.K, g.K, buf + sp * g.sh * im.Wv, off, acc.data() + sp * nv, ld);
+      float *yt = y + (n * g.Co + o0) * g.P + oy0 * g.OW;
+      copy_rows(g, im, acc.data(), ld, m1 - m0, rt, yt);
+      epilogue(yt, g.P, m1 - m0, rt * g.OW, b ? b + o0 : nullptr, nullptr, act);
+    }
+  });
+}
+
+// The direct kernel (few input channels per group: depthwise convolutions, and those over 1-4
+// channels with few outputs) on the same tiles: each output channel o of the group sums its taps
+// over each span in blocks of 4 x 16 (then 16) columns, bias + sum_k w[o, k] buf[off[k] + v],
+// accumulated in vector registers (4 independent multiply-add chains: one alone waits out each
+// one's latency), stored n columns at dst (a span of one output row: straight into y; else the
+// tile's result, copied to y), then the activation. The taps are nrun runs of run_len, run i from
+// k = i * run_stride: a span of one output row skips the kernel rows that fall in the padding.
+// A row narrower than a vector wastes only its dropped columns (one span per tile), and no tap
+// needs an edge test.
+struct Taps {
+  int64_t nrun, run_len, run_stride;
+};
+
+RLX_KERNEL_CLONES_512
+void direct_blocks(int64_t n, Taps t, const float *src, const int32_t *off, const float *w, float bias, float *dst) {
+  int64_t v = 0;
+  for (; v + 4 * NR <= n; v += 4 * NR) {
+    v16 a[4];
+    for (int j = 0; j < 4; j++) a[j] = v16{} + bias;
+    for (int64_t i = 0; i < t.nrun; i++)
+      for (int64_t k = i * t.run_stride, e = k + t.run_len; k < e; k++) {
+        const float *sk = src + off[k] + v, wk = w[k];
+        for (int j = 0; j < 4; j++) {
+          v16 l;
+          std::memcpy(&l, sk + j * NR, sizeof l);
+          a[j] += wk * l;
         }
       }
-      int64_t o0 = grp * g.og + m0;
-      gemm_block_offsets(m1 - m0, nv, g.K, w + o0 * g.K, g.K, buf.data(), off.data(), acc.data(), nv);
-      float *yt = y + (n * g.Co + o0) * g.P + oy0 * g.OW;
-      for (int64_t o = 0; o < m1 - m0; o++)
-        for (int64_t r = 0; r < rt; r++) std::memcpy(yt + o * g.P + r * g.OW, acc.data() + o * nv + r * Wv, g.OW * sizeof(float));
-      epilogue(yt, g.P, m1 - m0, rt * g.OW, b ? b + o0 : nullptr, nullptr, act);
+    std::memcpy(dst + v, a, sizeof a);
+  }
+  for (; v < n; v += NR) {
+    v16 a = v16{} + bias;
+    for (int64_t i = 0; i < t.nrun; i++)
+      for (int64_t k = i * t.run_stride, e = k + t.run_len; k < e; k++) {
+        v16 l;
+        std::memcpy(&l, src + off[k] + v, sizeof l);
+        a += w[k] * l;
+      }
+    std::memcpy(dst + v, &a, std::min<int64_t>(NR, n - v) * sizeof(float));
+  }
+}
+
+void direct_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
+  Implicit im{};
+  // a span per output row also where the vertical padding is a large part of the taps (short maps)
+  im.Wv = g.OW + (g.kw - 1) * g.dw / g.sw, im.per_row = g.sh > 1 || g.OH < 2 * g.kh;
+  int64_t groups = g.Co / g.og, items = g.N * groups, khw = g.kh * g.kw;
+  plan_rows(g, &im, (int64_t)64 << 10, std::max<int64_t>(1, (4 * num_threads() + items - 1) / std::max<int64_t>(items, 1)));
+  int64_t grain = std::max<int64_t>(1, ((int64_t)1 << 16) / std::max<int64_t>(1, g.og * g.K * im.rt * g.OW));
+  parallel_for(items * im.nb, grain, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> acc;
+    thread_local std::vector<int32_t> offs;
+    int64_t rt_of = -1;
+    for (int64_t i = t0; i < t1; i++) {
+      int64_t item = i / im.nb, oy0 = i % im.nb * im.rt, rt = std::min(g.OH - oy0, im.rt), n = item / groups, grp = item % groups;
+      const float *buf = tile_buffer(g, im, x + (n * g.C + grp * g.cg) * g.H * g.W, oy0, rt);
+      const int32_t *off = tile_offsets(g, im, rt, offs, &rt_of);
+      const int64_t nv = im.span_nv(g, rt), spans = im.spans(rt);
+      if (!im.per_row && (int64_t)acc.size() < nv) acc.resize(nv);
+      for (int64_t o = grp * g.og; o < (grp + 1) * g.og; o++) {
+        float *yo = y + (n * g.Co + o) * g.P + oy0 * g.OW, bias = b ? b[o] : 0.f;
+        for (int64_t sp = 0; sp < spans; sp++) {
+          Taps t{g.cg, g.K / std::max<int64_t>(g.cg, 1), khw};
+          if (im.per_row) {  // kernel rows ky in [k0, k1) read input rows inside the input
+            int64_t iy = (oy0 + sp) * g.sh - g.ph, k0 = std::min(g.kh, std::max<int64_t>(0, (-iy + g.dh - 1) / g.dh));
+            int64_t k1 = std::max(k0, std::min(g.kh, (g.H - iy + g.dh - 1) / g.dh));
+            t.run_len = (k1 - k0) * g.kw, off += k0 * g.kw;
+            direct_blocks(g.OW, t, buf + sp * g.sh * im.Wv, off, w + o * g.K + k0 * g.kw, bias, yo + sp * g.OW);
+            off -= k0 * g.kw;
+          } else {
+            direct_blocks(nv, t, buf, off, w + o * g.K, bias, acc.data());
+          }
+        }
+        if (!im.per_row) copy_rows(g, im, acc.data(), nv, 1, rt, yo);
+        apply_act(act, yo, rt * g.OW);
+      }
     }
   });
 }
@@ -482,7 +417,7 @@ class Conv2d : public CpuKernel {
     Implicit im;
     if (g.K && g.og >= 8 && implicit_plan(g, &im))
       return enc.dispatch([g, im, x, w, b, y, act = act_]() { implicit_conv(g, im, x, w, b, act, y); });
-    enc.dispatch([g, x, w, b, y, act = act_]() { conv(g, x, w, b, act, y); });
+    enc.dispatch([g, x, w, b, y, act = act_]() { direct_conv(g, x, w, b, act, y); });
   }
   const char *name() const override { return gemm_ ? "RlxGemmConv" : "RlxDirectConv"; }
   bool is_equivalent(const mx::Primitive &other) const override {

@@ -256,6 +256,10 @@ def conv_cases():
     # few input channels, 8 or more output channels per group: the GEMM without patches
     yield conv_case("Conv2d_few_channels_many_outputs", uni((2, 2, 14, 40)), uni((16, 2, 3, 3)), uni((16,)),
                     pads=[1, 1, 1, 1], ref_check=False, atol=1e-4)
+    # maps shorter than twice the kernel: a span per output row, kernel rows in the padding skipped
+    yield conv_case("Conv2d_direct_dw_short_map_k5", uni((1, 6, 3, 21)), uni((6, 1, 5, 5)), uni((6,)), pads=[2, 2, 2, 2], group=6)
+    yield conv_case("Conv2d_direct_dw_short_map_dil", uni((2, 4, 4, 18)), uni((4, 1, 5, 3)), pads=[4, 1, 3, 1],
+                    dilations=[2, 1], group=4)
     yield conv_case("Conv2d_direct_c3_stride2", uni((1, 3, 15, 41)), uni((8, 3, 3, 3)), uni((8,)), strides=[2, 2],
                     pads=[1, 1, 1, 1])
     yield conv_case("Conv2d_direct_group2_cg4", uni((1, 8, 7, 21)), uni((6, 4, 3, 2)), pads=[0, 1, 1, 0], group=2)
