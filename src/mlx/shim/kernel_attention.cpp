@@ -34,21 +34,31 @@ constexpr int64_t QBLK = 32;  // query rows per task
 constexpr int64_t FEW = 4;    // query rows up to which a task skips BLAS
 constexpr int64_t TASK_WORK = 1 << 17;  // multiply-adds per chunk of the pool at least
 
+// S[j] = q . k_j for the keys j < n (k_j at k + j ks), D elements each: one call per query row
+// (a call per key cost as much as the 64-element product of a decode step's head).
 RLX_KERNEL_CLONES
-float dot(const float *a, const float *b, int64_t n) {
-  float acc[8] = {}, s = 0;
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; l++) acc[l] += a[i + l] * b[i + l];
-  for (int l = 0; l < 8; l++) s += acc[l];
-  for (; i < n; i++) s += a[i] * b[i];
-  return s;
+void dots(const float *q, const float *k, int64_t ks, int64_t n, int64_t D, float *S) {
+  for (int64_t j = 0; j < n; j++) {
+    const float *kj = k + j * ks;
+    float acc[8] = {}, s = 0;
+    int64_t i = 0;
+    for (; i + 8 <= D; i += 8)
+      for (int l = 0; l < 8; l++) acc[l] += q[i + l] * kj[i + l];
+    for (int l = 0; l < 8; l++) s += acc[l];
+    for (; i < D; i++) s += q[i] * kj[i];
+    S[j] = s;
+  }
 }
 
-// y[0..n) += a x[0..n)
+// o[0..Dv) = sum over j < n of p[j] v_j (v_j at v + j vs).
 RLX_KERNEL_CLONES
-void axpy(float a, const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+void weighted_sum(const float *p, const float *v, int64_t vs, int64_t n, int64_t Dv, float *o) {
+  std::fill(o, o + Dv, 0.f);
+  for (int64_t j = 0; j < n; j++) {
+    const float *vj = v + j * vs;
+    float a = p[j];
+    for (int64_t i = 0; i < Dv; i++) o[i] += a * vj[i];
+  }
 }
 
 // A strided 4D operand: element (a, b, c, d) at p[a s0 + b s1 + c s2 + d s3].
@@ -162,14 +172,9 @@ void attention(const Problem &P) {
       float *o = P.o + ((b * P.Sq + i0) * P.Hq + h) * P.Dv;
       if ((int64_t)S.size() < rows * n) S.resize(rows * n);
       if (few) {
-        for (int64_t r = 0; r < rows; r++)
-          for (int64_t j = 0; j < n; j++) S[r * n + j] = dot(qp + r * P.q.s[2], kp + j * P.k.s[2], P.D);
+        for (int64_t r = 0; r < rows; r++) dots(qp + r * P.q.s[2], kp, P.k.s[2], n, P.D, S.data() + r * n);
         softmax_block(P, b, h, i0, rows, n, S.data());
-        for (int64_t r = 0; r < rows; r++) {
-          float *orow = o + r * P.Hq * P.Dv;
-          std::fill(orow, orow + P.Dv, 0.f);
-          for (int64_t j = 0; j < n; j++) axpy(S[r * n + j], vp + j * P.v.s[2], orow, P.Dv);
-        }
+        for (int64_t r = 0; r < rows; r++) weighted_sum(S.data() + r * n, vp, P.v.s[2], n, P.Dv, o + r * P.Hq * P.Dv);
         continue;
       }
       if (!n) { /* no key visible to any row of the block: zeros */
