@@ -132,6 +132,12 @@ def gguf_cases():
     yield gguf_case("DequantMatMul_gguf_q8_0_f16", "gguf_q8_0", 4, 64, (3,), xdtype=np.float16, rtol=5e-3)
     yield gguf_case("DequantMatMul_gguf_q4_0_many_rows", "gguf_q4_0", 64, 128, (2,), rtol=1e-5)
     yield gguf_case("DequantMatMul_gguf_q5k_f64", "gguf_q5k", 3, 256, (2,), xdtype=np.float64, rtol=1e-12)
+    # float64 x takes MLX's decoders for the schemes rlx's CPU kernel and quantized_matmul serve
+    # otherwise: the ones Dequantize runs on a GPU, checked here on the CPU too
+    for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q4k"]:
+        qk = GGUF[scheme][1]
+        yield gguf_case(f"DequantMatMul_{scheme}_f64", scheme, 5, 2 * qk if qk == 256 else 4 * qk, (6,), xdtype=np.float64,
+                        rtol=1e-12)
     # malformed packed data
     x = uni((2, 64))
     yield Case("DequantMatMul_gguf_bytes", [node("DequantMatMul", ["x", "w"], ["y"], scheme=S("gguf_q4_0"))], {"x": x}, {},
