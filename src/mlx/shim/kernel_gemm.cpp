@@ -18,9 +18,11 @@
 // baseline (target_clones; picked at load time); R is 8 rows with AVX-512, else 6 (12 of AVX2's 16
 // registers). More rows would not pay: the rows of A are read in place, and rows K floats apart
 // with K a multiple of 1024 fall into one L1 set (8 ways); BERT's K = 3072 product ran at 75% of
-// its 6-row speed with 12 (kernel alone, one thread). A block of C is swept in KC-deep slices of K (a KC x 16 panel slice
-// stays in L1 while every row block uses it) and MC-row blocks of A (an MC x KC block stays in L2
-// while every panel uses it).
+// its 6-row speed with 12 (kernel alone, one thread). A right operand read in place
+// (convolutions without patches) takes 32 columns a call with AVX-512 (8 x 32: 16 accumulators,
+// two vectors per row of B, half the broadcasts of A per multiply-add). A block of C is swept in
+// KC-deep slices of K (a KC x 16 panel slice stays in L1 while every row block uses it) and
+// MC-row blocks of A (an MC x KC block stays in L2 while every panel uses it).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -73,64 +75,82 @@ struct Offsets {
   const float *row(int64_t k) const { return p + off[k]; }
 };
 
-// C[R, nr] (row stride ldc) = (first ? 0 : C) + A[R, kc] @ B[kc, 16] for a slice B of the right
-// operand (Panel or Offsets); A[r, k] at a[r * lda + k], or a[k * lda + r] when AT.
-template <int R, bool AT, class Rows>
+// C[R, nr] (row stride ldc) = (first ? 0 : C) + A[R, kc] @ B[kc, NV * 16] for a slice B of the
+// right operand (Panel or Offsets; NV = 2 reads a row's 32 floats at row(k), Offsets only; nr is
+// then 32); A[r, k] at a[r * lda + k], or a[k * lda + r] when AT. Two vectors per row of B halve
+// the broadcasts of A per multiply-add: with AVX-512's 32 registers, 8 x 32 holds 16 accumulators.
+template <int R, bool AT, int NV, class Rows>
 __attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int64_t lda, Rows b, float *c, int64_t ldc,
                                                  int64_t nr, bool first) {
-  vnr acc[R];
+  vnr acc0[R], acc1[NV > 1 ? R : 1];
 #pragma GCC unroll 16
-  for (int r = 0; r < R; r++) acc[r] = vnr{};
-  for (int64_t k = 0; k < kc; k++) {
-    vnr bv;
-    std::memcpy(&bv, b.row(k), sizeof bv);
-#pragma GCC unroll 16
-    for (int r = 0; r < R; r++) acc[r] += (AT ? a[k * lda + r] : a[r * lda + k]) * bv;
+  for (int r = 0; r < R; r++) {
+    acc0[r] = vnr{};
+    if constexpr (NV > 1) acc1[r] = vnr{};
   }
-  if (nr == NR) {
+  for (int64_t k = 0; k < kc; k++) {
+    const float *bk = b.row(k);
+    vnr b0, b1;
+    std::memcpy(&b0, bk, sizeof b0);
+    if constexpr (NV > 1) std::memcpy(&b1, bk + NR, sizeof b1);
 #pragma GCC unroll 16
     for (int r = 0; r < R; r++) {
-      vnr v = acc[r];
-      if (!first) {
-        vnr o;
-        std::memcpy(&o, c + r * ldc, sizeof o);
-        v += o;
-      }
-      std::memcpy(c + r * ldc, &v, sizeof v);
+      float av = AT ? a[k * lda + r] : a[r * lda + k];
+      acc0[r] += av * b0;
+      if constexpr (NV > 1) acc1[r] += av * b1;
     }
+  }
+  if (nr == NV * NR) {
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++)
+      for (int h = 0; h < NV; h++) {
+        vnr v = h ? acc1[r] : acc0[r];
+        if (!first) {
+          vnr o;
+          std::memcpy(&o, c + r * ldc + h * NR, sizeof o);
+          v += o;
+        }
+        std::memcpy(c + r * ldc + h * NR, &v, sizeof v);
+      }
     return;
   }
   for (int r = 0; r < R; r++) {
     float t[NR];
-    std::memcpy(t, &acc[r], sizeof t);
+    std::memcpy(t, &acc0[r], sizeof t);
     for (int64_t j = 0; j < nr; j++) c[r * ldc + j] = first ? t[j] : c[r * ldc + j] + t[j];
   }
 }
 
-// C[m, n] = A[m, K] @ B in MC-row blocks of A, KC-deep slices of K and 16-column blocks of B, the
-// slice of B at column block j and depth k0 given by slice(j, k0) (a Panel or Offsets).
-template <bool AT, class Slice>
+// C[m, n] = A[m, K] @ B in MC-row blocks of A, KC-deep slices of K and column blocks of B of NV * 16
+// (then 16 for the rest), the slice of B at column j and depth k0 given by slice(j, k0) (a Panel
+// or Offsets).
+template <bool AT, int NV, class Slice>
 __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
                                                  Slice slice, float *c, int64_t ldc) {
   for (int64_t i0 = 0; i0 < m; i0 += MC) {
     int64_t i1 = std::min(m, i0 + MC);
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
       int64_t kc = std::min(KC, K - k0);
-      for (int64_t j = 0; j < n; j += NR) {
+      for (int64_t j = 0; j < n;) {
         const auto b = slice(j, k0);
-        int64_t nr = std::min(NR, n - j);
+        const bool wide = NV > 1 && j + NV * NR <= n;
+        int64_t nr = wide ? NV * NR : std::min(NR, n - j);
         for (int64_t i = i0; i < i1; i += mr) {
           const float *ai = AT ? a + k0 * lda + i : a + i * lda + k0;
           float *ci = c + i * ldc + j;
           switch (std::min<int64_t>(mr, i1 - i)) {
-#define RLX_MICRO(R)                                         \
-  case R:                                                    \
-    micro<R, AT>(kc, ai, lda, b, ci, ldc, nr, k0 == 0);      \
+#define RLX_MICRO(R)                                                   \
+  case R:                                                              \
+    if (wide)                                                          \
+      micro<R, AT, NV>(kc, ai, lda, b, ci, ldc, nr, k0 == 0);          \
+    else                                                               \
+      micro<R, AT, 1>(kc, ai, lda, b, ci, ldc, nr, k0 == 0);           \
     break;
             RLX_MICRO(1) RLX_MICRO(2) RLX_MICRO(3) RLX_MICRO(4) RLX_MICRO(5) RLX_MICRO(6) RLX_MICRO(7) RLX_MICRO(8)
 #undef RLX_MICRO
           }
         }
+        j += nr;
       }
     }
   }
@@ -139,7 +159,11 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
 RLX_KERNEL_CLONES_512
 void gemm_rows_offsets(int mr, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
                        const int32_t *off, float *c, int64_t ldc) {
-  block<false>(mr, m, nv, K, a, lda, [=](int64_t j, int64_t k0) { return Offsets{src + j, off + k0}; }, c, ldc);
+  auto slice = [=](int64_t j, int64_t k0) { return Offsets{src + j, off + k0}; };
+  if (mr == 8)  // AVX-512: 8 x 32 blocks
+    block<false, 2>(mr, m, nv, K, a, lda, slice, c, ldc);
+  else
+    block<false, 1>(mr, m, nv, K, a, lda, slice, c, ldc);
 }
 
 RLX_KERNEL_CLONES_512
@@ -147,9 +171,9 @@ void gemm_rows(int mr, bool at, int64_t m, int64_t n, int64_t K, const float *a,
                float *c, int64_t ldc) {
   auto slice = [=](int64_t j, int64_t k0) { return Panel{bp + j / NR * ps + k0 * NR}; };
   if (at)
-    block<true>(mr, m, n, K, a, lda, slice, c, ldc);
+    block<true, 1>(mr, m, n, K, a, lda, slice, c, ldc);
   else
-    block<false>(mr, m, n, K, a, lda, slice, c, ldc);
+    block<false, 1>(mr, m, n, K, a, lda, slice, c, ldc);
 }
 
 }  // namespace
