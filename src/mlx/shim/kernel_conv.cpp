@@ -145,6 +145,15 @@ struct Implicit {
   int64_t row_at(const Geom &g, int64_t r, int64_t rt) const { return per_row ? r * span_nv(g, rt) : r * Wv; }
 };
 
+// Wv: the columns of a padded row's phase that a tile's outputs read.
+int64_t phase_width(const Geom &g) { return g.OW + (g.kw - 1) * g.dw / g.sw; }
+
+// Whether a tile of one output row fits a buffer of 2^26 floats (256 MB): false where pads or
+// dilations far beyond the input make the padded rows huge (such geometries take the patches).
+bool tile_fits(const Geom &g, const Implicit &im) {
+  return (double)g.cg * g.sw * im.Wv * im.rows(g, 1) <= (double)((int64_t)1 << 26) && (double)g.sw * im.Wv <= (double)((int64_t)1 << 26);
+}
+
 // Rows per tile within ~`floats` of buffer (at least 1) and the split of the OH rows into nb blocks
 // of rt, at least `want` blocks.
 void plan_rows(const Geom &g, Implicit *im, int64_t floats, int64_t want) {
@@ -159,9 +168,9 @@ void plan_rows(const Geom &g, Implicit *im, int64_t floats, int64_t want) {
 // columns would waste more than a tenth of the work.
 bool implicit_plan(const Geom &g, Implicit *im) {
   if (g.unit || g.sw < 1) return false;
-  im->Wv = g.OW + (g.kw - 1) * g.dw / g.sw, im->per_row = g.sh > 1;
+  im->Wv = phase_width(g), im->per_row = g.sh > 1;
   int64_t lanes = im->per_row ? (g.OW + NR - 1) / NR * NR : im->Wv;  // computed per output row
-  if (10 * g.OW < 9 * lanes || g.cg * g.sw * im->Wv * im->rows(g, 1) > ((int64_t)1 << 26)) return false;
+  if (10 * g.OW < 9 * lanes || !tile_fits(g, *im)) return false;
   int64_t items = g.N * (g.Co / g.og);
   int64_t want = std::max<int64_t>(1, (4 * num_threads() + items - 1) / std::max<int64_t>(items, 1));
   plan_rows(g, im, (int64_t)128 << 10, want);  // ~512 KB (L2)
@@ -331,7 +340,7 @@ void direct_blocks(int64_t n, Taps t, const float *src, const int32_t *off, cons
 void direct_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
   Implicit im{};
   // a span per output row also where the vertical padding is a large part of the taps (short maps)
-  im.Wv = g.OW + (g.kw - 1) * g.dw / g.sw, im.per_row = g.sh > 1 || g.OH < 2 * g.kh;
+  im.Wv = phase_width(g), im.per_row = g.sh > 1 || g.OH < 2 * g.kh;
   int64_t groups = g.Co / g.og, items = g.N * groups, khw = g.kh * g.kw;
   plan_rows(g, &im, (int64_t)64 << 10, std::max<int64_t>(1, (4 * num_threads() + items - 1) / std::max<int64_t>(items, 1)));
   int64_t grain = std::max<int64_t>(1, ((int64_t)1 << 16) / std::max<int64_t>(1, g.og * g.K * im.rt * g.OW));
@@ -417,6 +426,8 @@ class Conv2d : public CpuKernel {
     Implicit im;
     if (g.K && g.og >= 8 && implicit_plan(g, &im))
       return enc.dispatch([g, im, x, w, b, y, act = act_]() { implicit_conv(g, im, x, w, b, act, y); });
+    im.Wv = phase_width(g);  // padded rows too wide for a tile's buffer: the GEMM with patches
+    if (g.K && !tile_fits(g, im)) return enc.dispatch([g, x, w, b, y, act = act_]() { gemm_conv(g, x, w, b, act, y); });
     enc.dispatch([g, x, w, b, y, act = act_]() { direct_conv(g, x, w, b, act, y); });
   }
   const char *name() const override { return gemm_ ? "RlxGemmConv" : "RlxDirectConv"; }

@@ -267,6 +267,16 @@ def conv_cases():
                     group=4)
     yield conv_case("Conv2d_direct_dw_f16", uni((1, 4, 6, 21), dtype=np.float16), uni((4, 1, 3, 3), dtype=np.float16),
                     pads=[1, 1, 1, 1], group=4, atol=5e-3, rtol=5e-3)
+    # strides and dilations far beyond the input (a padded row wider than a tile's buffer may hold:
+    # the patches instead; fuzz_graph's conv-stride-2-31-tile-buffer): a stride of 2^31 keeps each
+    # row's first column; a dilation of 2^30 over a begin pad of 2^30 puts the first tap in the pad
+    # and the second on the input, i.e. the kernel's second column alone
+    yield conv_case("Conv2d_direct_dw_stride_2_31", uni((1, 2, 3, 5)), uni((2, 1, 1, 2)), uni((2,)), strides=[1, 2**31],
+                    group=2, ref_check=False)
+    xd, wd = uni((1, 2, 3, 5)), uni((2, 1, 1, 2))
+    yield simple("Conv2d_direct_dw_dilation_2_30", "Conv", {"x": xd, "w": wd},
+                 conv_ref(xd, wd[..., 1:], group=2).astype(np.float32), atol=2e-5, rtol=1e-4,
+                 dilations=IS([1, 2**30]), pads=IS([0, 2**30, 0, 0]), group=I(2))
     # 1x1 convolutions as one matmul on the channels-first data: batch > 1, 1D, with bias
     yield conv_case("Conv2d_1x1_batch", uni((3, 12, 4, 7)), uni((5, 12, 1, 1)), uni((5,)))
     yield conv_case("Conv1d_1x1", uni((2, 6, 9)), uni((7, 6, 1)))
