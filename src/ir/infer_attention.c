@@ -88,6 +88,9 @@ rlx_status *rlx_infer_rope_shapes(const rlx_infer_ctx *c) {
   if (last < 0) FAIL(INVALID_ARGUMENT, "the last dim of x must be static, got %s", TSTR(x));
   int64_t D = head_dim ? head_dim : last;
   if (D <= 0 || last % D) FAIL(INVALID_ARGUMENT, "head_dim %lld does not divide the last dim %lld", (long long)D, (long long)last);
+  if (D != last && x->rank >= RLX_MAX_RANK) /* viewed as [.., S, H, D] */
+    FAIL(UNIMPLEMENTED, "x %s with head_dim %lld is viewed as [..,S,H,D] of rank %d; the limit is %d", TSTR(x), (long long)D,
+         x->rank + 1, RLX_MAX_RANK);
   int64_t R = n_rot ? n_rot : D;
   if (R <= 0 || R > D || R % 2) FAIL(INVALID_ARGUMENT, "n_rot %lld must be even and in (0, %lld]", (long long)R, (long long)D);
   if (AI("interleaved") != 0 && AI("interleaved") != 1) FAIL(INVALID_ARGUMENT, "interleaved must be 0 or 1, got %lld", (long long)AI("interleaved"));

@@ -7,18 +7,19 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Real block [.., 2N] (float32) -> complex64 [.., N]: stack (re, im) pairs and reinterpret. */
+/* Real block [.., 2N] (float32) -> complex64 [.., N]: the leading dims as one, (re, im) pairs
+ * stacked and reinterpreted ([B, 2, N] -> [B, N, 2] -> [B, N, 1]; a block of rank RLX_MAX_RANK has
+ * no room for the pair axis otherwise). */
 static rlx_mx_arr *block_to_complex(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t) {
   rlx_mx *c = L->mx;
-  rlx_type pairs = *t;
   int r = t->rank;
-  int64_t n = t->dims[r - 1] / 2;
-  pairs.rank = r + 1;
-  pairs.dims[r - 1] = 2, pairs.dims[r] = n;
-  x = rlx_l_swap(L, rlx_l_reshape(L, x, &pairs), r + 1, r - 1, r); /* [.., N, 2] */
-  x = rlx_mx_view(c, x, RLX_DTYPE_C64);                              /* [.., N, 1] */
+  int64_t n = t->dims[r - 1] / 2, rows = 1;
+  for (int i = 0; i < r - 1; i++) rows *= t->dims[i];
+  rlx_type pairs = {.dtype = t->dtype, .rank = 3, .dims = {rows, 2, n}};
+  x = rlx_l_swap(L, rlx_l_reshape(L, x, &pairs), 3, 1, 2); /* [B, N, 2] */
+  x = rlx_mx_view(c, x, RLX_DTYPE_C64);                     /* [B, N, 1] */
+  pairs = *t;
   pairs.dims[r - 1] = n;
-  pairs.rank = r;
   return rlx_l_reshape(L, x, &pairs);
 }
 

@@ -62,6 +62,10 @@ def cases():
     z = signal((2, 3, 10))
     yield simple("Fft_f64_rank3", "Fft", {"x": to_block(z, np.float64)}, to_block(np.fft.fft(z), np.float64),
                  atol=tol(np.float64, 10), rtol=0)
+    # a float32 block of rank 8, the IR's limit (its pairs are stacked on the leading dims as one)
+    z = signal((1, 2, 1, 1, 2, 1, 1, 6))
+    yield simple("Fft_f32_rank8", "Fft", {"x": to_block(z, np.float32)}, to_block(np.fft.fft(z), np.float32),
+                 atol=tol(np.float32, 6), rtol=0)
     # float16 blocks compute in float32
     z = signal((2, 8)) * 0.5
     x16 = to_block(z, np.float16)
