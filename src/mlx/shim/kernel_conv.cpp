@@ -157,8 +157,9 @@ bool tile_fits(const Geom &g, const Implicit &im) {
 // Rows per tile within ~`floats` of buffer (at least 1) and the split of the OH rows into nb blocks
 // of rt, at least `want` blocks.
 void plan_rows(const Geom &g, Implicit *im, int64_t floats, int64_t want) {
-  int64_t per_row = g.cg * g.sw * im->Wv * g.sh, fixed = g.cg * g.sw * im->Wv * im->rows(g, 1);
-  int64_t rt_max = std::max<int64_t>(1, (floats - fixed) / per_row + 1);
+  // in double: a stride far beyond the input (one output row per tile) overflows int64 here
+  double per_row = (double)g.cg * g.sw * im->Wv * g.sh, fixed = (double)g.cg * g.sw * im->Wv * im->rows(g, 1);
+  int64_t rt_max = per_row > 0 ? (int64_t)std::min<double>((double)g.OH, std::max(0.0, std::floor((floats - fixed) / per_row)) + 1) : g.OH;
   int64_t nb = std::max(blocks(g.OH, 1, want), (g.OH + rt_max - 1) / rt_max);
   im->rt = (g.OH + nb - 1) / nb, im->nb = (g.OH + im->rt - 1) / im->rt;
 }
