@@ -57,6 +57,10 @@ struct Segment {
 
 typedef float v16 __attribute__((vector_size(NR * sizeof(float))));
 
+// ceil(a / b) for b > 0, 0 for a <= 0, without forming a + b - 1 (strides and dilations may be near
+// INT64_MAX).
+inline int64_t ceil_div(int64_t a, int64_t b) { return a <= 0 ? 0 : (a - 1) / b + 1; }
+
 // Floats per panel of the patches: K rows and a slack row for the stores past a segment.
 inline int64_t panel_stride(int64_t K) { return (K + 1) * NR; }
 
@@ -77,7 +81,7 @@ void im2col_panels(const Geom &g, const float *x, int64_t p0, int64_t n, const f
   for (int64_t i = 0; i < ns; i++)
     for (int64_t kx = 0; kx < g.kw; kx++) {
       int64_t ix0 = segs[i].ix0 + kx * g.dw, len = segs[i].len;
-      int64_t lo = std::min(len, ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw);
+      int64_t lo = std::min(len, ceil_div(-ix0, sw));
       int64_t hi = std::max(lo, std::min(len, g.W - ix0 <= 0 ? 0 : (g.W - ix0 - 1) / sw + 1));
       span[2 * (i * g.kw + kx)] = lo, span[2 * (i * g.kw + kx) + 1] = hi;
     }
@@ -360,8 +364,8 @@ void direct_conv(const Geom &g, const float *x, const float *w, const float *b, 
         for (int64_t sp = 0; sp < spans; sp++) {
           Taps t{g.cg, g.K / std::max<int64_t>(g.cg, 1), khw};
           if (im.per_row) {  // kernel rows ky in [k0, k1) read input rows inside the input
-            int64_t iy = (oy0 + sp) * g.sh - g.ph, k0 = std::min(g.kh, std::max<int64_t>(0, (-iy + g.dh - 1) / g.dh));
-            int64_t k1 = std::max(k0, std::min(g.kh, (g.H - iy + g.dh - 1) / g.dh));
+            int64_t iy = (oy0 + sp) * g.sh - g.ph, k0 = std::min(g.kh, ceil_div(-iy, g.dh));
+            int64_t k1 = std::max(k0, std::min(g.kh, ceil_div(g.H - iy, g.dh)));
             t.run_len = (k1 - k0) * g.kw, off += k0 * g.kw;
             direct_blocks(g.OW, t, buf + sp * g.sh * im.Wv, off, w + o * g.K + k0 * g.kw, bias, yo + sp * g.OW);
             off -= k0 * g.kw;
@@ -461,6 +465,13 @@ class Conv2d : public CpuKernel {
       std::swap(g.OH, g.OW);
       g.column = true;
     }
+    // A stride along an axis with one output, or a dilation along an axis with one tap, changes
+    // nothing: 1 there keeps the index arithmetic far from int64's limits (fuzz_graph's strides of
+    // INT64_MAX).
+    if (g.OH == 1) g.sh = 1;
+    if (g.OW == 1) g.sw = 1;
+    if (g.kh == 1) g.dh = 1;
+    if (g.kw == 1) g.dw = 1;
     return g;
   }
   int64_t s_[2], p_[4], d_[2], group_;

@@ -268,7 +268,8 @@ def conv_cases():
     yield conv_case("Conv2d_direct_dw_f16", uni((1, 4, 6, 21), dtype=np.float16), uni((4, 1, 3, 3), dtype=np.float16),
                     pads=[1, 1, 1, 1], group=4, atol=5e-3, rtol=5e-3)
     # strides and dilations far beyond the input (a padded row wider than a tile's buffer may hold:
-    # the patches instead; fuzz_graph's conv-stride-2-31-tile-buffer and conv-row-stride-int64-max):
+    # the patches instead; fuzz_graph's conv-stride-2-31-tile-buffer, conv-row-stride-int64-max and
+    # conv-patches-stride-int64-max):
     # a stride of 2^31 keeps each row's first column, one of 2^62 the first row; a dilation of
     # 2^30 over a begin pad of 2^30 puts the first tap in the pad and the second on the input, i.e.
     # the kernel's second column alone
@@ -276,6 +277,8 @@ def conv_cases():
                     group=2, ref_check=False)
     yield conv_case("Conv2d_direct_dw_row_stride_2_62", uni((1, 2, 5, 4)), uni((2, 1, 1, 2)), uni((2,)),
                     strides=[2**62, 1], group=2, ref_check=False)
+    yield conv_case("Conv2d_gemm_stride_2_62", uni((1, 8, 3, 5)), uni((4, 8, 2, 2)), uni((4,)), strides=[1, 2**62],
+                    pads=[0, 3, 0, 0], ref_check=False, atol=1e-4)
     xd, wd = uni((1, 2, 3, 5)), uni((2, 1, 1, 2))
     yield simple("Conv2d_direct_dw_dilation_2_30", "Conv", {"x": xd, "w": wd},
                  conv_ref(xd, wd[..., 1:], group=2).astype(np.float32), atol=2e-5, rtol=1e-4,
