@@ -82,7 +82,7 @@ void im2col_panels(const Geom &g, const float *x, int64_t p0, int64_t n, const f
     for (int64_t kx = 0; kx < g.kw; kx++) {
       int64_t ix0 = segs[i].ix0 + kx * g.dw, len = segs[i].len;
       int64_t lo = std::min(len, ceil_div(-ix0, sw));
-      int64_t hi = std::max(lo, std::min(len, g.W - ix0 <= 0 ? 0 : (g.W - ix0 - 1) / sw + 1));
+      int64_t hi = std::max(lo, std::min(len, ceil_div(g.W - ix0, sw)));
       span[2 * (i * g.kw + kx)] = lo, span[2 * (i * g.kw + kx) + 1] = hi;
     }
   for (int64_t k = 0, c = 0, ky = 0, kx = 0; k < g.K; k++) {
