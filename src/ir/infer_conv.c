@@ -99,6 +99,12 @@ int64_t rlx_pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, i
   return o > INT64_MAX ? -1 : (int64_t)o;
 }
 
+rlx_status *rlx_pool_fits(int dim, int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d) {
+  if ((__int128)in + pb + pe + s <= INT64_MAX && (__int128)k * d <= INT64_MAX) return NULL;
+  FAIL(RESOURCE_EXHAUSTED, "spatial dim %d: size %lld, pads %lld + %lld, stride %lld, kernel %lld, dilation %lld overflow int64", dim,
+       (long long)in, (long long)pb, (long long)pe, (long long)s, (long long)k, (long long)d);
+}
+
 static rlx_status *pool(rlx_infer_ctx *c) {
   const rlx_type *x = IN(0);
   if (rlx_reduce_kind(AS("kind")) < 0) FAIL(INVALID_ARGUMENT, "kind '%s' (expected sum, mean, max, min or prod)", AS("kind"));
@@ -113,12 +119,14 @@ static rlx_status *pool(rlx_infer_ctx *c) {
   *y = *x;
   for (int i = 0; i < nsp; i++) {
     if (k[i] <= 0) FAIL(INVALID_ARGUMENT, "kernel_shape needs %d positive entries", nsp);
-    if (p[i] >= k[i] * d[i] || p[i + nsp] >= k[i] * d[i]) FAIL(INVALID_ARGUMENT, "pads must be smaller than the window");
+    __int128 window = (__int128)k[i] * d[i];
+    if (p[i] >= window || p[i + nsp] >= window) FAIL(INVALID_ARGUMENT, "pads must be smaller than the window");
     int64_t in = x->dims[2 + i];
     if (in < 0) {
       y->dims[2 + i] = RLX_DIM_DYNAMIC;
       continue;
     }
+    RLX_TRY(rlx_pool_fits(i, in, k[i], s[i], p[i], p[i + nsp], d[i]));
     int64_t o = rlx_pool_out(in, k[i], s[i], p[i], p[i + nsp], d[i], AI("ceil_mode") != 0);
     if (o < 1) FAIL(INVALID_ARGUMENT, "window %lld is larger than padded spatial dim %d", (long long)k[i], i);
     y->dims[2 + i] = o;

@@ -23,6 +23,7 @@ static rlx_status *check_dy(const rlx_infer_ctx *c, int dyi, int64_t n, int64_t 
   for (int i = 0; i < 2; i++) {
     if (k[i] <= 0) FAIL(INVALID_ARGUMENT, "kernel dims must be > 0");
     if (pool && (p[i] >= k[i] || p[i + 2] >= k[i])) FAIL(INVALID_ARGUMENT, "pads must be smaller than the window");
+    if (xd[i] >= 0) RLX_TRY(rlx_pool_fits(i, xd[i], k[i], s[i], p[i], p[i + 2], d[i]));
     int64_t o = xd[i] < 0 ? RLX_DIM_DYNAMIC : rlx_pool_out(xd[i], k[i], s[i], p[i], p[i + 2], d[i], false);
     if (xd[i] >= 0 && o < 1) FAIL(INVALID_ARGUMENT, "kernel %lld (dilation %lld) is larger than padded spatial dim %d", (long long)k[i], (long long)d[i], i);
     want[2 + i] = o;
@@ -57,7 +58,10 @@ static rlx_status *backward_input(rlx_infer_ctx *c) {
   if (x.rank != 4) FAIL(INVALID_ARGUMENT, "input_shape must have 4 entries [N,Ci,H,W], got %d", x.rank);
   int64_t g;
   RLX_TRY(group_of(c, x.dims[1], w->dims[0], &g));
-  if (!rlx_dim_compatible(w->dims[1] * g, x.dims[1]))
+  int64_t wg = g == 1 ? w->dims[1] : RLX_DIM_DYNAMIC;
+  if (w->dims[1] >= 0 && !rlx_mul_i64(w->dims[1], g, &wg))
+    FAIL(RESOURCE_EXHAUSTED, "weight %s: channels %lld times group %lld overflow int64", TSTR(w), (long long)w->dims[1], (long long)g);
+  if (!rlx_dim_compatible(wg, x.dims[1]))
     FAIL(INVALID_ARGUMENT, "weight %s needs Ci/group = %lld for input_shape channels %lld", TSTR(w), (long long)(x.dims[1] / g), (long long)x.dims[1]);
   RLX_TRY(check_dy(c, 0, x.dims[0], w->dims[0], x.dims + 2, w->dims + 2, false));
   *OUT(0) = x;

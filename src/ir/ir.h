@@ -166,6 +166,10 @@ RLX_MUST_USE rlx_status *rlx_conv_list(const rlx_node *n, const char *name, int 
 void rlx_conv_list_get(const rlx_node *n, const char *name, int nsp, int64_t dflt, int64_t *out);
 /* Output size of one pooled dim (ONNX pooling, ceil_mode included); -1 when the window does not fit. */
 int64_t rlx_pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, bool ceil_mode);
+/* Checks that the window arithmetic of pooled spatial dim `dim` stays inside int64: the padded
+ * size plus a stride, and the window's extent k * d (every window position and the output size
+ * are then below INT64_MAX); RESOURCE_EXHAUSTED naming the geometry otherwise. */
+RLX_MUST_USE rlx_status *rlx_pool_fits(int dim, int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d);
 /* Validates an attention mask kind (*kind: 0 none, 1 causal, 2 sliding_window, 3 custom, 4 bias)
  * and window; *with_input when it takes a mask tensor. */
 RLX_MUST_USE rlx_status *rlx_infer_attention_mask(const char *mask, int64_t window, int *kind, bool *with_input);

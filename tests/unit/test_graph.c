@@ -108,6 +108,35 @@ static void test_conv_group_overflow(void **state) {
   rlx_graph_free(g);
 }
 
+/* Pool and MaxPool2dBackward: window geometry whose arithmetic leaves int64 is a status (a
+ * kernel times a dilation of INT64_MAX was undefined behaviour: fuzz_graph). */
+static void test_pool_geometry_overflow(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x, x4, dy, y;
+  rlx_type tx = ttype(RLX_DTYPE_F32, 3, (int64_t[]){1, 2, 5}), tx4 = ttype(RLX_DTYPE_F32, 4, (int64_t[]){1, 2, 5, 5});
+  OK(rlx_graph_add_input(g, "x", &tx, &x));
+  OK(rlx_graph_add_input(g, "x4", &tx4, &x4));
+  OK(rlx_graph_add_input(g, "dy", &tx4, &dy));
+  const int64_t k2[] = {2}, dmax[] = {INT64_MAX}, pmax[] = {INT64_MAX - 8, 0}, smax[] = {INT64_MAX}, d62[] = {(int64_t)1 << 62};
+  rlx_attr dilated[] = {RLX_ATTR_S("kind", "max"), RLX_ATTR_IS("kernel_shape", 1, k2), RLX_ATTR_IS("dilations", 1, dmax)};
+  FAILS(rlx_graph_add1(g, RLX_OP_POOL, NULL, 1, &x, 3, dilated, &y), RESOURCE_EXHAUSTED, "dilation 9223372036854775807 overflow");
+  rlx_attr padded[] = {RLX_ATTR_S("kind", "max"), RLX_ATTR_IS("kernel_shape", 1, k2), RLX_ATTR_IS("dilations", 1, d62),
+                       RLX_ATTR_IS("pads", 2, pmax), RLX_ATTR_IS("strides", 1, smax)};
+  FAILS(rlx_graph_add1(g, RLX_OP_POOL, NULL, 1, &x, 5, padded, &y), RESOURCE_EXHAUSTED, "spatial dim 0: size 5");
+  /* a geometry near the edge still infers: window 3 * 2^61, pads 2^62, stride 2^61 */
+  const int64_t k3[] = {3}, d61[] = {(int64_t)1 << 61}, pok[] = {(int64_t)1 << 62, 0}, s61[] = {(int64_t)1 << 61};
+  rlx_attr fits[] = {RLX_ATTR_S("kind", "max"), RLX_ATTR_IS("kernel_shape", 1, k3), RLX_ATTR_IS("dilations", 1, d61),
+                     RLX_ATTR_IS("pads", 2, pok), RLX_ATTR_IS("strides", 1, s61)};
+  OK(rlx_graph_add1(g, RLX_OP_POOL, NULL, 1, &x, 5, fits, &y));
+  assert_int_equal(rlx_graph_value_type(g, y)->dims[2], 1); /* ONNX: floor((5 + 2^62 - 2 * 2^61 - 1) / 2^61) + 1 */
+  const int64_t k2m[] = {2, INT64_MAX}, p2m[] = {0, INT64_MAX - 1, 0, INT64_MAX - 1};
+  rlx_attr back[] = {RLX_ATTR_IS("kernel_shape", 2, k2m), RLX_ATTR_IS("pads", 4, p2m)};
+  FAILS(rlx_graph_add1(g, RLX_OP_MAXPOOL2D_BACKWARD, NULL, 2, (rlx_value[]){x4, dy}, 2, back, &y), RESOURCE_EXHAUSTED, "spatial dim 1");
+  rlx_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status),
@@ -115,6 +144,7 @@ int main(void) {
       cmocka_unit_test(test_errors_name_node_and_op),
       cmocka_unit_test(test_constant_size_checked),
       cmocka_unit_test(test_conv_group_overflow),
+      cmocka_unit_test(test_pool_geometry_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
