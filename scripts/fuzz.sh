@@ -9,6 +9,7 @@
 # tests), fuzz_npy their input .npy files converted by tests/fuzz/seeds.py, fuzz_graph random bytes,
 # fuzz_gguf small GGUF files written by gguf-py (every value type, tensor types, tiny llama models).
 # A crash leaves its input in build-fuzz/findings/<target>/; commit it under regressions/ with the fix.
+# A negative size reaching malloc fails the run too (no input is saved: replay the corpus to find it).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -25,18 +26,28 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 opts=(-rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=60 -max_len=65536)
 seeds=build-fuzz/seeds
 .venv/bin/python tests/fuzz/seeds.py "$seeds"
+# A size of 2^63 bytes or more is a negative size converted to size_t: ASan refuses it (NULL, a
+# warning) and rlx copes, but the arithmetic behind it is a bug, so its warning fails the run.
+fuzz() {
+  local log=build-fuzz/last.log
+  "$@" 2>&1 | tee "$log"
+  if grep -E 'failed to allocate 0x[89a-f][0-9a-f]{15} ' "$log"; then
+    echo "fuzz.sh: a negative size reached malloc (above)"
+    exit 1
+  fi
+}
 for t in fuzz_onnx fuzz_npy fuzz_graph fuzz_gguf; do
   reg=tests/fuzz/regressions/$t
   if compgen -G "$reg/*" >/dev/null; then
     echo "fuzz.sh: replaying $(ls "$reg" | wc -l) reproducers of $t"
-    build-fuzz/tests/fuzz/$t "${opts[@]}" "$reg"/*
+    fuzz build-fuzz/tests/fuzz/$t "${opts[@]}" "$reg"/*
   fi
 done
 for t in fuzz_onnx fuzz_npy fuzz_graph fuzz_gguf; do
   corpus=build-fuzz/corpus/$t
   mkdir -p "$corpus" "build-fuzz/findings/$t"
   echo "fuzz.sh: $t for ${secs}s"
-  build-fuzz/tests/fuzz/$t "${opts[@]}" -seed="${RLX_FUZZ_SEED:-1}" -max_total_time="$secs" -print_final_stats=1 \
+  fuzz build-fuzz/tests/fuzz/$t "${opts[@]}" -seed="${RLX_FUZZ_SEED:-1}" -max_total_time="$secs" -print_final_stats=1 \
     -artifact_prefix="build-fuzz/findings/$t/" "$corpus" "$seeds/$t"
 done
 echo "fuzz.sh: no crash"

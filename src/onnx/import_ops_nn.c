@@ -198,10 +198,12 @@ static rlx_status *map_global_lp_pool(rlx_imp *I, const Onnx__NodeProto *n) { re
 static rlx_status *global_pool(rlx_imp *I, const Onnx__NodeProto *n, const char *kind) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
+  if (tx.rank < 2) IMP_FAIL(INVALID_ARGUMENT, "X must be [N,C,...], got %s", RLX_TYPE_STR(&tx));
   int64_t axes[RLX_MAX_RANK];
   for (int i = 2; i < tx.rank; i++) axes[i - 2] = i;
   rlx_value x, y;
   RLX_TRY(imp_in(I, n, 0, &x));
+  if (tx.rank == 2) return imp_out(I, n, 0, x); /* no spatial axes: onnx.reference's mean over axes () */
   RLX_TRY(imp_reduce(I, n, kind, x, (size_t)(tx.rank - 2), axes, true, &y));
   return imp_out(I, n, 0, y);
 }

@@ -20,6 +20,7 @@ static bool per_channel(const rlx_graph *g, rlx_value c, const rlx_type *y, int 
   const rlx_type *tc = &g->types[c];
   if (tc->dtype != y->dtype || tc->rank > y->rank) return false;
   int64_t C = y->dims[axis], stride = 0;
+  if (C < 0) return false; /* a symbolic channel count: nothing to fold per channel */
   for (int i = 0; i < tc->rank; i++) {
     int yi = y->rank - tc->rank + i;
     if (tc->dims[i] == 1) continue;

@@ -325,6 +325,10 @@ def misc_cases():
     x = f32(3, 5)
     yield one("shrink", "Shrink", {"x": x}, bias=0.3, lambd=0.7)
     yield one("swish", "Swish", {"x": x}, opset=24, alpha=0.7)
+    # [N,C]: no spatial axes to reduce, x itself (onnx.reference's GlobalMaxPool reduces axes
+    # (rank-2, rank-1) whatever the rank, so a scalar here: numpy's max over axes () instead)
+    yield one("GlobalAveragePool_rank2", "GlobalAveragePool", {"x": x})
+    yield one("GlobalMaxPool_rank2", "GlobalMaxPool", {"x": x}, expected=[np.max(x, axis=(), keepdims=True)])
 
 
 def stateful_cases():
