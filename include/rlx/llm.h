@@ -22,8 +22,9 @@
  * head: llama and mistral files use llama.cpp's normal rope, which rotates adjacent pairs (x[2i],
  * x[2i+1]) (the converter permutes the Q/K rows of Hugging Face checkpoints into that layout);
  * qwen2 uses the NeoX form, pairs (x[i], x[i + n_rot/2]).
- * Weights: F32 tensors become float32 params, F16 matrices float16 params on the CPU (widened to
- * float32 once at open for a GPU; float matrices multiplied through a transposed view); quantized
+ * Weights: F32 tensors become float32 params, F16 matrices float16 params (read as stored by
+ * rlx's matvec kernels and widened in registers, sums in float32; a GPU prefill of more than 8
+ * tokens widens them in MLX; float matrices multiplied through a transposed view); quantized
  * tensors (Q4_0 .. Q8_K, MXFP4) stay packed: a uint8 param holding the file's rows, multiplied by
  * DequantMatMul with the matching gguf_* scheme (rlx/op_table.h). A quantized token_embd is
  * gathered packed (its rows' bytes) and decoded by Dequantize. A layer's q/k/v and gate/up

@@ -123,7 +123,6 @@ typedef struct builder {
   rlx_graph *g;
   const rlx_gguf *f;
   rlx_status *st;
-  bool f16;    /* F16 matrices stay float16 params (the CPU, see linear) */
   bool packed; /* the caches positions first and attention on packed heads (the CPU, see build) */
 } builder;
 
@@ -199,8 +198,8 @@ static rlx_status *tensor_info(const rlx_gguf *f, const char *name, rlx_gguf_ten
 
 /* Looks up tensor `name` (or stacked parts, tensor_info) and checks it is a ggml [K, N] matrix
  * (N = 0: any; K = 0 with N: a vector of N). Declares its param: float32 [N, K] (or [N]),
- * float16 [N, K] for an F16 matrix with b->f16 (kept as stored: half the bytes a decode step
- * reads), or packed uint8 [N, row bytes]. */
+ * float16 [N, K] for an F16 matrix (kept as stored: half the bytes a decode step reads), or
+ * packed uint8 [N, row bytes]. */
 static rlx_value weight(builder *b, const char *name, int64_t K, int64_t N, const char **out_scheme) {
   if (b->st) return 0;
   rlx_gguf_tensor t;
@@ -230,7 +229,7 @@ static rlx_value weight(builder *b, const char *name, int64_t K, int64_t N, cons
   rlx_status_free(absent);
   if (vec) return leaf(b, true, name, RLX_DTYPE_F32, 1, (const int64_t[]){N});
   if (scheme) return leaf(b, true, name, RLX_DTYPE_U8, 2, (const int64_t[]){N, (int64_t)(t.nbytes / (size_t)N)});
-  return leaf(b, true, name, t.type == RLX_GGML_F16 && b->f16 ? RLX_DTYPE_F16 : RLX_DTYPE_F32, 2, (const int64_t[]){N, K});
+  return leaf(b, true, name, t.type == RLX_GGML_F16 ? RLX_DTYPE_F16 : RLX_DTYPE_F32, 2, (const int64_t[]){N, K});
 }
 
 /* v as float32 (a float16 weight widened where it is used). */
@@ -240,9 +239,9 @@ static rlx_value f32(builder *b, rlx_value v) {
 }
 
 /* y = x W^T (+ bias) for the file's [N, K] matrix `name`; bias `bias_name` [N] when the file has
- * it. A float16 W is MatMul(x, Transpose(Cast(W))), which rlx's CPU kernel runs on W as stored
- * (lower_matmul.c); on a GPU, MLX would widen W at every run, so F16 files are widened once at
- * upload there (b->f16 false). */
+ * it. A float16 W is MatMul(x, Transpose(Cast(W))), which rlx's matvec kernels run on W as
+ * stored (lower_matmul.c: on the CPU; on a GPU for up to 8 rows of x, a decode step, while a
+ * longer prefill widens W in MLX). */
 static rlx_value linear(builder *b, rlx_value x, const char *name, const char *bias_name, int64_t K, int64_t N) {
   const char *scheme = NULL;
   rlx_value w = weight(b, name, K, N, &scheme), y;
@@ -405,7 +404,7 @@ static int cache_dims(const rlx_llm_config *c, int64_t C, bool packed, int64_t *
  * place (no split or merge of the heads); on a GPU heads first, [1, Hkv, C, D] (MLX's attention
  * takes heads-first operands). */
 static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, const rlx_llm_options *o, rlx_graph **out) {
-  builder b = {.f = f, .f16 = o->device != RLX_DEVICE_GPU, .packed = o->device != RLX_DEVICE_GPU};
+  builder b = {.f = f, .packed = o->device != RLX_DEVICE_GPU};
   TRY(rlx_graph_create(&b.g));
   int64_t S = RLX_DIM_SYMBOL(0), E = c->dim, H = c->n_heads, Hkv = c->n_kv_heads, D = c->head_dim, F = c->ffn_dim, V = c->vocab;
   rlx_value tokens = leaf(&b, false, "tokens", RLX_DTYPE_I32, 2, (const int64_t[]){1, S});
@@ -521,10 +520,9 @@ static rlx_status *stack_parts(const rlx_gguf *f, const char *name, uint8_t *dst
   }
 }
 
-/* Uploads param `name` from the file: packed bytes, F32 as it is, F16 matrices as they are with
- * f16 (build's builder.f16), F16 vectors and otherwise F16 matrices widened; stacked parts
- * (tensor_info) copied into one tensor. */
-static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *name, bool f16) {
+/* Uploads param `name` from the file: packed bytes, F32 and F16 matrices as they are, F16 vectors
+ * widened; stacked parts (tensor_info) copied into one tensor. */
+static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *name) {
   rlx_gguf_tensor t;
   TRY(tensor_info(f, name, &t));
   int64_t n = t.dims[0] * (t.n_dims > 1 ? t.dims[1] : 1);
@@ -542,7 +540,7 @@ static rlx_status *upload(rlx_executable *ex, const rlx_gguf *f, const char *nam
   }
   rlx_tensor *v = NULL;
   rlx_status *st;
-  if (t.type == RLX_GGML_F32 || (t.type == RLX_GGML_F16 && rank == 2 && f16)) {
+  if (t.type == RLX_GGML_F32 || (t.type == RLX_GGML_F16 && rank == 2)) {
     /* borrowed from the read-only mapping (or the stacked copy): set_param only reads it */
     st = rlx_tensor_wrap(t.type == RLX_GGML_F32 ? RLX_DTYPE_F32 : RLX_DTYPE_F16, rank, dims, (void *)(uintptr_t)t.data, t.nbytes, &v);
   } else if (t.type == RLX_GGML_F16) {
@@ -599,7 +597,7 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
     st = build(f, &m->cfg, m->capacity, &o, &g);
   }
   if (!st) st = rlx_executable_create(g, o.device, o.mode, &m->ex);
-  for (size_t i = 0; !st && i < rlx_executable_num_params(m->ex); i++) st = upload(m->ex, f, rlx_executable_param_name(m->ex, i), o.device != RLX_DEVICE_GPU);
+  for (size_t i = 0; !st && i < rlx_executable_num_params(m->ex); i++) st = upload(m->ex, f, rlx_executable_param_name(m->ex, i));
   if (!st) {
     m->packed = o.device != RLX_DEVICE_GPU;
     st = bind_caches(m);

@@ -83,6 +83,9 @@ static rlx_mx_arr *fast_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr 
   rlx_mx *c = L->mx;
   if (a->mask_kind == 0) return rlx_mx_sdpa(c, q, k, v, a->scale, "", NULL);
   if (a->mask_kind == 1 && a->sq <= a->sk) return rlx_mx_sdpa(c, q, k, v, a->scale, "causal", NULL);
+  if (a->mask_kind == 4 && a->dt == RLX_DTYPE_F32 && a->sq <= 8 && rlx_mx_get_device(c) == RLX_MX_GPU &&
+      rlx_mx_attention_bias_cuda_fits(a->sk, a->d, a->dv))
+    return rlx_mx_attention_bias_cuda(c, q, k, v, a->mask, a->scale); /* MLX's fused kernels take no float32 mask array */
   if (a->mask_kind == 4) return rlx_mx_sdpa(c, q, k, v, a->scale, "array", rlx_mx_astype(c, a->mask, a->dt));
   rlx_mx_arr *valid = valid_mask(L, a);
   rlx_mx_arr *y = rlx_mx_sdpa(c, q, k, v, a->scale, "array", valid);

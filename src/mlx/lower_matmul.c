@@ -48,12 +48,13 @@ static void lower_matmul_np(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *
   for (int i = 0; i + 1 < ta->rank; i++) rows *= ta->dims[i];
   /* x times a transposed float32 weight (a few rows of x) or widened float16 one on the CPU:
    * rlx's matvec kernel reads W once, as stored, where sgemm would pack it first (float16: where
-   * MLX would widen all of W first) */
-  int scheme = ta->rank >= 1 && tb->rank == 2 && ta->dtype == RLX_DTYPE_F32 && tb->dtype == RLX_DTYPE_F32 &&
-                       rlx_mx_get_device(L->mx) != RLX_MX_GPU
+   * MLX would widen all of W first); on a GPU the widened float16 one times up to 8 rows of x
+   * (a decode step's products: MLX's gemv would read twice the bytes, after widening W) */
+  bool gpu = rlx_mx_get_device(L->mx) == RLX_MX_GPU;
+  int scheme = ta->rank >= 1 && tb->rank == 2 && ta->dtype == RLX_DTYPE_F32 && tb->dtype == RLX_DTYPE_F32 && (!gpu || rows <= 8)
                    ? transposed_weight(L, n, b, &w)
                    : -1;
-  if (scheme == 3 || (scheme == 2 && rows <= 4)) {
+  if (scheme == 3 || (scheme == 2 && rows <= 4 && !gpu)) {
     out[0] = rlx_mx_matvec(L->mx, a, w, scheme); /* [.., N] */
     return;
   }

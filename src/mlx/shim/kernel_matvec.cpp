@@ -530,6 +530,10 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, in
   SHIM_OP(c, x && w, ([&] {
             using namespace rlx_kernels;
             mx::array xa = A(x), wa = A(w);
+            if (c->stream.device == mx::Device::gpu) {
+              if (scheme != kF16) throw std::invalid_argument("matvec on a GPU takes a float16 W");
+              return matvec_f16_cuda(xa, wa, c->stream);
+            }
             bool known = scheme >= kQ8_0 && scheme <= kQ4_1;
             int64_t K = xa.ndim() >= 1 ? xa.shape().back() : 0, qk = known ? block_elems(scheme) : 1;
             int64_t cols = quantized(scheme) ? K / qk * block_bytes(scheme) : K;

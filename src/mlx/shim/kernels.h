@@ -7,7 +7,7 @@
 // mx::UnaryPrimitive whose eval_cpu allocates its output and dispatches one task on the
 // stream's command encoder (as MLX's own CPU primitives do); the task splits its work over the
 // pool. The lowering uses them only on the CPU device; on a GPU MLX's own ops run (eval_gpu
-// throws).
+// throws), except the CUDA source kernels of kernel_*_cuda.cpp (mx::fast::cuda_kernel).
 #pragma once
 
 #include <cstdint>
@@ -72,6 +72,11 @@ void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_
 // convolutions without patches); A[i, k] at a[i * lda + k]. Reads src up to src[max off + nv).
 void gemm_block_offsets(int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
                         const int32_t *off, float *c, int64_t ldc);
+
+// y [.., N] = x [.., K] W^T for float32 x of at most kCudaMatvecMaxRows rows and a float16 W
+// [N, K] read as stored, on GPU stream s: a CUDA source kernel (kernel_matvec_cuda.cpp).
+constexpr int64_t kCudaMatvecMaxRows = 8;
+mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s);
 
 // Blocks of n items of at least `min` each, about `want` of them.
 int64_t blocks(int64_t n, int64_t min, int64_t want);

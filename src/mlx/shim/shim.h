@@ -286,8 +286,18 @@ rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, co
  * Q4_K (scheme 1), Q4_0 (scheme 4) or Q4_1 (scheme 5) tensor read in place, float32 [N, K]
  * (scheme 2) or float16 [N, K] (scheme 3, widened as it is read); an operand that is not
  * row-contiguous is copied by the kernel's task (no node in front of it). Each row of W is read
- * once for M <= 4; past that, tiles of W are dequantized and multiplied by sgemm. */
+ * once for M <= 4; past that, tiles of W are dequantized and multiplied by sgemm. On a GPU
+ * stream: scheme 3 only, M <= 8, a CUDA source kernel reading W as stored (kernel_matvec_cuda.cpp). */
 rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme);
+/* y [B,H,S,Dv] = softmax((q scale) K^T + mask) V on a GPU stream for float32 q [B,H,S,D], k
+ * [B,Hkv,C,D], v [B,Hkv,C,Dv] (H a multiple of Hkv: grouped-query attention) and an additive mask
+ * of rank <= 4 broadcasting to [B,H,S,C]: a CUDA source kernel, one thread block per query, that
+ * skips the keys whose mask is -inf (kernel_attention_cuda.cpp). Needs
+ * rlx_mx_attention_bias_cuda_fits(C, D, Dv); a query with no visible key gives NaN. */
+rlx_mx_arr *rlx_mx_attention_bias_cuda(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr *mask, float scale);
+/* Whether rlx_mx_attention_bias_cuda takes C keys of D dims and values of Dv dims (Dv divides 256;
+ * the scores and q fit in 48 KB of shared memory). */
+bool rlx_mx_attention_bias_cuda_fits(int64_t sk, int64_t d, int64_t dv);
 /* float32 [.., K] = the packed rows uint8 [.., K / QK * block bytes] of a GGUF tensor dequantized
  * (rlx's CPU kernel; schemes as rlx_mx_matvec's quantized ones, the same decoders); an operand
  * that is not row-contiguous is copied by the kernel's task. */

@@ -79,6 +79,12 @@ def attention_cases():
             tag = f"sq{sq}" if layout == 4 else f"sq{sq}_r3"
             yield att_case(f"att_decode_{tag}", q, k, v, 8, m=bm, num_kv_heads=2, mask="bias")
             yield att_case(f"att_decode_causal_{tag}", q, k, v, 8, num_kv_heads=2, mask="causal")
+    # an LLM's decode step: head dim 64, a cache of 300 positions of which 137 (+ row) are filled,
+    # the rest hidden by -inf (on a GPU rlx's CUDA kernel, which skips hidden keys' rows)
+    for sq in (1, 2):
+        q, k, v = qkv(4, 1, 8, 2, sq, 300, 64)
+        bm = np.where(np.arange(300)[None, :] <= 136 + np.arange(sq)[:, None], 0, -np.inf).astype(np.float32)
+        yield att_case(f"att_decode_d64_sq{sq}", q, k, v, 8, m=bm, num_kv_heads=2, mask="bias", atol=1e-5, rtol=1e-4)
     # a cache's unfilled tail masked with -inf (the CPU kernel skips the keys no row can see) and
     # holding non-finite garbage, which must not leak into the result; decode (Sq 1, 3) and a
     # prefill of two 32-row blocks whose rows see different prefixes, rank 4 and packed

@@ -81,6 +81,14 @@ def matmul_cases():
         yield Case(f"MatMul_weight_f16_t_{tag}", [node("Cast", ["w"], ["w32"], to=DT("float32")), node("Transpose", ["w32"], ["t"], perm=IS([1, 0])),
                                                   node("MatMul", ["x", "t"], ["y"])],
                    {"x": x}, {"y": (x.astype(np.float64) @ w16.T.astype(np.float64)).astype(np.float32)}, atol=1e-5, params={"w": w16})
+    # K = 128: on a GPU the CUDA kernel's 16-byte loads (up to 8 rows of x; 9 is MLX's product)
+    w16k = uni((37, 128), dtype=np.float16)
+    for xs in [(1, 128), (2, 3, 128), (8, 128), (9, 128)]:
+        x = uni(xs)
+        tag = "x".join(map(str, xs))
+        yield Case(f"MatMul_weight_f16_k128_t_{tag}", [node("Cast", ["w"], ["w32"], to=DT("float32")), node("Transpose", ["w32"], ["t"], perm=IS([1, 0])),
+                                                       node("MatMul", ["x", "t"], ["y"])],
+                   {"x": x}, {"y": (x.astype(np.float64) @ w16k.T.astype(np.float64)).astype(np.float32)}, atol=1e-5, params={"w": w16k})
     # a non-contiguous x (a Transpose feeding the product; the kernel's task copies it), row by row
     # and in tiles
     for rows in (3, 9):

@@ -1,0 +1,94 @@
+// kernel_matvec_cuda.cpp: y = x W^T for a float16 weight W [N, K] read as stored and float32 x
+// (a few rows) on a GPU, as a CUDA source kernel (mx::fast::cuda_kernel, compiled by NVRTC on
+// first use and cached by MLX). MLX multiplies equal dtypes only, so float32 x with a float16 W
+// would widen all of W at every product (twice the bytes a decode step must read); rounding x to
+// float16 instead would change the answers. Here every weight is widened in registers and the
+// products are summed in float32: the float32 product of x with the widened W, in another order.
+//
+// WPR warps per row of W (a template argument: more for matrices of fewer rows, so that every
+// product keeps enough loads in flight to hide memory latency), 8 warps per block: warp p of a
+// row reads 16 bytes (8 weights) at a time, at weights 8 (l + 32 (p + WPR j)) for lane l, and
+// multiplies them with the same 8 entries of each of the M rows of x (M a template argument: the
+// accumulators stay in registers); each warp's sums are added by shuffles, then the row's WPR
+// partial sums through shared memory. Weights past the last multiple of 8, or all of them when W
+// or x is not 16-byte aligned, are read one by one. Memory-bound: a decode step reads each weight
+// once, in 16-byte loads coalesced per warp.
+#include "mlx/fast.h"
+#include "mlx/shim/kernels.h"
+
+namespace rlx_kernels {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+constexpr const char *kSource = R"(
+  const int N = W_shape[0], K = W_shape[1];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, part = warp % WPR;
+  const int row = blockIdx.x * (8 / WPR) + warp / WPR;
+  const bool active = row < N;
+  const __half *w = W + (size_t)(active ? row : 0) * K;
+  const bool vec = K % 8 == 0 && (size_t)W % 16 == 0 && (size_t)x % 16 == 0;
+  const int K8 = vec ? K / 8 : 0;
+  __shared__ float red[8][M];
+  float acc[M];
+#pragma unroll
+  for (int m = 0; m < M; m++) acc[m] = 0.f;
+  if (active) {
+#pragma unroll 4
+    for (int j = lane + 32 * part; j < K8; j += 32 * WPR) {
+      const uint4 u = reinterpret_cast<const uint4 *>(w)[j];
+      const __half2 *h = reinterpret_cast<const __half2 *>(&u);
+      const float2 w0 = __half22float2(h[0]), w1 = __half22float2(h[1]), w2 = __half22float2(h[2]), w3 = __half22float2(h[3]);
+#pragma unroll
+      for (int m = 0; m < M; m++) {
+        const float4 *xm = reinterpret_cast<const float4 *>(x + (size_t)m * K) + 2 * j;
+        const float4 a = xm[0], b = xm[1];
+        acc[m] += w0.x * a.x + w0.y * a.y + w1.x * a.z + w1.y * a.w + w2.x * b.x + w2.y * b.y + w3.x * b.z + w3.y * b.w;
+      }
+    }
+    for (int k = 8 * K8 + lane + 32 * part; k < K; k += 32 * WPR) {
+      const float wk = __half2float(w[k]);
+#pragma unroll
+      for (int m = 0; m < M; m++) acc[m] += wk * x[(size_t)m * K + k];
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < M; m++) {
+    float v = acc[m];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane == 0) red[warp][m] = v;
+  }
+  __syncthreads();
+  if (active && part == 0 && lane < M) {
+    float v = 0.f;
+#pragma unroll
+    for (int p = 0; p < WPR; p++) v += red[warp + p][lane];
+    y[(size_t)lane * N + row] = v;
+  }
+)";
+
+}  // namespace
+
+mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s) {
+  const int64_t K = x.shape().back(), N = w.shape()[0];
+  int64_t M = 1;
+  for (size_t d = 0; d + 1 < x.ndim(); d++) M *= x.shape(d);
+  if (M < 1 || M > kCudaMatvecMaxRows || N > INT32_MAX / kThreads || w.dtype() != mx::float16 || w.shape()[1] != K)
+    throw std::invalid_argument("matvec_f16_cuda takes x [.., K] of 1-8 rows and a float16 W [N, K] of at most 2^23 rows");
+  mx::Shape shape = x.shape();
+  shape.back() = (int)N;
+  if (N == 0) return mx::zeros(shape, mx::float32, s);
+  static const auto fn = mx::fast::cuda_kernel("rlx_matvec_f16", {"x", "W"}, {"y"}, kSource, "", true, 0);
+  mx::array x2 = mx::reshape(mx::astype(x, mx::float32, s), {(int)M, (int)K}, s);
+  // warps per row: about 4096 warps in all (32 per SM of an H100) where W has few rows
+  int wpr = 1;
+  while (wpr < 8 && N * wpr < 4096) wpr *= 2;
+  int64_t blocks = (N + 8 / wpr - 1) / (8 / wpr);
+  auto res = fn({x2, w}, {{(int)M, (int)N}}, {mx::float32}, {(int)(blocks * kThreads), 1, 1}, {kThreads, 1, 1},
+                {{"M", (int)M}, {"WPR", wpr}}, std::nullopt, false, s);
+  return mx::reshape(res[0], shape, s);
+}
+
+}  // namespace rlx_kernels
