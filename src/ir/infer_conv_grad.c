@@ -23,10 +23,11 @@ static rlx_status *check_dy(const rlx_infer_ctx *c, int dyi, int64_t n, int64_t 
   for (int i = 0; i < 2; i++) {
     if (k[i] <= 0) FAIL(INVALID_ARGUMENT, "kernel dims must be > 0");
     if (pool && (p[i] >= k[i] || p[i + 2] >= k[i])) FAIL(INVALID_ARGUMENT, "pads must be smaller than the window");
-    if (xd[i] >= 0) RLX_TRY(rlx_pool_fits(i, xd[i], k[i], s[i], p[i], p[i + 2], d[i]));
-    int64_t o = xd[i] < 0 ? RLX_DIM_DYNAMIC : rlx_pool_out(xd[i], k[i], s[i], p[i], p[i + 2], d[i], false);
-    if (xd[i] >= 0 && o < 1) FAIL(INVALID_ARGUMENT, "kernel %lld (dilation %lld) is larger than padded spatial dim %d", (long long)k[i], (long long)d[i], i);
-    want[2 + i] = o;
+    want[2 + i] = RLX_DIM_DYNAMIC;
+    if (xd[i] < 0) continue;
+    RLX_TRY(rlx_pool_fits(i, xd[i], k[i], s[i], p[i], p[i + 2], d[i]));
+    want[2 + i] = rlx_pool_out(xd[i], k[i], s[i], p[i], p[i + 2], d[i], false);
+    if (want[2 + i] < 1) FAIL(INVALID_ARGUMENT, "kernel %lld (dilation %lld) is larger than padded spatial dim %d", (long long)k[i], (long long)d[i], i);
   }
   const rlx_type *dy = IN(dyi);
   for (int i = 0; i < 4; i++)

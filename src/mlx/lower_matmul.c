@@ -17,8 +17,9 @@ static rlx_mx_arr *matmul(rlx_lower *L, rlx_mx_arr *a, rlx_mx_arr *b, rlx_dtype 
 
 /* The weight W of x @ Transpose(W) for a 2-D float32 W, or of x @ Transpose(Cast(W)) for a 2-D
  * float16 W cast to float32 (an LLM's projection with [N, K] weights): the rlx_mx_matvec scheme
- * (2 float32, 3 float16, read as stored) with *w its array, or -1. */
-static int transposed_weight(const rlx_lower *L, const rlx_node *n, rlx_mx_arr *b, rlx_mx_arr **w) {
+ * (2 float32, 3 float16, read as stored) with *w its array, or -1 (also for a float32 W with
+ * f16_only). */
+static int transposed_weight(const rlx_lower *L, const rlx_node *n, rlx_mx_arr *b, bool f16_only, rlx_mx_arr **w) {
   const rlx_node *p = rlx_value_node(L->g, n->in[1]);
   size_t np = 0;
   const int64_t *perm = p->op == RLX_OP_TRANSPOSE ? rlx_node_is(p, "perm", &np) : NULL;
@@ -28,6 +29,7 @@ static int transposed_weight(const rlx_lower *L, const rlx_node *n, rlx_mx_arr *
     *w = L->vals[cast->in[0]];
     return 3;
   }
+  if (f16_only) return -1;
   *w = rlx_mx_transpose(L->mx, b, 2, (int64_t[]){1, 0});
   return 2;
 }
@@ -51,10 +53,11 @@ static void lower_matmul_np(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *
    * MLX would widen all of W first); on a GPU the widened float16 one times up to 8 rows of x
    * (a decode step's products: MLX's gemv would read twice the bytes, after widening W) */
   bool gpu = rlx_mx_get_device(L->mx) == RLX_MX_GPU;
-  int scheme = ta->rank >= 1 && tb->rank == 2 && ta->dtype == RLX_DTYPE_F32 && tb->dtype == RLX_DTYPE_F32 && (!gpu || rows <= 8)
-                   ? transposed_weight(L, n, b, &w)
+  int scheme = ta->rank >= 1 && tb->rank == 2 && ta->dtype == RLX_DTYPE_F32 && tb->dtype == RLX_DTYPE_F32 &&
+                       (!gpu || rows <= RLX_MX_CUDA_MATVEC_MAX_ROWS)
+                   ? transposed_weight(L, n, b, gpu, &w)
                    : -1;
-  if (scheme == 3 || (scheme == 2 && rows <= 4 && !gpu)) {
+  if (scheme == 3 || (scheme == 2 && rows <= 4)) {
     out[0] = rlx_mx_matvec(L->mx, a, w, scheme); /* [.., N] */
     return;
   }

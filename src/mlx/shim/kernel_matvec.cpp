@@ -401,13 +401,6 @@ Kernels kernels(int scheme) {
 // Rows of W dequantized per tile of a product with more than kMaxRows rows of x.
 constexpr int64_t kTileRows = 64;
 
-// The rows of x [.., K]: the product of its leading dims.
-int64_t rows_of(const mx::array &x) {
-  int64_t m = 1;
-  for (size_t d = 0; d + 1 < x.ndim(); d++) m *= x.shape(d);
-  return m;
-}
-
 class MatVec : public CpuKernel {
  public:
   MatVec(mx::Stream s, int scheme) : CpuKernel(s), scheme_(scheme) {}
@@ -510,6 +503,13 @@ class Dequant : public CpuKernel {
 };
 
 }  // namespace
+
+int64_t rows_of(const mx::array &x) {
+  int64_t m = 1;
+  for (size_t d = 0; d + 1 < x.ndim(); d++) m *= x.shape(d);
+  return m;
+}
+
 }  // namespace rlx_kernels
 
 extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme) {

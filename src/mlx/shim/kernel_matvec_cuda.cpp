@@ -72,10 +72,8 @@ constexpr const char *kSource = R"(
 }  // namespace
 
 mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s) {
-  const int64_t K = x.shape().back(), N = w.shape()[0];
-  int64_t M = 1;
-  for (size_t d = 0; d + 1 < x.ndim(); d++) M *= x.shape(d);
-  if (M < 1 || M > kCudaMatvecMaxRows || N > INT32_MAX / kThreads || w.dtype() != mx::float16 || w.shape()[1] != K)
+  const int64_t K = x.shape().back(), N = w.shape()[0], M = rows_of(x);
+  if (M < 1 || M > RLX_MX_CUDA_MATVEC_MAX_ROWS || N > INT32_MAX / kThreads || w.dtype() != mx::float16 || w.shape()[1] != K)
     throw std::invalid_argument("matvec_f16_cuda takes x [.., K] of 1-8 rows and a float16 W [N, K] of at most 2^23 rows");
   mx::Shape shape = x.shape();
   shape.back() = (int)N;

@@ -73,9 +73,11 @@ void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_
 void gemm_block_offsets(int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
                         const int32_t *off, float *c, int64_t ldc);
 
-// y [.., N] = x [.., K] W^T for float32 x of at most kCudaMatvecMaxRows rows and a float16 W
-// [N, K] read as stored, on GPU stream s: a CUDA source kernel (kernel_matvec_cuda.cpp).
-constexpr int64_t kCudaMatvecMaxRows = 8;
+// The rows of x [.., K]: the product of its leading dims (kernel_matvec.cpp).
+int64_t rows_of(const mx::array &x);
+
+// y [.., N] = x [.., K] W^T for float32 x of at most RLX_MX_CUDA_MATVEC_MAX_ROWS rows and a float16
+// W [N, K] read as stored, on GPU stream s: a CUDA source kernel (kernel_matvec_cuda.cpp).
 mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s);
 
 // Blocks of n items of at least `min` each, about `want` of them.

@@ -287,7 +287,9 @@ rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, co
  * (scheme 2) or float16 [N, K] (scheme 3, widened as it is read); an operand that is not
  * row-contiguous is copied by the kernel's task (no node in front of it). Each row of W is read
  * once for M <= 4; past that, tiles of W are dequantized and multiplied by sgemm. On a GPU
- * stream: scheme 3 only, M <= 8, a CUDA source kernel reading W as stored (kernel_matvec_cuda.cpp). */
+ * stream: scheme 3 only, M <= RLX_MX_CUDA_MATVEC_MAX_ROWS, a CUDA source kernel reading W as
+ * stored (kernel_matvec_cuda.cpp). */
+#define RLX_MX_CUDA_MATVEC_MAX_ROWS 8
 rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme);
 /* y [B,H,S,Dv] = softmax((q scale) K^T + mask) V on a GPU stream for float32 q [B,H,S,D], k
  * [B,Hkv,C,D], v [B,Hkv,C,Dv] (H a multiple of Hkv: grouped-query attention) and an additive mask
