@@ -168,17 +168,18 @@ static rlx_status *map_average_pool(rlx_imp *I, const Onnx__NodeProto *n) { retu
 static rlx_status *lp(rlx_imp *I, const Onnx__NodeProto *n, bool global) {
   rlx_type tx;
   RLX_TRY(imp_in_type(I, n, 0, false, &tx));
+  int nsp = tx.rank - 2;
+  if (nsp < 0 || (!global && (nsp < 1 || nsp > 3))) IMP_FAIL(INVALID_ARGUMENT, "X must be [N,C,D1,...] (1 to 3 spatial dims for LpPool), got %s", RLX_TYPE_STR(&tx));
   double p = (double)imp_attr_i(n, "p", 2);
   rlx_value x, y;
   RLX_TRY(imp_in(I, n, 0, &x));
   RLX_TRY(imp_un(I, n, RLX_OP_ABS, x, &y));
   RLX_TRY(imp_with_scalar(I, n, RLX_OP_POW, y, p, &y));
-  if (global) {
+  if (global && nsp) { /* rank 2: no spatial axes, the sum over none is |x|^p itself */
     int64_t axes[RLX_MAX_RANK];
     for (int i = 2; i < tx.rank; i++) axes[i - 2] = i;
-    RLX_TRY(imp_reduce(I, n, "sum", y, (size_t)(tx.rank - 2), axes, true, &y));
-  } else {
-    int nsp = tx.rank - 2;
+    RLX_TRY(imp_reduce(I, n, "sum", y, (size_t)nsp, axes, true, &y));
+  } else if (!global) {
     int64_t k[3], s[3], d[3], pads[6];
     list_or(n, "kernel_shape", nsp, 1, k);
     list_or(n, "strides", nsp, 1, s);

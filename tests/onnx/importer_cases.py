@@ -329,6 +329,8 @@ def misc_cases():
     # (rank-2, rank-1) whatever the rank, so a scalar here: numpy's max over axes () instead)
     yield one("GlobalAveragePool_rank2", "GlobalAveragePool", {"x": x})
     yield one("GlobalMaxPool_rank2", "GlobalMaxPool", {"x": x}, expected=[np.max(x, axis=(), keepdims=True)])
+    # GlobalLpPool (no onnx.reference kernel): the spec's (sum over the spatial axes of |x|^p)^(1/p)
+    yield one("GlobalLpPool_rank2", "GlobalLpPool", {"x": x}, expected=[np.sum(np.abs(x) ** 3, axis=(), keepdims=True) ** (1 / 3)], p=3)
 
 
 def stateful_cases():
