@@ -1,6 +1,7 @@
 /* generate.c: `rlx generate MODEL.gguf --prompt TEXT [--max-tokens N] [--temperature T --top-k K
- * --top-p P --seed S] [--device cpu|gpu] [--mode lazy|eager|compiled]`: text from a Llama-family
- * GGUF model (rlx/llm.h). The prompt is encoded with the file's tokenizer (BOS first), run as one
+ * --top-p P --seed S] [--device cpu|gpu] [--mode lazy|eager|compiled] [--float-activations]`:
+ * text from a Llama-family GGUF model (rlx/llm.h; --float-activations: rlx_llm_options'
+ * float_activations). The prompt is encoded with the file's tokenizer (BOS first), run as one
  * prefill step, then one token per decode step until --max-tokens (default 32) or EOS; the prompt
  * and each new token's text go to stdout as produced; prefill and decode tokens/s to stderr at
  * the end. Temperature 0 (the default) is greedy. */
@@ -22,7 +23,7 @@ static double now(void) {
 
 static int usage(void) {
   fprintf(stderr, "usage: rlx generate MODEL.gguf --prompt TEXT [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S]\n"
-                  "                    [--device cpu|gpu] [--mode lazy|eager|compiled]\n");
+                  "                    [--device cpu|gpu] [--mode lazy|eager|compiled] [--float-activations]\n");
   return 2;
 }
 
@@ -49,6 +50,10 @@ int rlx_cli_generate(int argc, char **argv) {
   rlx_llm_options o = {0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--float-activations")) {
+      o.float_activations = true;
+      continue;
+    }
     bool takes = a[0] == '-' && a[1] == '-';
     if (takes && !val) return fprintf(stderr, "rlx generate: %s needs a value\n", a), usage();
     if (!strcmp(a, "--prompt")) prompt = val;

@@ -9,7 +9,7 @@
  *   rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,...]... [--optimize ...]
  *   rlx calibrate [--device cpu|gpu|all] [--precision fp32|tf32] [--force] [--json]  (tools/cli_calibrate.c)
  *   rlx launch ...  (tools/launch.c)
- *   rlx generate MODEL.gguf --prompt TEXT [--max-tokens N] [--temperature T --top-k K --top-p P --seed S] [--device cpu|gpu]  (tools/generate.c)
+ *   rlx generate MODEL.gguf --prompt TEXT [--max-tokens N] [--temperature T --top-k K --top-p P --seed S] [--device cpu|gpu] [--float-activations]  (tools/generate.c)
  *   rlx version
  * Without --mode, RLX_MLX_MODE picks the mode (lazy when unset). Progress lines go to stderr.
  */
@@ -33,7 +33,7 @@ static int usage(void) {
           "       rlx info MODEL.onnx [--graph] [--cost] [--dim NAME=SIZE]... [--shape NAME=D0,D1,...]... [--optimize ...]\n"
           "       rlx calibrate [--device cpu|gpu|all] [--precision fp32|tf32] [--force] [--json]\n"
           "       rlx launch ...\n"
-          "       rlx generate MODEL.gguf --prompt TEXT [--max-tokens N] [--temperature T --top-k K --top-p P --seed S] [--device cpu|gpu]\n"
+          "       rlx generate MODEL.gguf --prompt TEXT [--max-tokens N] [--temperature T --top-k K --top-p P --seed S] [--device cpu|gpu] [--float-activations]\n"
           "       rlx version\n");
   return 2;
 }

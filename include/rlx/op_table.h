@@ -192,11 +192,19 @@
    * an x of more than 4 rows takes that dequantize-then-matmul path for every scheme (MLX's CPU    \
    * quantized_matmul goes row by row; BLAS is faster for prefill); float32 x of at most 4 rows    \
    * times gguf_q8_0 / gguf_q4k runs rlx's matvec kernel on the packed bytes (decode steps).       \
+   * activations: "float" (default) multiplies x as it is; "q8_0" first rounds x to GGUF Q8_0       \
+   * blocks along K (K a multiple of 32), as llama.cpp's CPU matmuls do: x is replaced by           \
+   * gguf-py's dequantize(quantize(x, Q8_0)) computed in float32 (per 32 values d = max|x| / 127,   \
+   * q = round(x / d) half away from zero, x = q * float16(d)), a block holding an infinite or NaN \
+   * value staying as it is. On the CPU, float32 x of at most 4 rows times gguf_q8_0, q4_0, q4_1  \
+   * or q4k then meets the codes in integer dot products (faster decoding; a row whose result is  \
+   * not finite is redone in float32); elsewhere MLX ops round x, then the scheme's path runs.     \
    * Errors (INVALID_ARGUMENT, naming the input and the expected dtype/shape): unknown scheme,       \
    * wrong input count, q/packed/scales dtype or shape (a GGUF row of the wrong byte count, K not a \
-   * multiple of the block), a global_scale of more than one value; block sizes MLX lacks for the   \
+   * multiple of the block), a global_scale of more than one value, activations other than float   \
+   * or q8_0, or q8_0 with K not a multiple of 32; block sizes MLX lacks for the                   \
    * int schemes (UNIMPLEMENTED). */ \
-  X(DEQUANT_MATMUL, "DequantMatMul", dequant, 2, 4, "scheme:s block_size:i=32") \
+  X(DEQUANT_MATMUL, "DequantMatMul", dequant, 2, 4, "scheme:s block_size:i=32 activations:s=float") \
   /* DequantGroupedMatMul(x[M,K], weight inputs, idx[M]) -> y[M,N], y[m] = x[m] @ W[idx[m]]^T: the \
    * mixture-of-experts GroupedMatMul over quantized experts. The weight inputs are DequantMatMul's \
    * for `scheme` stacked over E experts on a new first axis (GGUF: packed uint8[E,N,K/QK*B], the  \

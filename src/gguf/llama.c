@@ -124,6 +124,7 @@ typedef struct builder {
   const rlx_gguf *f;
   rlx_status *st;
   bool packed; /* the caches positions first and attention on packed heads (the CPU, see build) */
+  bool q8;     /* x rounded to Q8_0 blocks for the schemes of rlx's integer kernel (the CPU) */
 } builder;
 
 static rlx_value op(builder *b, rlx_op o, size_t n, const rlx_value *in, size_t na, const rlx_attr *attrs) {
@@ -246,7 +247,10 @@ static rlx_value linear(builder *b, rlx_value x, const char *name, const char *b
   const char *scheme = NULL;
   rlx_value w = weight(b, name, K, N, &scheme), y;
   if (scheme) {
-    y = op(b, RLX_OP_DEQUANT_MATMUL, 2, V2(x, w), 1, (rlx_attr[]){RLX_ATTR_S("scheme", scheme)});
+    bool q8 = b->q8 && (!strcmp(scheme, "gguf_q4_0") || !strcmp(scheme, "gguf_q4_1") || !strcmp(scheme, "gguf_q8_0") ||
+                        !strcmp(scheme, "gguf_q4k"));
+    y = op(b, RLX_OP_DEQUANT_MATMUL, 2, V2(x, w), 2,
+           (rlx_attr[]){RLX_ATTR_S("scheme", scheme), RLX_ATTR_S("activations", q8 ? "q8_0" : "float")});
   } else {
     w = f32(b, w);
     rlx_value wt = op(b, RLX_OP_TRANSPOSE, 1, &w, 1, (rlx_attr[]){RLX_ATTR_IS("perm", 2, ((const int64_t[]){1, 0}))});
@@ -404,7 +408,7 @@ static int cache_dims(const rlx_llm_config *c, int64_t C, bool packed, int64_t *
  * place (no split or merge of the heads); on a GPU heads first, [1, Hkv, C, D] (MLX's attention
  * takes heads-first operands). */
 static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, const rlx_llm_options *o, rlx_graph **out) {
-  builder b = {.f = f, .packed = o->device != RLX_DEVICE_GPU};
+  builder b = {.f = f, .packed = o->device != RLX_DEVICE_GPU, .q8 = o->device != RLX_DEVICE_GPU && !o->float_activations};
   TRY(rlx_graph_create(&b.g));
   int64_t S = RLX_DIM_SYMBOL(0), E = c->dim, H = c->n_heads, Hkv = c->n_kv_heads, D = c->head_dim, F = c->ffn_dim, V = c->vocab;
   rlx_value tokens = leaf(&b, false, "tokens", RLX_DTYPE_I32, 2, (const int64_t[]){1, S});

@@ -1,6 +1,7 @@
 /* infer_dequant.c: inference for DequantMatMul and its schemes (see rlx/op_table.h and
  * ir/dequant.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "ir/dequant.h"
 #include "ir/infer_util.h"
@@ -123,6 +124,13 @@ static rlx_status *infer_dequant_matmul(rlx_infer_ctx *c) {
   if (s == RLX_DQ_COUNT) FAIL(INVALID_ARGUMENT, "unknown DequantMatMul scheme '%s'", scheme);
   RLX_TRY(infer_need_float(c, 0));
   if (IN(0)->rank < 1) FAIL(INVALID_ARGUMENT, "input 0 (x) must have rank >= 1");
+  if (OP == RLX_OP_DEQUANT_MATMUL) { /* DequantGroupedMatMul checks its experts through here too */
+    const char *act = AS("activations");
+    int64_t K = IN(0)->dims[IN(0)->rank - 1];
+    if (strcmp(act, "float") && strcmp(act, "q8_0")) FAIL(INVALID_ARGUMENT, "activations '%s' (expected float or q8_0)", act);
+    if (!strcmp(act, "q8_0") && RLX_DIM_IS_STATIC(K) && K % 32)
+      FAIL(INVALID_ARGUMENT, "activations q8_0 needs K (x's last dim) a multiple of 32, got %lld", (long long)K);
+  }
   const rlx_dq_info *in = rlx_dq_info_of(s);
   if (in->kind == RLX_DQK_GGUF) return dequant_gguf(c, in);
   if (in->kind != RLX_DQK_INT) return dequant_fp(c, in);

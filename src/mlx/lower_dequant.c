@@ -464,6 +464,30 @@ void rlx_l_dequant_repack(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in
   *out = (rlx_l_qmm){.w = q.w, .scales = q.scales, .biases = q.biases};
 }
 
+/* x rounded to GGUF Q8_0 blocks along its last axis (DequantMatMul's activations "q8_0",
+ * rlx/op_table.h), in float32: per 32 values d = max|x| / 127 and v = x (1 / d) (0 where d is 0),
+ * q = v rounded half away from zero as gguf-py's np_roundf forms it (sign(v) (floor|v| +
+ * floor(2 (|v| - floor|v|)))), x = q float16(d); a block holding a non-finite value unchanged.
+ * Returned in x's dtype. */
+static rlx_mx_arr *q8_0_round(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx) {
+  rlx_mx *c = L->mx;
+  int r = tx->rank, ax = r;
+  int64_t bshape[RLX_MAX_RANK + 1];
+  memcpy(bshape, tx->dims, sizeof(int64_t) * (size_t)r);
+  bshape[r - 1] /= 32, bshape[r] = 32;
+  rlx_mx_arr *v = rlx_mx_reshape(c, rlx_mx_astype(c, x, RLX_DTYPE_F32), r + 1, bshape), *zero = rlx_mx_scalar(c, 0, RLX_DTYPE_F32);
+  rlx_mx_arr *bad = B(LOGICAL_OR, rlx_mx_unary(c, RLX_MXU_ISNAN, v), rlx_mx_unary(c, RLX_MXU_ISINF, v));
+  rlx_mx_arr *finite = rlx_mx_unary(c, RLX_MXU_LOGICAL_NOT, rlx_mx_reduce(c, bad, 7, 1, &ax, true));
+  rlx_mx_arr *d = B(DIVIDE, rlx_mx_reduce(c, rlx_mx_unary(c, RLX_MXU_ABS, v), 2, 1, &ax, true), rlx_mx_scalar(c, 127, RLX_DTYPE_F32));
+  rlx_mx_arr *id = rlx_mx_where(c, B(EQUAL, d, zero), zero, rlx_mx_unary(c, RLX_MXU_RECIPROCAL, d));
+  rlx_mx_arr *t = B(MULTIPLY, v, id), *a = rlx_mx_unary(c, RLX_MXU_ABS, t), *f = rlx_mx_unary(c, RLX_MXU_FLOOR, a);
+  rlx_mx_arr *half = rlx_mx_unary(c, RLX_MXU_FLOOR, B(MULTIPLY, B(SUBTRACT, a, f), rlx_mx_scalar(c, 2, RLX_DTYPE_F32)));
+  rlx_mx_arr *q = B(MULTIPLY, rlx_mx_unary(c, RLX_MXU_SIGN, t), B(ADD, f, half));
+  rlx_mx_arr *d16 = rlx_mx_astype(c, rlx_mx_astype(c, d, RLX_DTYPE_F16), RLX_DTYPE_F32);
+  rlx_mx_arr *y = rlx_mx_where(c, finite, B(MULTIPLY, q, d16), v);
+  return rlx_mx_astype(c, rlx_mx_reshape(c, y, r, tx->dims), tx->dtype);
+}
+
 /* DequantMatMul: y[..., N] = x @ W^T. A 1-D x goes through as one row (MLX's CUDA
  * quantized_matmul needs rank >= 2). */
 static void lower_dequant_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
@@ -471,14 +495,16 @@ static void lower_dequant_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *co
   const rlx_type *tx = rlx_in_type(L, n, 0);
   int64_t K = tx->dims[tx->rank - 1];
   wops o = node_wops(L, n, in);
-  rlx_mx_arr *x = tx->rank == 1 ? rlx_mx_reshape(c, in[0], 2, (int64_t[]){1, K}) : in[0], *y;
-  int64_t rows = 1;
-  for (int i = 0; i + 1 < tx->rank; i++) rows *= tx->dims[i];
+  bool q8 = !strcmp(rlx_node_s(n, "activations"), "q8_0");
   int kernel = cpu_matvec(o.s, tx->dtype, rlx_mx_get_device(c) == RLX_MX_GPU);
   if (kernel >= 0) {
-    out[0] = rlx_mx_matvec(c, in[0], o.q, kernel); /* [.., N] */
+    out[0] = rlx_mx_matvec(c, in[0], o.q, kernel, q8); /* [.., N] */
     return;
   }
+  rlx_mx_arr *x = q8 ? q8_0_round(L, in[0], tx) : in[0], *y;
+  if (tx->rank == 1) x = rlx_mx_reshape(c, x, 2, (int64_t[]){1, K});
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < tx->rank; i++) rows *= tx->dims[i];
   if (qmm_able(L, &o, tx->dtype, rows)) {
     qmm q = qmm_of(L, n, &o, tx->dtype);
     y = rlx_mx_quantized_matmul(c, x, q.w, q.scales, q.biases, true, q.group, q.bits, q.mode);

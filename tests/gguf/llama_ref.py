@@ -96,7 +96,25 @@ def rope(x, nh, D, n_rot, base, scale, neox):
     return x.reshape(S, nh * D)
 
 
-def forward(W, cfg, tokens):
+# The weight types whose projections take x rounded to Q8_0 blocks with rlx_llm's default options
+# on the CPU (rlx/llm.h: float_activations false).
+Q8_ACT_TYPES = (Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q4_K)
+
+
+def q8_round(x):
+    """x rounded to Q8_0 blocks of 32 along its last axis by gguf-py (quantize, then dequantize)."""
+    x32 = x.astype(np.float32)
+    return gguf.quants.dequantize(gguf.quants.quantize(x32, Q.Q8_0), Q.Q8_0).astype(np.float64).reshape(x.shape)
+
+
+def forward(W, cfg, tokens, q8_act=False):
+    """Logits [S, V]; q8_act: the projections whose weights have a type of Q8_ACT_TYPES take x
+    rounded by q8_round first (llama.cpp's CPU matmuls and rlx_llm's default on the CPU)."""
+    mt, et = cfg["wtype"], cfg.get("embd_type", Q.F32)
+
+    def lin(x, name, qt=mt):
+        return (q8_round(x) if q8_act and qt in Q8_ACT_TYPES else x) @ W[name].T
+
     E, H, Hkv, L = cfg["dim"], cfg["heads"], cfg["kv_heads"], cfg["layers"]
     D = E // H
     n_rot, neox = cfg.get("n_rot") or D, cfg["arch"] == "qwen2"
@@ -106,7 +124,7 @@ def forward(W, cfg, tokens):
     for l in range(L):
         p = f"blk.{l}."
         x = rms(h, W[p + "attn_norm.weight"], cfg["eps"])
-        q, k, v = (x @ W[p + n + ".weight"].T + W.get(p + n + ".bias", 0) for n in ("attn_q", "attn_k", "attn_v"))
+        q, k, v = (lin(x, p + n + ".weight") + W.get(p + n + ".bias", 0) for n in ("attn_q", "attn_k", "attn_v"))
         q = rope(q, H, D, n_rot, cfg["base"], cfg.get("rope_scale", 1), neox)
         k = rope(k, Hkv, D, n_rot, cfg["base"], cfg.get("rope_scale", 1), neox)
         out = np.zeros((S, H * D))
@@ -116,12 +134,12 @@ def forward(W, cfg, tokens):
             pr = np.exp(sc - sc.max(-1, keepdims=True))
             pr /= pr.sum(-1, keepdims=True)
             out[:, hh * D:(hh + 1) * D] = pr @ v[:, g * D:(g + 1) * D]
-        h = h + out @ W[p + "attn_output.weight"].T
+        h = h + lin(out, p + "attn_output.weight")
         x = rms(h, W[p + "ffn_norm.weight"], cfg["eps"])
-        gt, up = x @ W[p + "ffn_gate.weight"].T, x @ W[p + "ffn_up.weight"].T
-        h = h + (gt / (1 + np.exp(-gt)) * up) @ W[p + "ffn_down.weight"].T
+        gt, up = lin(x, p + "ffn_gate.weight"), lin(x, p + "ffn_up.weight")
+        h = h + lin(gt / (1 + np.exp(-gt)) * up, p + "ffn_down.weight")
     h = rms(h, W["output_norm.weight"], cfg["eps"])
-    return h @ W.get("output.weight", W["token_embd.weight"]).T
+    return lin(h, "output.weight") if "output.weight" in W else lin(h, "token_embd.weight", et)
 
 
 

@@ -18,7 +18,7 @@ class RlxError(RuntimeError):
 
 class Options(ctypes.Structure):  # rlx_llm_options
     _fields_ = [("device", ctypes.c_int), ("mode", ctypes.c_int), ("capacity", ctypes.c_int64), ("temperature", ctypes.c_double),
-                ("top_k", ctypes.c_int64), ("top_p", ctypes.c_double), ("seed", ctypes.c_uint64)]
+                ("top_k", ctypes.c_int64), ("top_p", ctypes.c_double), ("seed", ctypes.c_uint64), ("float_activations", ctypes.c_bool)]
 
 
 class Rlx:

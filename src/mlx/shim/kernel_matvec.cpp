@@ -22,6 +22,11 @@
 // codes widened in registers, independent accumulators per row of x so that the FMA latency does
 // not bound it.
 //
+// x rounded to Q8_0 blocks (activations "q8_0", as llama.cpp's CPU matmuls quantize theirs): per
+// group of 32 a d_w d_x (codes . codes) + b d_x sum(codes of x), the dot in integers, 32 byte
+// products per AVX2 maddubs + madd, no widening of the weights to float (Q4_0 decode 7.5 -> 6.2 ms
+// per step on the llm_bench model, 2 threads).
+//
 // More rows: tiles of 64 rows of W are dequantized to float32 once (into a buffer per thread)
 // and multiplied by all of x with one single-threaded sgemm each (kernel_gemm.cpp), instead of
 // widening or dequantizing all of W into a temporary at every run.
@@ -137,6 +142,93 @@ void row_portable(const uint8_t *p, int64_t K, const float *const *x, const floa
   }
 }
 
+// ---- x quantized to Q8_0 blocks (activations "q8_0") ----
+
+// The rows of x as Q8_0 blocks: per row m the codes q[m][K], each block's stored scale d[m][g] and
+// d sum(q) of its codes s[m][g] (NaN for a block that holds a non-finite value).
+struct Q8Rows {
+  const int8_t *q[kMaxRows];
+  const float *d[kMaxRows], *s[kMaxRows];
+};
+
+// Row x[0..K) (K a multiple of 32) as gguf-py's Q8_0 quantize forms it (gguf/quants.py, ggml's
+// quantize_row_q8_0): per block of 32, d = max|x| / 127 and id = 1 / d (0 when d is 0) in float32,
+// q = x id rounded half away from zero, d stored as float16. xd = d q, what gguf-py's dequantize
+// gives back; a block holding an infinite or NaN value stays as it is in xd (its q 0, d and s NaN).
+void quantize_q8_0(const float *x, int64_t K, int8_t *q, float *d, float *s, float *xd) {
+  for (int64_t g = 0; g < K / 32; g++) {
+    const float *v = x + 32 * g;
+    float amax = 0;
+    bool finite = true;
+    for (int j = 0; j < 32; j++) {
+      finite = finite && std::isfinite(v[j]);
+      amax = std::max(amax, std::fabs(v[j]));
+    }
+    if (!finite) {
+      std::memset(q + 32 * g, 0, 32);
+      std::memcpy(xd + 32 * g, v, 32 * sizeof(float));
+      d[g] = s[g] = NAN;
+      continue;
+    }
+    float dd = amax / 127.0f, id = dd != 0.0f ? 1.0f / dd : 0.0f;
+    float d16 = static_cast<float>(static_cast<mx::float16_t>(dd));
+    int sum = 0;
+    for (int j = 0; j < 32; j++) {
+      int c = (int)std::round(v[j] * id);
+      q[32 * g + j] = (int8_t)c;
+      sum += c;
+      xd[32 * g + j] = d16 * (float)c;
+    }
+    d[g] = d16;
+    s[g] = d16 * (float)sum;
+  }
+}
+
+// One row of W times M rows of Q8_0 x: out[m]. A group of W (a c + b, codes c) and a block of x (dx
+// qx) contribute a dx (c . qx) + b dx sum(qx), the dot of the codes in integers (ggml's
+// ggml_vec_dot_q8_0_q8_0 and the like do the same).
+using Q8RowFn = void (*)(const uint8_t *w, int64_t K, const Q8Rows &x, int M, float *out);
+
+// The codes c of group g (elements [32 g, 32 g + 32)) of a quantized row, with a and b.
+template <int S>
+void codes32(const uint8_t *p, int64_t g, int8_t *c, float *a, float *b) {
+  if (S == kQ8_0) {
+    const uint8_t *blk = p + g * 34;
+    *a = half(blk), *b = 0;
+    std::memcpy(c, blk + 2, 32);
+  } else if (S == kQ4_0 || S == kQ4_1) {
+    const uint8_t *blk = p + g * block_bytes(S), *q = blk + (S == kQ4_0 ? 2 : 4);
+    *a = half(blk), *b = S == kQ4_1 ? half(blk + 2) : 0;
+    for (int j = 0; j < 16; j++) {
+      c[j] = (int8_t)((q[j] & 15) - (S == kQ4_0 ? 8 : 0));
+      c[16 + j] = (int8_t)((q[j] >> 4) - (S == kQ4_0 ? 8 : 0));
+    }
+  } else { /* Q4_K */
+    const uint8_t *blk = p + g / 8 * 144;
+    int k = (int)(g % 8), sc, mn, shift = 4 * (k % 2);
+    q4k_scale_min(blk + 4, k, &sc, &mn);
+    *a = half(blk) * (float)sc, *b = -(half(blk + 2) * (float)mn);
+    const uint8_t *q = blk + 16 + 32 * (k / 2);
+    for (int j = 0; j < 32; j++) c[j] = (int8_t)((q[j] >> shift) & 15);
+  }
+}
+
+template <int S>
+void row_q8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *out) {
+  float acc[kMaxRows] = {};
+  int8_t c[32];
+  for (int64_t g = 0; g < K / 32; g++) {
+    float a, b;
+    codes32<S>(p, g, c, &a, &b);
+    for (int m = 0; m < M; m++) {
+      int dot = 0;
+      for (int j = 0; j < 32; j++) dot += c[j] * x.q[m][32 * g + j];
+      acc[m] += a * x.d[m][g] * (float)dot + (offset(S) ? b * x.s[m][g] : 0.0f);
+    }
+  }
+  for (int m = 0; m < M; m++) out[m] = acc[m];
+}
+
 template <int S>
 void dequant_portable(const uint8_t *p, int64_t K, float *w) {
   int64_t k = 0;
@@ -187,6 +279,14 @@ inline void q4k_scales(const uint8_t *p, float d, float dmin, __m256 *a, __m256 
   *b = _mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn))));
 }
 
+// q4k_scales of the Q4_K block at p into a[8] and b[8].
+inline void q4k_block_scales(const uint8_t *p, float *a, float *b) {
+  __m256 a8, b8;
+  q4k_scales(p, half_avx2(p), half_avx2(p + 2), &a8, &b8);
+  _mm256_storeu_ps(a, a8);
+  _mm256_storeu_ps(b, b8);
+}
+
 // The parity of a group index as a type (kOdd / kEven), so that a visitor's per-group code picks
 // its accumulator without a branch.
 using kEven = std::integral_constant<int, 0>;
@@ -202,11 +302,8 @@ inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
   if constexpr (S == kQ4K) {
     __m256 hi[4];
     for (int64_t j = 0; j < K / 256; j++, p += 144) {
-      __m256 a8, b8;
-      q4k_scales(p, half_avx2(p), half_avx2(p + 2), &a8, &b8);
       float a[8], b[8];
-      _mm256_storeu_ps(a, a8);
-      _mm256_storeu_ps(b, b8);
+      q4k_block_scales(p, a, b);
       for (int chunk = 0; chunk < 4; chunk++) {
         q4k_chunk(p + 16 + 32 * chunk, c, hi);
         f(8 * j + 2 * chunk, kEven{}, a[2 * chunk], b[2 * chunk], c);
@@ -353,6 +450,68 @@ void row_groups_avx2(const uint8_t *p, int64_t K, const float *const *x, const f
   }
 }
 
+// Calls f(g, parity, a, b, c) for each group g of a quantized row with its 32 codes c as bytes
+// (int8 for Q8_0; 0..15 for the 4-bit schemes, Q4_0's taken as a c + b with b = -8 a), a and b
+// as visit_groups gives them.
+template <int S, class F>
+inline void visit_codes(const uint8_t *p, int64_t K, F &&f) {
+  const __m256i low4 = _mm256_set1_epi8(15);
+  if constexpr (S == kQ4K) {
+    for (int64_t j = 0; j < K / 256; j++, p += 144) {
+      float a[8], b[8];
+      q4k_block_scales(p, a, b);
+      for (int chunk = 0; chunk < 4; chunk++) {
+        __m256i bytes = _mm256_loadu_si256((const __m256i *)(p + 16 + 32 * chunk));
+        f(8 * j + 2 * chunk, kEven{}, a[2 * chunk], b[2 * chunk], _mm256_and_si256(bytes, low4));
+        f(8 * j + 2 * chunk + 1, kOdd{}, a[2 * chunk + 1], b[2 * chunk + 1], _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4));
+      }
+    }
+  } else {
+    auto group = [&](int64_t g, auto parity) {
+      const uint8_t *blk = p + g * block_bytes(S);
+      __m256i c;
+      if constexpr (S == kQ8_0) {
+        c = _mm256_loadu_si256((const __m256i *)(blk + 2));
+      } else { /* elements 0..15 the low nibbles of qs, 16..31 the high ones */
+        __m128i raw = _mm_loadu_si128((const __m128i *)(blk + (S == kQ4_0 ? 2 : 4)));
+        c = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), low4);
+      }
+      float a = half_avx2(blk);
+      f(g, parity, a, S == kQ4_1 ? half_avx2(blk + 2) : S == kQ4_0 ? -8.0f * a : 0.0f, c);
+    };
+    int64_t g = 0, G = K / 32;
+    for (; g + 2 <= G; g += 2) {
+      group(g, kEven{});
+      group(g + 1, kOdd{});
+    }
+    if (g < G) group(g, kEven{});
+  }
+}
+
+// A quantized row times Q8_0 rows of x: per group the integer dot of the codes (pairs of byte
+// products summed into int16 by maddubs, which takes an unsigned and a signed operand: Q8_0's
+// signed codes go in as |c| with x's signs flipped where c < 0; |products| <= 2 * 128 * 127
+// fits), widened to int32 and float, times a dx; b dx sum(qx) once per group; two accumulators
+// per row.
+template <int S, int M>
+void row_q8_avx2(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *out) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[M][2];
+  float off[M];
+  for (int m = 0; m < M; m++) acc[m][0] = acc[m][1] = _mm256_setzero_ps(), off[m] = 0;
+  visit_codes<S>(p, K, [&](int64_t g, auto parity, float a, float b, __m256i c) {
+    __m256i u = S == kQ8_0 ? _mm256_sign_epi8(c, c) : c;
+    for (int m = 0; m < M; m++) {
+      __m256i v = _mm256_loadu_si256((const __m256i *)(x.q[m] + 32 * g));
+      if (S == kQ8_0) v = _mm256_sign_epi8(v, c);
+      __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(u, v), ones));
+      acc[m][decltype(parity)::value] = _mm256_fmadd_ps(_mm256_set1_ps(a * x.d[m][g]), dot, acc[m][decltype(parity)::value]);
+      if (S != kQ8_0) off[m] += b * x.s[m][g];
+    }
+  });
+  for (int m = 0; m < M; m++) out[m] = hsum(_mm256_add_ps(acc[m][0], acc[m][1])) + off[m];
+}
+
 template <int S>
 void dequant_avx2(const uint8_t *p, int64_t K, float *w) {
   if constexpr (quantized(S)) {
@@ -374,17 +533,25 @@ using DequantFn = void (*)(const uint8_t *w, int64_t K, float *out);
 struct Kernels {
   RowFn row[kMaxRows];
   DequantFn dequant;
+  Q8RowFn row_q8[kMaxRows];  // quantized schemes only
 };
 
 template <int S>
 Kernels kernels_of() {
+  constexpr bool q = quantized(S);
 #ifdef RLX_MATVEC_AVX2
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  if (avx2 && quantized(S))
-    return {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>}, dequant_avx2<S>};
-  if (avx2) return {{row_avx2<S, 1>, row_avx2<S, 2>, row_avx2<S, 3>, row_avx2<S, 4>}, dequant_avx2<S>};
+  if constexpr (q) {
+    if (avx2)
+      return {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>}, dequant_avx2<S>,
+              {row_q8_avx2<S, 1>, row_q8_avx2<S, 2>, row_q8_avx2<S, 3>, row_q8_avx2<S, 4>}};
+  } else if (avx2) {
+    return {{row_avx2<S, 1>, row_avx2<S, 2>, row_avx2<S, 3>, row_avx2<S, 4>}, dequant_avx2<S>, {}};
+  }
 #endif
-  return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>};
+  Q8RowFn q8 = nullptr;
+  if constexpr (q) q8 = row_q8_portable<S>;
+  return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}};
 }
 
 Kernels kernels(int scheme) {
@@ -403,21 +570,34 @@ constexpr int64_t kTileRows = 64;
 
 class MatVec : public CpuKernel {
  public:
-  MatVec(mx::Stream s, int scheme) : CpuKernel(s), scheme_(scheme) {}
+  MatVec(mx::Stream s, int scheme, bool q8) : CpuKernel(s), scheme_(scheme), q8_(q8) {}
   // in: x [.., K] float32 (M rows) and W (float32 or float16 [N, K], or packed uint8 [N, row
-  // bytes]), any strides (see dense); out [.., N].
+  // bytes]), any strides (see dense); out [.., N]. q8: x is first quantized to Q8_0 blocks
+  // (quantize_q8_0), then the codes meet W's in integers for M <= kMaxRows; a row of W whose
+  // result is not finite is done again from the dequantized x the float way, as are more rows.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
-    int64_t K = in[0].shape().back(), M = rows_of(in[0]), N = in[1].shape()[0];
+    int64_t K = in[0].shape().back(), M = rows_of(in[0]), N = in[1].shape()[0], G = K / 32;
     int64_t rb = (int64_t)in[1].itemsize() * in[1].shape()[1];
     mx::array xa = in[0], wa = in[1];
     float *y = out.data<float>();
     Kernels kern = kernels(scheme_);
-    if (M > kMaxRows) { /* tiles of W dequantized once, each multiplied by all of x */
-      enc.dispatch([=]() {
-        thread_local std::vector<uint8_t> xbuf, wbuf;
-        const float *x = static_cast<const float *>(dense(xa, xbuf));
-        const uint8_t *w = static_cast<const uint8_t *>(dense(wa, wbuf));
+    bool q8 = q8_, sums = offset(scheme_);
+    enc.dispatch([=]() {
+      thread_local std::vector<uint8_t> xbuf, wbuf;
+      thread_local std::vector<int8_t> qx;
+      thread_local std::vector<float> xd, dx, sx, sum;
+      const float *x = static_cast<const float *>(dense(xa, xbuf));
+      const uint8_t *w = static_cast<const uint8_t *>(dense(wa, wbuf));
+      Q8Rows xq = {};
+      if (q8) { /* from here on x is the dequantized x */
+        if ((int64_t)xd.size() < M * K) qx.resize(M * K), xd.resize(M * K);
+        if ((int64_t)dx.size() < M * G) dx.resize(M * G), sx.resize(M * G);
+        for (int64_t m = 0; m < M; m++) quantize_q8_0(x + m * K, K, qx.data() + m * K, dx.data() + m * G, sx.data() + m * G, xd.data() + m * K);
+        for (int64_t m = 0; m < M && m < kMaxRows; m++) xq.q[m] = qx.data() + m * K, xq.d[m] = dx.data() + m * G, xq.s[m] = sx.data() + m * G;
+        x = xd.data();
+      }
+      if (M > kMaxRows) { /* tiles of W dequantized once, each multiplied by all of x */
         parallel_for((N + kTileRows - 1) / kTileRows, 1, [&](int64_t t0, int64_t t1) {
           thread_local std::vector<float> tile;
           if ((int64_t)tile.size() < kTileRows * K) tile.resize(kTileRows * K);
@@ -427,19 +607,10 @@ class MatVec : public CpuKernel {
             sgemm(false, true, M, rows, K, x, K, tile.data(), K, y + n0, N);
           }
         });
-      });
-      return;
-    }
-    RowFn row = kern.row[M - 1];
-    bool sums = offset(scheme_);
-    enc.dispatch([=]() {
-      thread_local std::vector<uint8_t> xbuf, wbuf;
-      const float *x = static_cast<const float *>(dense(xa, xbuf));
-      const uint8_t *w = static_cast<const uint8_t *>(dense(wa, wbuf));
+        return;
+      }
       const float *xr[kMaxRows], *xs[kMaxRows] = {};
-      thread_local std::vector<float> sum;  // the sums of x per group of 32 (offset schemes)
-      if (sums) {
-        int64_t G = K / 32;
+      if (sums) { /* the sums of x per group of 32 */
         if ((int64_t)sum.size() < M * G) sum.resize(M * G);
         for (int64_t m = 0; m < M; m++) {
           xs[m] = sum.data() + m * G;
@@ -451,17 +622,27 @@ class MatVec : public CpuKernel {
         }
       }
       for (int64_t m = 0; m < M; m++) xr[m] = x + m * K;
+      RowFn row = kern.row[M - 1];
+      Q8RowFn row_q8 = q8 ? kern.row_q8[M - 1] : nullptr;
       parallel_for(N, 16, [&](int64_t n0, int64_t n1) {
         float o[kMaxRows];
         for (int64_t n = n0; n < n1; n++) {
-          row(w + n * rb, K, xr, xs, (int)M, o);
+          bool finite = row_q8;
+          if (row_q8) {
+            row_q8(w + n * rb, K, xq, (int)M, o);
+            for (int64_t m = 0; m < M; m++) finite = finite && std::isfinite(o[m]);
+          }
+          if (!finite) row(w + n * rb, K, xr, xs, (int)M, o);
           for (int64_t m = 0; m < M; m++) y[m * N + n] = o[m];
         }
       });
     });
   }
   const char *name() const override { return "RlxMatVec"; }
-  bool is_equivalent(const mx::Primitive &other) const override { return scheme_ == static_cast<const MatVec &>(other).scheme_; }
+  bool is_equivalent(const mx::Primitive &other) const override {
+    auto &o = static_cast<const MatVec &>(other);
+    return scheme_ == o.scheme_ && q8_ == o.q8_;
+  }
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
     mx::Shape shape = in[0].shape();
     shape.back() = in[1].shape()[0];
@@ -470,6 +651,7 @@ class MatVec : public CpuKernel {
 
  private:
   int scheme_;  // Scheme
+  bool q8_;
 };
 
 // The packed rows of a quantized scheme dequantized to float32 (rows split over the pool).
@@ -526,23 +708,23 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
           }()));
 }
 
-extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme) {
+extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme, bool q8) {
   SHIM_OP(c, x && w, ([&] {
             using namespace rlx_kernels;
             mx::array xa = A(x), wa = A(w);
             if (c->stream.device == mx::Device::gpu) {
-              if (scheme != kF16) throw std::invalid_argument("matvec on a GPU takes a float16 W");
+              if (scheme != kF16 || q8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
               return matvec_f16_cuda(xa, wa, c->stream);
             }
             bool known = scheme >= kQ8_0 && scheme <= kQ4_1;
             int64_t K = xa.ndim() >= 1 ? xa.shape().back() : 0, qk = known ? block_elems(scheme) : 1;
             int64_t cols = quantized(scheme) ? K / qk * block_bytes(scheme) : K;
             mx::Dtype wdt = scheme == kF32 ? mx::float32 : scheme == kF16 ? mx::float16 : mx::uint8;
-            if (!known || xa.ndim() < 1 || wa.ndim() != 2 || rows_of(xa) < 1 || K % qk ||
+            if (!known || (q8 && !quantized(scheme)) || xa.ndim() < 1 || wa.ndim() != 2 || rows_of(xa) < 1 || K % qk ||
                 wa.shape()[1] != cols || wa.dtype() != wdt)
               throw std::invalid_argument("matvec takes x [.., K] and W float32 or float16 [N, K] or packed uint8 [N, K / QK * block bytes]");
             std::vector<mx::array> in = {mx::astype(xa, mx::float32, c->stream), wa};
-            auto prim = std::make_shared<MatVec>(c->stream, scheme);
+            auto prim = std::make_shared<MatVec>(c->stream, scheme, q8);
             mx::Shape shape = prim->output_shapes(in)[0];
             return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
           }()));

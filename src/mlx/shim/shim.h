@@ -288,9 +288,11 @@ rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, co
  * row-contiguous is copied by the kernel's task (no node in front of it). Each row of W is read
  * once for M <= 4; past that, tiles of W are dequantized and multiplied by sgemm. On a GPU
  * stream: scheme 3 only, M <= RLX_MX_CUDA_MATVEC_MAX_ROWS, a CUDA source kernel reading W as
- * stored (kernel_matvec_cuda.cpp). */
+ * stored (kernel_matvec_cuda.cpp). q8 (quantized schemes, the CPU): x is first rounded to GGUF Q8_0
+ * blocks (DequantMatMul's activations "q8_0", rlx/op_table.h) and, for M <= 4, its codes meet W's
+ * in integer dot products. */
 #define RLX_MX_CUDA_MATVEC_MAX_ROWS 8
-rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme);
+rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme, bool q8);
 /* y [B,H,S,Dv] = softmax((q scale) K^T + mask) V on a GPU stream for float32 q [B,H,S,D], k
  * [B,Hkv,C,D], v [B,Hkv,C,Dv] (H a multiple of Hkv: grouped-query attention) and an additive mask
  * of rank <= 4 broadcasting to [B,H,S,C]: a CUDA source kernel, one thread block per query, that

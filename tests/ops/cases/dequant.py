@@ -16,7 +16,7 @@ products. Dequantize (GGUF rows decoded on their own): every GGUF scheme against
 import ml_dtypes
 import numpy as np
 from gguf import GGMLQuantizationType as T
-from gguf.quants import dequantize
+from gguf.quants import dequantize, quantize
 
 from opcase import IS, Case, I, S, error_case as err, node, simple
 
@@ -152,6 +152,63 @@ def gguf_cases():
     yield err("DequantMatMul_gguf_inputs", "DequantMatMul", {"x": x, "w": np.zeros((3, 68), np.uint8), "s": np.ones((3, 2), np.float32)},
               scheme=S("gguf_q8_0"))
     yield err("DequantMatMul_gguf_rank", "DequantMatMul", {"x": x, "w": np.zeros((204,), np.uint8)}, scheme=S("gguf_q8_0"))
+def q8_0_round(x):
+    """x rounded to Q8_0 blocks along its last axis by gguf-py (quantize, then dequantize), in
+    float32; blocks holding a non-finite value as they are (DequantMatMul's activations q8_0)."""
+    b = x.astype(np.float32).reshape(-1, 32)
+    fin = np.isfinite(b).all(axis=1)
+    out = b.copy()
+    if fin.any():
+        out[fin] = dequantize(quantize(b[fin], T.Q8_0), T.Q8_0)
+    return out.reshape(x.shape)
+
+
+def q8_case(name, scheme, n, k, xshape, xdtype=np.float32, x=None, rtol=1e-5):
+    """DequantMatMul with activations q8_0: gguf-py's Q8_0 round trip of x, then x @ W^T in float64."""
+    packed = blocks(scheme, n, k)
+    w = gguf_dequant(scheme, packed, k).astype(np.float64)
+    x = uni(xshape + (k,), dtype=xdtype) if x is None else x.astype(xdtype)
+    xq = q8_0_round(x).astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = xq @ w.T
+        atol = rtol * max(float(np.nan_to_num(np.abs(xq) @ np.abs(w).T, posinf=0).max()), 1e-30)
+    return Case(name, [node("DequantMatMul", ["x", "w"], ["y"], scheme=S(scheme), activations=S("q8_0"))], {"x": x},
+                {"y": want.astype(xdtype)}, atol=atol, rtol=rtol, params={"w": packed})
+
+
+def q8_cases():
+    # rlx's integer kernel (float32 x, 1..4 rows; more rows: the rounded x through the tiles)
+    for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q4k"]:
+        for xs in [(1,), (2,), (3,), (4,), (9,)]:
+            yield q8_case(f"DequantMatMul_q8_0_act_{scheme}_{xs[0]}", scheme, 150, 512, xs)
+    # MLX ops round x: schemes without the kernel, float16 and float64 x
+    yield q8_case("DequantMatMul_q8_0_act_gguf_q5k", "gguf_q5k", 5, 512, (2, 3))
+    yield q8_case("DequantMatMul_q8_0_act_gguf_q6k_rank1", "gguf_q6k", 5, 256, ())
+    yield q8_case("DequantMatMul_q8_0_act_gguf_q4_0_f16", "gguf_q4_0", 6, 128, (3,), xdtype=np.float16, rtol=5e-3)
+    yield q8_case("DequantMatMul_q8_0_act_gguf_q8_0_f64", "gguf_q8_0", 6, 128, (3,), xdtype=np.float64, rtol=1e-9)
+    # edge blocks: ties (d = 1: 2.5 -> 3, -3.5 -> -4), all zeros (d = 0), values past 127 * 65504
+    # (float16 d is inf: q * inf), an inf and a NaN (those blocks stay as they are)
+    edge = np.zeros((6, 32), np.float32)
+    edge[0, :6] = [127, 2.5, -3.5, 0.5, -0.5, 1.5]
+    edge[2] = uni(32, -1e7, 1e7)
+    edge[3] = uni(32)
+    edge[3, 5] = np.inf
+    edge[4] = uni(32)
+    edge[4, 7] = np.nan
+    edge[5] = uni(32)
+    for scheme in ["gguf_q4_0", "gguf_q4k", "gguf_q5_0"]:
+        for rows, blk in [(1, [0, 1, 5, 3, 5, 5, 4, 5]), (3, [0, 1, 5, 5, 5, 5, 5, 5] * 3), (1, [0, 1, 2, 5, 5, 5, 5, 5])]:
+            x = edge[blk].reshape(rows, 256)
+            tag = "inf_scale" if 2 in blk else f"{rows}"
+            yield q8_case(f"DequantMatMul_q8_0_act_edges_{scheme}_{tag}", scheme, 40, 256, None, x=x)
+    x = uni((2, 48))
+    yield err("DequantMatMul_activations_unknown", "DequantMatMul", {"x": uni((2, 64)), "w": np.zeros((3, 68), np.uint8)},
+              scheme=S("gguf_q8_0"), activations=S("int8"))
+    yield err("DequantMatMul_activations_q8_0_k", "DequantMatMul",
+              {"x": x, "w": np.zeros((3, 48), np.uint8), "scales": np.ones((3, 3), np.float32)},
+              scheme=S("fp8_e4m3"), block_size=I(16), activations=S("q8_0"))
+
+
 SCHEMES = {  # scheme: (q dtype, q range, asymmetric)
     "int8_block": (np.int8, (-128, 127), False), "int8_block_asym": (np.uint8, (0, 255), True),
     "int4_block": (np.int8, (-8, 7), False), "int4_block_asym": (np.uint8, (0, 15), True),
@@ -466,6 +523,7 @@ def dequantize_cases():
 def cases():
     yield from dequantize_cases()
     yield from gguf_cases()
+    yield from q8_cases()
     yield from fp_cases()
     yield from grouped_cases()
     yield from dequant_cases()
