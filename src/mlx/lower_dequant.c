@@ -479,11 +479,12 @@ static rlx_mx_arr *q8_0_round(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx) {
   rlx_mx_arr *bad = B(LOGICAL_OR, rlx_mx_unary(c, RLX_MXU_ISNAN, v), rlx_mx_unary(c, RLX_MXU_ISINF, v));
   rlx_mx_arr *finite = rlx_mx_unary(c, RLX_MXU_LOGICAL_NOT, rlx_mx_reduce(c, bad, 7, 1, &ax, true));
   rlx_mx_arr *d = B(DIVIDE, rlx_mx_reduce(c, rlx_mx_unary(c, RLX_MXU_ABS, v), 2, 1, &ax, true), rlx_mx_scalar(c, 127, RLX_DTYPE_F32));
-  rlx_mx_arr *id = rlx_mx_where(c, B(EQUAL, d, zero), zero, rlx_mx_unary(c, RLX_MXU_RECIPROCAL, d));
+  rlx_mx_arr *d16 = rlx_mx_astype(c, rlx_mx_astype(c, d, RLX_DTYPE_F16), RLX_DTYPE_F32);
+  /* a float16 d of 0 (d below its range: 1 / d may overflow) dequantizes to 0 whatever the codes */
+  rlx_mx_arr *id = rlx_mx_where(c, B(EQUAL, d16, zero), zero, rlx_mx_unary(c, RLX_MXU_RECIPROCAL, d));
   rlx_mx_arr *t = B(MULTIPLY, v, id), *a = rlx_mx_unary(c, RLX_MXU_ABS, t), *f = rlx_mx_unary(c, RLX_MXU_FLOOR, a);
   rlx_mx_arr *half = rlx_mx_unary(c, RLX_MXU_FLOOR, B(MULTIPLY, B(SUBTRACT, a, f), rlx_mx_scalar(c, 2, RLX_DTYPE_F32)));
   rlx_mx_arr *q = B(MULTIPLY, rlx_mx_unary(c, RLX_MXU_SIGN, t), B(ADD, f, half));
-  rlx_mx_arr *d16 = rlx_mx_astype(c, rlx_mx_astype(c, d, RLX_DTYPE_F16), RLX_DTYPE_F32);
   rlx_mx_arr *y = rlx_mx_where(c, finite, B(MULTIPLY, q, d16), v);
   return rlx_mx_astype(c, rlx_mx_reshape(c, y, r, tx->dims), tx->dtype);
 }

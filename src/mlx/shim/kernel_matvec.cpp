@@ -154,7 +154,8 @@ struct Q8Rows {
 // Row x[0..K) (K a multiple of 32) as gguf-py's Q8_0 quantize forms it (gguf/quants.py, ggml's
 // quantize_row_q8_0): per block of 32, d = max|x| / 127 and id = 1 / d (0 when d is 0) in float32,
 // q = x id rounded half away from zero, d stored as float16. xd = d q, what gguf-py's dequantize
-// gives back; a block holding an infinite or NaN value stays as it is in xd (its q 0, d and s NaN).
+// gives back; a block holding an infinite or NaN value stays as it is in xd (its q 0, d and s NaN);
+// a block whose float16 d is 0 has codes 0.
 void quantize_q8_0(const float *x, int64_t K, int8_t *q, float *d, float *s, float *xd) {
   for (int64_t g = 0; g < K / 32; g++) {
     const float *v = x + 32 * g;
@@ -170,8 +171,9 @@ void quantize_q8_0(const float *x, int64_t K, int8_t *q, float *d, float *s, flo
       d[g] = s[g] = NAN;
       continue;
     }
-    float dd = amax / 127.0f, id = dd != 0.0f ? 1.0f / dd : 0.0f;
-    float d16 = static_cast<float>(static_cast<mx::float16_t>(dd));
+    /* d under float16's range (amax below about 1e-5) stores as 0: every dequantized value is 0,
+     * whatever the codes, so they are 0 too (1 / d could overflow to inf there) */
+    float dd = amax / 127.0f, d16 = static_cast<float>(static_cast<mx::float16_t>(dd)), id = d16 != 0.0f ? 1.0f / dd : 0.0f;
     int sum = 0;
     for (int j = 0; j < 32; j++) {
       int c = (int)std::round(v[j] * id);

@@ -188,7 +188,8 @@ def q8_cases():
     yield q8_case("DequantMatMul_q8_0_act_gguf_q8_0_f64", "gguf_q8_0", 6, 128, (3,), xdtype=np.float64, rtol=1e-9)
     # edge blocks: ties (d = 1: 2.5 -> 3, -3.5 -> -4), all zeros (d = 0), values past 127 * 65504
     # (float16 d is inf: q * inf), an inf and a NaN (those blocks stay as they are)
-    edge = np.zeros((6, 32), np.float32)
+    edge = np.zeros((7, 32), np.float32)
+    edge[6] = uni(32, -1e-38, 1e-38)  # d = max|x| / 127 under float16's range: 1 / d overflows, x -> 0
     edge[0, :6] = [127, 2.5, -3.5, 0.5, -0.5, 1.5]
     edge[2] = uni(32, -1e7, 1e7)
     edge[3] = uni(32)
@@ -197,7 +198,7 @@ def q8_cases():
     edge[4, 7] = np.nan
     edge[5] = uni(32)
     for scheme in ["gguf_q4_0", "gguf_q4k", "gguf_q5_0"]:
-        for rows, blk in [(1, [0, 1, 5, 3, 5, 5, 4, 5]), (3, [0, 1, 5, 5, 5, 5, 5, 5] * 3), (1, [0, 1, 2, 5, 5, 5, 5, 5])]:
+        for rows, blk in [(1, [0, 1, 5, 3, 5, 6, 4, 5]), (3, [0, 1, 5, 5, 6, 5, 5, 5] * 3), (1, [0, 1, 2, 5, 5, 5, 5, 5])]:
             x = edge[blk].reshape(rows, 256)
             tag = "inf_scale" if 2 in blk else f"{rows}"
             yield q8_case(f"DequantMatMul_q8_0_act_edges_{scheme}_{tag}", scheme, 40, 256, None, x=x)
