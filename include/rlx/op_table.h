@@ -196,9 +196,11 @@
    * blocks along K (K a multiple of 32), as llama.cpp's CPU matmuls do: x is replaced by           \
    * gguf-py's dequantize(quantize(x, Q8_0)) computed in float32 (per 32 values d = max|x| / 127,   \
    * q = round(x / d) half away from zero, x = q * float16(d)), a block holding an infinite or NaN \
-   * value staying as it is. On the CPU, float32 x of at most 4 rows times gguf_q8_0, q4_0, q4_1  \
-   * or q4k then meets the codes in integer dot products (faster decoding; a row whose result is  \
-   * not finite is redone in float32); elsewhere MLX ops round x, then the scheme's path runs.     \
+   * value staying as it is. On the CPU, float32 x times gguf_q8_0, q4_0, q4_1 or q4k then meets  \
+   * the codes in integer dot products: any number of rows where the executable keeps the weights \
+   * (a constant or param) in blocks of 8 rows and the CPU has AVX-512 VNNI, else at most 4 rows   \
+   * (a row whose result is not finite is redone in float32); elsewhere MLX ops round x, then the  \
+   * scheme's path runs.                                                                          \
    * Errors (INVALID_ARGUMENT, naming the input and the expected dtype/shape): unknown scheme,       \
    * wrong input count, q/packed/scales dtype or shape (a GGUF row of the wrong byte count, K not a \
    * multiple of the block), a global_scale of more than one value, activations other than float   \

@@ -6,7 +6,11 @@
  *   launches of ResNet-50's 160 elementwise ones at batch 8 on a GPU);
  * - on the CPU, the GEMM panels (rlx_mx_pack_rhs) of the float32 right operands of MatMul and
  *   FusedMatMulBiasAct that are constants or params, or their transposes (BERT: OpenBLAS packed
- *   them at every call, 14-19% of its CPU time). */
+ *   them at every call, 14-19% of its CPU time);
+ * - on the CPU, the rows8 form (rlx_mx_matvec_rows8) of the packed GGUF weights of DequantMatMul
+ *   nodes with activations "q8_0" (an LLM's decode step: 8 rows of W per integer dot-product
+ *   instruction). It takes the packed weights' memory again; the packed rows stay for prefill's
+ *   tiles and the embedding's rows. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +56,20 @@ static void add_packed(rlx_executable *ex, const rlx_node *n) {
   if (leaf != SIZE_MAX) add_weight(ex, n->in[1], leaf, RLX_WL_PACK_T);
 }
 
+/* Drops the rows8 forms of a value that nodes read as two different schemes (w_packed holds one
+ * array per value): the kernel reads the packed rows there. Marked first (the top bit of the
+ * kind), then removed. */
+static void drop_rows8_conflicts(rlx_executable *ex) {
+  for (size_t i = 0; i < ex->n_wl; i++)
+    for (size_t j = i + 1; j < ex->n_wl; j++)
+      if (ex->wl_val[i] == ex->wl_val[j] && (ex->wl_kind[i] & 0x7f) >= RLX_WL_ROWS8 && (ex->wl_kind[j] & 0x7f) >= RLX_WL_ROWS8)
+        ex->wl_kind[i] |= 0x80, ex->wl_kind[j] |= 0x80;
+  size_t k = 0;
+  for (size_t i = 0; i < ex->n_wl; i++)
+    if (!(ex->wl_kind[i] & 0x80)) ex->wl_val[k] = ex->wl_val[i], ex->wl_leaf[k] = ex->wl_leaf[i], ex->wl_kind[k++] = ex->wl_kind[i];
+  ex->n_wl = k;
+}
+
 rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
   const rlx_graph *g = ex->g;
   bool pack = ex->device == RLX_DEVICE_CPU;
@@ -68,7 +86,11 @@ rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
     for (size_t k = 0; k < g->n_nodes; k++) {
       const rlx_node *n = &g->nodes[k];
       if ((n->op == RLX_OP_MATMUL || n->op == RLX_OP_FUSED_MATMUL_BIAS_ACT) && n->n_in >= 2) add_packed(ex, n);
+      int s = rlx_l_dequant_rows8(g, n);
+      size_t leaf = s >= 0 ? rlx_exec_leaf_of(ex, n->in[1]) : SIZE_MAX;
+      if (leaf != SIZE_MAX) add_weight(ex, n->in[1], leaf, (unsigned char)(RLX_WL_ROWS8 + s));
     }
+    drop_rows8_conflicts(ex);
   }
   if (!ex->channels_last) return NULL;
   ex->w_last = calloc(nv, sizeof *ex->w_last);
@@ -121,6 +143,8 @@ void rlx_exec_layout_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out) {
       if (ex->wl_kind[j] == RLX_WL_LAST) {
         rlx_lower L = {.mx = c};
         a = rlx_mx_contiguous(c, rlx_l_to_last(&L, w, ex->g->types[ex->wl_val[j]].rank));
+      } else if (ex->wl_kind[j] >= RLX_WL_ROWS8) {
+        a = rlx_mx_matvec_rows8(c, w, ex->wl_kind[j] - RLX_WL_ROWS8);
       } else {
         a = rlx_mx_pack_rhs(c, w, ex->wl_kind[j] == RLX_WL_PACK_T);
       }

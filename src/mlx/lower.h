@@ -111,8 +111,10 @@ struct rlx_lower {
    * used instead of repacking them in the graph. */
   const rlx_l_qmm *qmm;
   /* NULL, or per value (CPU): NULL or the GEMM panels (rlx_mx_pack_rhs) of a float32 MatMul /
-   * FusedMatMulBiasAct right operand that is a constant or param or the transpose of one (a kept
-   * leaf, exec_layout.c), read by rlx_mx_matmul_packed instead of packing it at every call. */
+   * FusedMatMulBiasAct right operand that is a constant or param or the transpose of one, read by
+   * rlx_mx_matmul_packed instead of packing it at every call; or the rows8 form
+   * (rlx_mx_matvec_rows8, rlx_l_dequant_rows8's scheme) of a DequantMatMul's packed weights, read
+   * by rlx's matvec kernel (kept leaves, exec_layout.c). */
   rlx_mx_arr *const *w_packed;
 };
 
@@ -180,6 +182,10 @@ rlx_mx_arr *rlx_l_to_first(rlx_lower *L, rlx_mx_arr *x, int rank);
  * from the weight inputs in[1..] of n (in[0] unused) in L's context (L->g, L->types: g's). */
 bool rlx_l_dequant_repacks(const rlx_graph *g, const rlx_node *n, bool gpu);
 void rlx_l_dequant_repack(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_l_qmm *out);
+/* The rlx_mx_matvec scheme in whose rows8 form (rlx_mx_matvec_rows8) CPU node n of g reads its
+ * weights, or -1: a DequantMatMul with activations "q8_0", float32 x and static GGUF
+ * Q8_0/Q4_0/Q4_1/Q4_K weights of at least 8 rows, on a CPU with that kernel. */
+int rlx_l_dequant_rows8(const rlx_graph *g, const rlx_node *n);
 
 /* ---- helpers for lowering functions ---- */
 /* Concrete type of input i / output i of node n. */

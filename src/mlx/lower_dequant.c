@@ -458,6 +458,16 @@ bool rlx_l_dequant_repacks(const rlx_graph *g, const rlx_node *n, bool gpu) {
   return rows <= QMM_CPU_ROWS && (grouped || cpu_matvec(s, tx->dtype, false) < 0);
 }
 
+int rlx_l_dequant_rows8(const rlx_graph *g, const rlx_node *n) {
+  if (n->op != RLX_OP_DEQUANT_MATMUL || strcmp(rlx_node_s(n, "activations"), "q8_0")) return -1;
+  const rlx_type *tx = &g->types[n->in[0]], *tw = &g->types[n->in[1]];
+  int s = cpu_matvec(rlx_dq_scheme_of(rlx_node_s(n, "scheme")), tx->dtype, false);
+  if (s < 0 || tw->rank != 2 || !RLX_DIM_IS_STATIC(tw->dims[0]) || !RLX_DIM_IS_STATIC(tw->dims[1]) || tw->dims[0] < 8 ||
+      tw->dtype != RLX_DTYPE_U8)
+    return -1;
+  return rlx_mx_matvec_rows8_able(s) ? s : -1;
+}
+
 void rlx_l_dequant_repack(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_l_qmm *out) {
   wops o = node_wops(L, n, in);
   qmm q = qmm_of(L, n, &o, rlx_in_type(L, n, 0)->dtype);
@@ -498,8 +508,9 @@ static void lower_dequant_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *co
   wops o = node_wops(L, n, in);
   bool q8 = !strcmp(rlx_node_s(n, "activations"), "q8_0");
   int kernel = cpu_matvec(o.s, tx->dtype, rlx_mx_get_device(c) == RLX_MX_GPU);
-  if (kernel >= 0) {
-    out[0] = rlx_mx_matvec(c, in[0], o.q, kernel, q8); /* [.., N] */
+  if (kernel >= 0) { /* the rows8 form of W where the executable keeps one (exec_layout.c) */
+    rlx_mx_arr *w8 = q8 && L->w_packed && rlx_l_dequant_rows8(L->g, n) == kernel ? L->w_packed[n->in[1]] : NULL;
+    out[0] = rlx_mx_matvec(c, in[0], o.q, w8, kernel, q8); /* [.., N] */
     return;
   }
   rlx_mx_arr *x = q8 ? q8_0_round(L, in[0], tx) : in[0], *y;

@@ -25,7 +25,11 @@
 // x rounded to Q8_0 blocks (activations "q8_0", as llama.cpp's CPU matmuls quantize theirs): per
 // group of 32 a d_w d_x (codes . codes) + b d_x sum(codes of x), the dot in integers, 32 byte
 // products per AVX2 maddubs + madd, no widening of the weights to float (Q4_0 decode 7.5 -> 6.2 ms
-// per step on the llm_bench model, 2 threads).
+// per step on the llm_bench model, 2 threads). A row at a time still spends ~15 instructions per
+// group (the scales' broadcasts, the offset's FMA chain, a horizontal sum per row): with W kept
+// in blocks of 8 rows (rows8, made once by the executable: rlx_mx_matvec_rows8) one AVX-512 VNNI
+// vpdpbusd advances 8 rows by 4 elements and the scales of 8 rows are one vector (Q4_0 decode
+// 7.1 -> 5.3 ms per step; Q8_0, bound by memory, unchanged).
 //
 // More rows: tiles of 64 rows of W are dequantized to float32 once (into a buffer per thread)
 // and multiplied by all of x with one single-threaded sgemm each (kernel_gemm.cpp), instead of
@@ -34,9 +38,10 @@
 // Dequant (rlx_mx_dequant): the same decoders write whole rows of float32 (a quantized token
 // embedding, gathered packed).
 //
-// Each kernel has an AVX2/FMA/F16C version, picked at run time when the CPU has those
-// extensions (__builtin_cpu_supports, no IFUNC: the sanitizer builds run the same code), and a
-// portable one.
+// Each kernel has an AVX2/FMA/F16C version (rows8: AVX-512 VNNI), picked at run time when the CPU
+// has those extensions (__builtin_cpu_supports, no IFUNC: the sanitizer builds run the same code),
+// and a portable one (rows8: only in builds without the AVX2 kernels, so that a CPU with AVX2
+// and no VNNI keeps its row kernels).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -144,11 +149,13 @@ void row_portable(const uint8_t *p, int64_t K, const float *const *x, const floa
 
 // ---- x quantized to Q8_0 blocks (activations "q8_0") ----
 
-// The rows of x as Q8_0 blocks: per row m the codes q[m][K], each block's stored scale d[m][g] and
-// d sum(q) of its codes s[m][g] (NaN for a block that holds a non-finite value).
+// The rows of x as Q8_0 blocks: per row m the codes q[m][K], each block's stored scale d[m][g], the
+// sum of its codes n[m][g] and d times that sum s[m][g] (d and s NaN for a block that holds a
+// non-finite value).
 struct Q8Rows {
   const int8_t *q[kMaxRows];
   const float *d[kMaxRows], *s[kMaxRows];
+  const int32_t *n[kMaxRows];
 };
 
 // Row x[0..K) (K a multiple of 32) as gguf-py's Q8_0 quantize forms it (gguf/quants.py, ggml's
@@ -156,7 +163,7 @@ struct Q8Rows {
 // q = x id rounded half away from zero, d stored as float16. xd = d q, what gguf-py's dequantize
 // gives back; a block holding an infinite or NaN value stays as it is in xd (its q 0, d and s NaN);
 // a block whose float16 d is 0 has codes 0.
-void quantize_q8_0(const float *x, int64_t K, int8_t *q, float *d, float *s, float *xd) {
+void quantize_q8_0(const float *x, int64_t K, int8_t *q, float *d, float *s, int32_t *n, float *xd) {
   for (int64_t g = 0; g < K / 32; g++) {
     const float *v = x + 32 * g;
     float amax = 0;
@@ -169,6 +176,7 @@ void quantize_q8_0(const float *x, int64_t K, int8_t *q, float *d, float *s, flo
       std::memset(q + 32 * g, 0, 32);
       std::memcpy(xd + 32 * g, v, 32 * sizeof(float));
       d[g] = s[g] = NAN;
+      n[g] = 0;
       continue;
     }
     /* d under float16's range (amax below about 1e-5) stores as 0: every dequantized value is 0,
@@ -182,6 +190,7 @@ void quantize_q8_0(const float *x, int64_t K, int8_t *q, float *d, float *s, flo
       xd[32 * g + j] = d16 * (float)c;
     }
     d[g] = d16;
+    n[g] = sum;
     s[g] = d16 * (float)sum;
   }
 }
@@ -229,6 +238,103 @@ void row_q8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float 
     }
   }
   for (int m = 0; m < M; m++) out[m] = acc[m];
+}
+
+// ---- W in blocks of 8 rows (rows8), for x quantized to Q8_0 ----
+//
+// The rows of W in blocks of 8 (rows 8 b .. 8 b + 7), repacked once from the GGUF rows so that one
+// 32-byte vector holds 4 codes of each of the 8 rows, and one integer dot-product instruction
+// (vpdpbusd: 4 byte products summed per 32-bit lane) advances all 8 rows by 4 elements against a
+// broadcast of 4 codes of x: the 8 results land in the 8 lanes of one vector, scaled by the 8 rows'
+// scales (one float16 vector) and summed into one accumulator per row of x, without the
+// per-group broadcasts and horizontal sums of a row at a time. The layout of one block of 8 rows,
+// per group of 32 elements (Q4_K: per super-block of 256), in element order:
+// - Q8_0: d[8] (float16), then 8 vectors of 32 bytes: byte 4 r + t of vector i is the int8 code of
+//   row r, element 4 i + t (272 bytes, as 8 GGUF blocks);
+// - Q4_0: d[8], then 4 vectors: byte 4 r + t of vector v is byte 4 v + t of row r's qs, whose low
+//   nibble is element 4 v + t and high nibble element 16 + 4 v + t (144 bytes, as 8 blocks);
+// - Q4_1: d[8], m[8], then the 4 vectors as Q4_0's (160 bytes, as 8 blocks);
+// - Q4_K: d[8], dmin[8] (float16), the 6-bit scales sc[8 groups][8 rows] and mins mn[8][8] as
+//   bytes (get_scale_min_k4), then per group k its 32 codes in 4 vectors laid out as Q4_0's (1184
+//   bytes, 32 more than 8 blocks).
+// The codes stay unsigned (Q8_0: signed) as GGUF stores them; a group contributes a d_x (codes .
+// q_x) + b d_x sum(q_x) to each row, Q4_0's -8 and Q8_0's signs folded into the integer dot.
+// Rows past the last full block of 8 stay in the GGUF rows.
+constexpr int kRows8 = 8;
+
+// Bytes of a block of 8 rows per block_elems(S) elements.
+constexpr int64_t rows8_unit(int s) { return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : 1184; }
+
+// The code of element j (0..31) of row r in a group's vectors at v (rows8 layout).
+template <int S>
+int rows8_code(const uint8_t *v, int r, int j) {
+  if (S == kQ8_0) return (int8_t)v[32 * (j / 4) + 4 * r + j % 4];
+  int jj = j % 16;
+  uint8_t b = v[32 * (jj / 4) + 4 * r + jj % 4];
+  return j < 16 ? b & 15 : b >> 4;
+}
+
+// Writes the rows8 form of the 8 GGUF rows at w (row stride rb bytes) to out (K / block_elems(S)
+// units).
+template <int S>
+void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
+  for (int64_t u = 0; u < K / block_elems(S); u++, out += rows8_unit(S)) {
+    const int64_t bb = block_bytes(S);
+    if (S == kQ4K) {
+      for (int r = 0; r < kRows8; r++) {
+        const uint8_t *b = w + r * rb + u * bb;
+        std::memcpy(out + 2 * r, b, 2);
+        std::memcpy(out + 16 + 2 * r, b + 2, 2);
+        for (int k = 0; k < 8; k++) {
+          int sc, mn;
+          q4k_scale_min(b + 4, k, &sc, &mn);
+          out[32 + 8 * k + r] = (uint8_t)sc, out[96 + 8 * k + r] = (uint8_t)mn;
+        }
+        for (int k = 0; k < 8; k++) { /* group k: chunk k / 2, low or high nibbles */
+          const uint8_t *q = b + 16 + 32 * (k / 2);
+          int shift = 4 * (k % 2);
+          for (int j = 0; j < 16; j++) {
+            uint8_t lo = (q[j] >> shift) & 15, hi = (q[16 + j] >> shift) & 15;
+            out[160 + 128 * k + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)(lo | hi << 4);
+          }
+        }
+      }
+      continue;
+    }
+    int head = S == kQ4_1 ? 32 : 16, qoff = S == kQ8_0 || S == kQ4_0 ? 2 : 4, qlen = S == kQ8_0 ? 32 : 16;
+    for (int r = 0; r < kRows8; r++) {
+      const uint8_t *b = w + r * rb + u * bb;
+      std::memcpy(out + 2 * r, b, 2);
+      if (S == kQ4_1) std::memcpy(out + 16 + 2 * r, b + 2, 2);
+      for (int j = 0; j < qlen; j++) out[head + 32 * (j / 4) + 4 * r + j % 4] = b[qoff + j];
+    }
+  }
+}
+
+// A block of 8 rows (its rows8 bytes at p) times M rows of Q8_0 x: y[m * ldy + r].
+using Rows8Fn = void (*)(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *y, int64_t ldy);
+
+template <int S>
+void rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *y, int64_t ldy) {
+  float acc[kMaxRows][kRows8] = {};
+  for (int64_t u = 0; u < K / block_elems(S); u++, p += rows8_unit(S)) {
+    int groups = S == kQ4K ? 8 : 1;
+    for (int k = 0; k < groups; k++) {
+      int64_t g = u * groups + k;
+      const uint8_t *v = p + (S == kQ4K ? 160 + 128 * k : S == kQ4_1 ? 32 : 16);
+      for (int r = 0; r < kRows8; r++) {
+        float a = half(p + 2 * r), b = S == kQ4_1 ? half(p + 16 + 2 * r) : 0;
+        if (S == kQ4K) a *= (float)p[32 + 8 * k + r], b = -(half(p + 16 + 2 * r) * (float)p[96 + 8 * k + r]);
+        for (int m = 0; m < M; m++) {
+          int dot = 0;
+          for (int j = 0; j < 32; j++) dot += (rows8_code<S>(v, r, j) - (S == kQ4_0 ? 8 : 0)) * x.q[m][32 * g + j];
+          acc[m][r] += a * x.d[m][g] * (float)dot + (offset(S) ? b * x.s[m][g] : 0.0f);
+        }
+      }
+    }
+  }
+  for (int m = 0; m < M; m++)
+    for (int r = 0; r < kRows8; r++) y[m * ldy + r] = acc[m][r];
 }
 
 template <int S>
@@ -514,6 +620,46 @@ void row_q8_avx2(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *out) 
   for (int m = 0; m < M; m++) out[m] = hsum(_mm256_add_ps(acc[m][0], acc[m][1])) + off[m];
 }
 
+// quantize_q8_0, 8 values per instruction: the same values (gguf-py's np_roundf is exact in
+// float32: sign(t) (floor|t| + floor(2 (|t| - floor|t|)))).
+void quantize_q8_0_avx2(const float *x, int64_t K, int8_t *q, float *d, float *s, int32_t *n, float *xd) {
+  const __m256 sign = _mm256_set1_ps(-0.0f), two = _mm256_set1_ps(2.0f);
+  for (int64_t g = 0; g < K / 32; g++) {
+    const float *v = x + 32 * g;
+    __m256 a[4], top = _mm256_setzero_ps(), bad = _mm256_setzero_ps();
+    for (int j = 0; j < 4; j++) {
+      a[j] = _mm256_loadu_ps(v + 8 * j);
+      top = _mm256_max_ps(top, _mm256_andnot_ps(sign, a[j]));
+      bad = _mm256_or_ps(bad, _mm256_cmp_ps(_mm256_sub_ps(a[j], a[j]), _mm256_setzero_ps(), _CMP_NEQ_UQ)); /* inf, NaN */
+    }
+    if (_mm256_movemask_ps(bad)) {
+      quantize_q8_0(v, 32, q + 32 * g, d + g, s + g, n + g, xd + 32 * g);
+      continue;
+    }
+    __m128 t4 = _mm_max_ps(_mm256_castps256_ps128(top), _mm256_extractf128_ps(top, 1));
+    t4 = _mm_max_ps(t4, _mm_movehl_ps(t4, t4));
+    float amax = _mm_cvtss_f32(_mm_max_ss(t4, _mm_movehdup_ps(t4)));
+    float dd = amax / 127.0f, d16 = _cvtsh_ss(_cvtss_sh(dd, _MM_FROUND_TO_NEAREST_INT)), id = d16 != 0.0f ? 1.0f / dd : 0.0f;
+    __m256 vid = _mm256_set1_ps(id), vd = _mm256_set1_ps(d16);
+    __m256i qi[4], sum = _mm256_setzero_si256();
+    for (int j = 0; j < 4; j++) {
+      __m256 t = _mm256_mul_ps(a[j], vid), at = _mm256_andnot_ps(sign, t), f = _mm256_floor_ps(at);
+      __m256 r = _mm256_add_ps(f, _mm256_floor_ps(_mm256_mul_ps(_mm256_sub_ps(at, f), two)));
+      qi[j] = _mm256_cvtps_epi32(_mm256_or_ps(r, _mm256_and_ps(sign, t)));
+      _mm256_storeu_ps(xd + 32 * g + 8 * j, _mm256_mul_ps(vd, _mm256_cvtepi32_ps(qi[j])));
+      sum = _mm256_add_epi32(sum, qi[j]);
+    }
+    /* packs interleave the 128-bit lanes: 32-bit groups q0[0..3] q1[0..3] q2[0..3] q3[0..3] q0[4..7] .. */
+    __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
+    _mm256_storeu_si256((__m256i *)(q + 32 * g), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+    int total = _mm_cvtsi128_si32(s4);
+    d[g] = d16, n[g] = total, s[g] = d16 * (float)total;
+  }
+}
+
 template <int S>
 void dequant_avx2(const uint8_t *p, int64_t K, float *w) {
   if constexpr (quantized(S)) {
@@ -528,6 +674,89 @@ void dequant_avx2(const uint8_t *p, int64_t K, float *w) {
 }
 
 #pragma GCC pop_options
+
+// ---- rows8 with AVX-512 VNNI (its 256-bit forms) ----
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")
+
+// The codes of one group of the 8 rows (vectors at v) dotted with M rows of x (codes at xq[m],
+// this group's): dot[m] lane r = sum_j c[r][j] q_x[j] + init[m]. vpdpbusd multiplies unsigned
+// bytes by signed ones: Q8_0's signed codes go in plus 128 (the top bit flipped), -128 sum(q_x) in
+// init; Q4_0's -8 as -8 sum(q_x) in init.
+template <int S, int M>
+inline void rows8_dots(const uint8_t *v, const int8_t *const *xq, const int32_t *init, __m256i *dot) {
+  __m256i d2[M][2];
+  for (int m = 0; m < M; m++) d2[m][0] = _mm256_set1_epi32(init[m]), d2[m][1] = _mm256_setzero_si256();
+  auto x4 = [&](int m, int j) {
+    int32_t t;
+    std::memcpy(&t, xq[m] + j, 4);
+    return _mm256_set1_epi32(t);
+  };
+  if constexpr (S == kQ8_0) {
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    for (int i = 0; i < 8; i++) {
+      __m256i c = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(v + 32 * i)), flip);
+      for (int m = 0; m < M; m++) d2[m][i & 1] = _mm256_dpbusd_epi32(d2[m][i & 1], c, x4(m, 4 * i));
+    }
+  } else {
+    const __m256i low4 = _mm256_set1_epi8(15);
+    for (int i = 0; i < 4; i++) {
+      __m256i b = _mm256_loadu_si256((const __m256i *)(v + 32 * i));
+      __m256i lo = _mm256_and_si256(b, low4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), low4);
+      for (int m = 0; m < M; m++) {
+        d2[m][0] = _mm256_dpbusd_epi32(d2[m][0], lo, x4(m, 4 * i));
+        d2[m][1] = _mm256_dpbusd_epi32(d2[m][1], hi, x4(m, 16 + 4 * i));
+      }
+    }
+  }
+  for (int m = 0; m < M; m++) dot[m] = _mm256_add_epi32(d2[m][0], d2[m][1]);
+}
+
+template <int S, int M>
+void rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y, int64_t ldy) {
+  __m256 acc[M][2], off[M];
+  for (int m = 0; m < M; m++) acc[m][0] = acc[m][1] = off[m] = _mm256_setzero_ps();
+  const int8_t *xq[M];
+  int32_t init[M];
+  __m256i dot[M];
+  auto scaled = [&](int64_t g, __m256 a, int par) { /* acc += a d_x dot, the dots of group g */
+    for (int m = 0; m < M; m++)
+      acc[m][par] = _mm256_fmadd_ps(_mm256_mul_ps(a, _mm256_set1_ps(x.d[m][g])), _mm256_cvtepi32_ps(dot[m]), acc[m][par]);
+  };
+  if constexpr (S == kQ4K) {
+    for (int64_t u = 0; u < K / 256; u++, p += rows8_unit(S)) {
+      __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), mins[M];
+      for (int m = 0; m < M; m++) mins[m] = _mm256_setzero_ps(), init[m] = 0;
+      for (int k = 0; k < 8; k++) {
+        int64_t g = 8 * u + k;
+        for (int m = 0; m < M; m++) xq[m] = x.q[m] + 32 * g;
+        rows8_dots<S, M>(p + 160 + 128 * k, xq, init, dot);
+        __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 32 + 8 * k))));
+        __m256 mn = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 96 + 8 * k))));
+        scaled(g, _mm256_mul_ps(d, sc), k & 1);
+        for (int m = 0; m < M; m++) mins[m] = _mm256_fmadd_ps(mn, _mm256_set1_ps(x.s[m][g]), mins[m]);
+      }
+      __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
+      for (int m = 0; m < M; m++) off[m] = _mm256_fnmadd_ps(dmin, mins[m], off[m]);
+    }
+  } else {
+    for (int64_t g = 0; g < K / 32; g++, p += rows8_unit(S)) {
+      for (int m = 0; m < M; m++) {
+        xq[m] = x.q[m] + 32 * g;
+        init[m] = S == kQ4_0 ? -8 * x.n[m][g] : S == kQ8_0 ? -128 * x.n[m][g] : 0;
+      }
+      rows8_dots<S, M>(p + (S == kQ4_1 ? 32 : 16), xq, init, dot);
+      scaled(g, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), (int)(g & 1));
+      if (S == kQ4_1) {
+        __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
+        for (int m = 0; m < M; m++) off[m] = _mm256_fmadd_ps(mv, _mm256_set1_ps(x.s[m][g]), off[m]);
+      }
+    }
+  }
+  for (int m = 0; m < M; m++) _mm256_storeu_ps(y + m * ldy, _mm256_add_ps(_mm256_add_ps(acc[m][0], acc[m][1]), off[m]));
+}
+
+#pragma GCC pop_options
 #endif
 
 // The kernels for `scheme`: a row times 1..4 rows of x, and a row's weights.
@@ -536,6 +765,7 @@ struct Kernels {
   RowFn row[kMaxRows];
   DequantFn dequant;
   Q8RowFn row_q8[kMaxRows];  // quantized schemes only
+  Rows8Fn rows8[kMaxRows];   // quantized schemes, where the CPU has a rows8 kernel (else NULL)
 };
 
 template <int S>
@@ -543,17 +773,25 @@ Kernels kernels_of() {
   constexpr bool q = quantized(S);
 #ifdef RLX_MATVEC_AVX2
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  static const bool vnni = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
   if constexpr (q) {
-    if (avx2)
-      return {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>}, dequant_avx2<S>,
-              {row_q8_avx2<S, 1>, row_q8_avx2<S, 2>, row_q8_avx2<S, 3>, row_q8_avx2<S, 4>}};
+    if (avx2) {
+      Kernels k = {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>},
+                   dequant_avx2<S>,
+                   {row_q8_avx2<S, 1>, row_q8_avx2<S, 2>, row_q8_avx2<S, 3>, row_q8_avx2<S, 4>},
+                   {}};
+      if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
+      return k;
+    }
   } else if (avx2) {
-    return {{row_avx2<S, 1>, row_avx2<S, 2>, row_avx2<S, 3>, row_avx2<S, 4>}, dequant_avx2<S>, {}};
+    return {{row_avx2<S, 1>, row_avx2<S, 2>, row_avx2<S, 3>, row_avx2<S, 4>}, dequant_avx2<S>, {}, {}};
   }
 #endif
   Q8RowFn q8 = nullptr;
-  if constexpr (q) q8 = row_q8_portable<S>;
-  return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}};
+  Rows8Fn r8 = nullptr;
+  if constexpr (q) q8 = row_q8_portable<S>, r8 = rows8_portable<S>;
+  return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}, {r8, r8, r8, r8}};
 }
 
 Kernels kernels(int scheme) {
@@ -567,6 +805,16 @@ Kernels kernels(int scheme) {
   }
 }
 
+// quantize_q8_0 with AVX2 where the CPU has it.
+using QuantizeFn = void (*)(const float *x, int64_t K, int8_t *q, float *d, float *s, int32_t *n, float *xd);
+QuantizeFn quantizer() {
+#ifdef RLX_MATVEC_AVX2
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  if (avx2) return quantize_q8_0_avx2;
+#endif
+  return quantize_q8_0;
+}
+
 // Rows of W dequantized per tile of a product with more than kMaxRows rows of x.
 constexpr int64_t kTileRows = 64;
 
@@ -574,32 +822,43 @@ class MatVec : public CpuKernel {
  public:
   MatVec(mx::Stream s, int scheme, bool q8) : CpuKernel(s), scheme_(scheme), q8_(q8) {}
   // in: x [.., K] float32 (M rows) and W (float32 or float16 [N, K], or packed uint8 [N, row
-  // bytes]), any strides (see dense); out [.., N]. q8: x is first quantized to Q8_0 blocks
-  // (quantize_q8_0), then the codes meet W's in integers for M <= kMaxRows; a row of W whose
-  // result is not finite is done again from the dequantized x the float way, as are more rows.
+  // bytes]), any strides (see dense), and with q8 optionally W's rows8 form (uint8 [N / 8, K /
+  // block elems * rows8_unit]); out [.., N]. q8: x is first quantized to Q8_0 blocks
+  // (quantize_q8_0), then the codes meet W's in integers, kMaxRows rows of x at a time: for any M
+  // through the rows8 form where given and the CPU has its kernel (each block of 8 rows of W read
+  // once, for all of x: a prefill), else for M <= kMaxRows through the GGUF rows; a row of W whose
+  // result is not finite is done again from the dequantized x the float way. Past kMaxRows rows
+  // without rows8, tiles of W are dequantized and multiplied by sgemm.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
     int64_t K = in[0].shape().back(), M = rows_of(in[0]), N = in[1].shape()[0], G = K / 32;
     int64_t rb = (int64_t)in[1].itemsize() * in[1].shape()[1];
-    mx::array xa = in[0], wa = in[1];
+    mx::array xa = in[0], wa = in[1], w8a = in.size() > 2 ? in[2] : in[1];
     float *y = out.data<float>();
     Kernels kern = kernels(scheme_);
-    bool q8 = q8_, sums = offset(scheme_);
+    bool q8 = q8_, sums = offset(scheme_), rows8 = q8 && in.size() > 2 && kern.rows8[0];
+    int scheme = scheme_;
     enc.dispatch([=]() {
-      thread_local std::vector<uint8_t> xbuf, wbuf;
+      thread_local std::vector<uint8_t> xbuf, wbuf, w8buf;
       thread_local std::vector<int8_t> qx;
       thread_local std::vector<float> xd, dx, sx, sum;
+      thread_local std::vector<int32_t> nx;
       const float *x = static_cast<const float *>(dense(xa, xbuf));
       const uint8_t *w = static_cast<const uint8_t *>(dense(wa, wbuf));
-      Q8Rows xq = {};
+      // this thread's buffers (the pool's threads have their own thread_local ones)
+      if (q8 && (int64_t)xd.size() < M * K) qx.resize(M * K), xd.resize(M * K);
+      if (q8 && (int64_t)dx.size() < M * G) dx.resize(M * G), sx.resize(M * G), nx.resize(M * G);
+      int8_t *cq = qx.data();
+      float *cd = dx.data(), *cs = sx.data(), *cxd = xd.data();
+      int32_t *cn = nx.data();
       if (q8) { /* from here on x is the dequantized x */
-        if ((int64_t)xd.size() < M * K) qx.resize(M * K), xd.resize(M * K);
-        if ((int64_t)dx.size() < M * G) dx.resize(M * G), sx.resize(M * G);
-        for (int64_t m = 0; m < M; m++) quantize_q8_0(x + m * K, K, qx.data() + m * K, dx.data() + m * G, sx.data() + m * G, xd.data() + m * K);
-        for (int64_t m = 0; m < M && m < kMaxRows; m++) xq.q[m] = qx.data() + m * K, xq.d[m] = dx.data() + m * G, xq.s[m] = sx.data() + m * G;
-        x = xd.data();
+        QuantizeFn quantize = quantizer();
+        parallel_for(M, std::max<int64_t>(1, 8192 / K), [&](int64_t m0, int64_t m1) {
+          for (int64_t m = m0; m < m1; m++) quantize(x + m * K, K, cq + m * K, cd + m * G, cs + m * G, cn + m * G, cxd + m * K);
+        });
+        x = cxd;
       }
-      if (M > kMaxRows) { /* tiles of W dequantized once, each multiplied by all of x */
+      if (M > kMaxRows && !rows8) { /* tiles of W dequantized once, each multiplied by all of x */
         parallel_for((N + kTileRows - 1) / kTileRows, 1, [&](int64_t t0, int64_t t1) {
           thread_local std::vector<float> tile;
           if ((int64_t)tile.size() < kTileRows * K) tile.resize(kTileRows * K);
@@ -611,32 +870,79 @@ class MatVec : public CpuKernel {
         });
         return;
       }
-      const float *xr[kMaxRows], *xs[kMaxRows] = {};
-      if (sums) { /* the sums of x per group of 32 */
+      // the sums of rows [m0, m0 + mm) of x per group of 32 (the float row kernels') into s
+      auto group_sums = [&](int64_t m0, int64_t mm, float *s) {
+        for (int64_t i = 0; i < mm * G; i++) {
+          float t = 0;
+          for (int j = 0; j < 32; j++) t += x[m0 * K + 32 * i + j];
+          s[i] = t;
+        }
+      };
+      if (sums && !q8) { /* float rows (M <= kMaxRows): every row of W needs them */
         if ((int64_t)sum.size() < M * G) sum.resize(M * G);
-        for (int64_t m = 0; m < M; m++) {
-          xs[m] = sum.data() + m * G;
-          for (int64_t g = 0; g < G; g++) {
-            float t = 0;
-            for (int j = 0; j < 32; j++) t += x[m * K + 32 * g + j];
-            sum[m * G + g] = t;
-          }
-        }
+        group_sums(0, M, sum.data());
       }
-      for (int64_t m = 0; m < M; m++) xr[m] = x + m * K;
-      RowFn row = kern.row[M - 1];
-      Q8RowFn row_q8 = q8 ? kern.row_q8[M - 1] : nullptr;
-      parallel_for(N, 16, [&](int64_t n0, int64_t n1) {
-        float o[kMaxRows];
-        for (int64_t n = n0; n < n1; n++) {
-          bool finite = row_q8;
-          if (row_q8) {
-            row_q8(w + n * rb, K, xq, (int)M, o);
-            for (int64_t m = 0; m < M; m++) finite = finite && std::isfinite(o[m]);
-          }
-          if (!finite) row(w + n * rb, K, xr, xs, (int)M, o);
-          for (int64_t m = 0; m < M; m++) y[m * N + n] = o[m];
+      const float *csum = sum.data();
+      // rows [m0, m0 + mm) of x (mm <= kMaxRows): their Q8_0 blocks, float rows and sums
+      struct Chunk {
+        int64_t m0;
+        int mm;
+        Q8Rows q;
+        const float *xr[kMaxRows], *xs[kMaxRows];
+      };
+      auto chunk = [&](int64_t m0) {
+        Chunk c = {m0, (int)std::min<int64_t>(kMaxRows, M - m0), {}, {}, {}};
+        for (int m = 0; m < c.mm; m++) {
+          int64_t r = m0 + m;
+          c.xr[m] = x + r * K, c.xs[m] = sums && !q8 ? csum + r * G : nullptr;
+          if (q8) c.q.q[m] = cq + r * K, c.q.d[m] = cd + r * G, c.q.s[m] = cs + r * G, c.q.n[m] = cn + r * G;
         }
+        return c;
+      };
+      // row n of W for chunk c the float way, when the integer results are not finite (force: always)
+      auto floats = [&](int64_t n, const Chunk &c, bool force) {
+        bool finite = !force;
+        for (int m = 0; m < c.mm; m++) finite = finite && std::isfinite(y[(c.m0 + m) * N + n]);
+        if (finite) return;
+        float o[kMaxRows];
+        const float *xs[kMaxRows];
+        std::copy(c.xs, c.xs + kMaxRows, xs);
+        thread_local std::vector<float> fs;
+        if (sums && q8) { /* a rare row (non-finite scales or x): its chunk's sums made here */
+          if ((int64_t)fs.size() < c.mm * G) fs.resize(c.mm * G);
+          group_sums(c.m0, c.mm, fs.data());
+          for (int m = 0; m < c.mm; m++) xs[m] = fs.data() + m * G;
+        }
+        kern.row[c.mm - 1](w + n * rb, K, c.xr, xs, c.mm, o);
+        for (int m = 0; m < c.mm; m++) y[(c.m0 + m) * N + n] = o[m];
+      };
+      int64_t n8 = 0; /* rows done in blocks of 8 */
+      if (rows8) {
+        n8 = N / kRows8 * kRows8;
+        const uint8_t *w8 = static_cast<const uint8_t *>(dense(w8a, w8buf));
+        int64_t ub = K / block_elems(scheme) * rows8_unit(scheme);
+        parallel_for(N / kRows8, M > kMaxRows ? 1 : 2, [&](int64_t b0, int64_t b1) {
+          for (int64_t b = b0; b < b1; b++)
+            for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
+              Chunk c = chunk(m0);
+              kern.rows8[c.mm - 1](w8 + b * ub, K, c.q, c.mm, y + m0 * N + b * kRows8, N);
+              for (int64_t n = b * kRows8; n < (b + 1) * kRows8; n++) floats(n, c, false);
+            }
+        });
+      }
+      parallel_for(N - n8, M > kMaxRows ? 1 : 16, [&](int64_t n0, int64_t n1) {
+        float o[kMaxRows];
+        for (int64_t n = n8 + n0; n < n8 + n1; n++)
+          for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
+            Chunk c = chunk(m0);
+            if (!q8) {
+              floats(n, c, true);
+              continue;
+            }
+            kern.row_q8[c.mm - 1](w + n * rb, K, c.q, c.mm, o);
+            for (int m = 0; m < c.mm; m++) y[(m0 + m) * N + n] = o[m];
+            floats(n, c, false);
+          }
       });
     });
   }
@@ -686,6 +992,38 @@ class Dequant : public CpuKernel {
   int scheme_;  // Scheme (a quantized one)
 };
 
+// W's packed GGUF rows [N, row bytes] in their rows8 form [N / 8, K / block elems * rows8_unit].
+class Rows8Pack : public CpuKernel {
+ public:
+  Rows8Pack(mx::Stream s, int scheme) : CpuKernel(s), scheme_(scheme) {}
+  void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
+    auto &enc = begin(in, out);
+    int64_t rb = in[0].shape()[1], K = rb / block_bytes(scheme_) * block_elems(scheme_), ub = out.shape()[1];
+    mx::array wa = in[0];
+    uint8_t *y = out.data<uint8_t>();
+    void (*pack)(const uint8_t *, int64_t, int64_t, uint8_t *) = scheme_ == kQ8_0   ? rows8_pack<kQ8_0>
+                                                                 : scheme_ == kQ4_0 ? rows8_pack<kQ4_0>
+                                                                 : scheme_ == kQ4_1 ? rows8_pack<kQ4_1>
+                                                                                    : rows8_pack<kQ4K>;
+    enc.dispatch([=]() {
+      thread_local std::vector<uint8_t> buf;
+      const uint8_t *w = static_cast<const uint8_t *>(dense(wa, buf));
+      parallel_for(out.shape()[0], 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; b++) pack(w + b * kRows8 * rb, rb, K, y + b * ub);
+      });
+    });
+  }
+  const char *name() const override { return "RlxRows8Pack"; }
+  bool is_equivalent(const mx::Primitive &other) const override { return scheme_ == static_cast<const Rows8Pack &>(other).scheme_; }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
+    int64_t rb = in[0].shape()[1];
+    return {{(int)(in[0].shape()[0] / kRows8), (int)(rb / block_bytes(scheme_) * rows8_unit(scheme_))}};
+  }
+
+ private:
+  int scheme_;  // Q8_0, Q4_0, Q4_1 or Q4_K
+};
+
 }  // namespace
 
 int64_t rows_of(const mx::array &x) {
@@ -710,12 +1048,32 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
           }()));
 }
 
-extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int scheme, bool q8) {
+extern "C" bool rlx_mx_matvec_rows8_able(int scheme) {
+  using namespace rlx_kernels;
+  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K) && kernels(scheme).rows8[0];
+}
+
+extern "C" rlx_mx_arr *rlx_mx_matvec_rows8(rlx_mx *c, rlx_mx_arr *w, int scheme) {
+  SHIM_OP(c, w, ([&] {
+            using namespace rlx_kernels;
+            mx::array wa = A(w);
+            if (!rlx_mx_matvec_rows8_able(scheme) || c->stream.device == mx::Device::gpu || wa.ndim() != 2 ||
+                wa.dtype() != mx::uint8 || wa.shape()[0] < kRows8 || wa.shape()[1] % block_bytes(scheme))
+              throw std::invalid_argument("matvec_rows8 takes the packed uint8 rows [N >= 8, K / QK * block bytes] of a scheme "
+                                          "with a rows8 kernel on this CPU, on a CPU stream");
+            auto prim = std::make_shared<Rows8Pack>(c->stream, scheme);
+            std::vector<mx::array> in = {wa};
+            mx::Shape shape = prim->output_shapes(in)[0];
+            return mx::array(std::move(shape), mx::uint8, std::move(prim), std::move(in));
+          }()));
+}
+
+extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8) {
   SHIM_OP(c, x && w, ([&] {
             using namespace rlx_kernels;
             mx::array xa = A(x), wa = A(w);
             if (c->stream.device == mx::Device::gpu) {
-              if (scheme != kF16 || q8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
+              if (scheme != kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
               return matvec_f16_cuda(xa, wa, c->stream);
             }
             bool known = scheme >= kQ8_0 && scheme <= kQ4_1;
@@ -726,6 +1084,14 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, in
                 wa.shape()[1] != cols || wa.dtype() != wdt)
               throw std::invalid_argument("matvec takes x [.., K] and W float32 or float16 [N, K] or packed uint8 [N, K / QK * block bytes]");
             std::vector<mx::array> in = {mx::astype(xa, mx::float32, c->stream), wa};
+            if (w8) {
+              mx::array w8a = A(w8);
+              int64_t ub = K / qk * (quantized(scheme) ? rows8_unit(scheme) : 0);
+              if (!q8 || !rlx_mx_matvec_rows8_able(scheme) || w8a.dtype() != mx::uint8 || w8a.ndim() != 2 ||
+                  w8a.shape()[0] != wa.shape()[0] / kRows8 || w8a.shape()[1] != ub)
+                throw std::invalid_argument("matvec's rows8 W is rlx_mx_matvec_rows8 of W, with q8");
+              in.push_back(w8a);
+            }
             auto prim = std::make_shared<MatVec>(c->stream, scheme, q8);
             mx::Shape shape = prim->output_shapes(in)[0];
             return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));

@@ -163,24 +163,35 @@ def q8_0_round(x):
     return out.reshape(x.shape)
 
 
-def q8_case(name, scheme, n, k, xshape, xdtype=np.float32, x=None, rtol=1e-5):
-    """DequantMatMul with activations q8_0: gguf-py's Q8_0 round trip of x, then x @ W^T in float64."""
-    packed = blocks(scheme, n, k)
+def q8_case(name, scheme, n, k, xshape, xdtype=np.float32, x=None, rtol=1e-5, scales=None, w_input=False):
+    """DequantMatMul with activations q8_0: gguf-py's Q8_0 round trip of x, then x @ W^T in float64.
+    W is a param (kept in rlx's rows8 form where the CPU has that kernel) or, with w_input, an
+    input (read as GGUF rows at every run)."""
+    packed = blocks(scheme, n, k, scales)
     w = gguf_dequant(scheme, packed, k).astype(np.float64)
     x = uni(xshape + (k,), dtype=xdtype) if x is None else x.astype(xdtype)
     xq = q8_0_round(x).astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         want = xq @ w.T
-        atol = rtol * max(float(np.nan_to_num(np.abs(xq) @ np.abs(w).T, posinf=0).max()), 1e-30)
-    return Case(name, [node("DequantMatMul", ["x", "w"], ["y"], scheme=S(scheme), activations=S("q8_0"))], {"x": x},
-                {"y": want.astype(xdtype)}, atol=atol, rtol=rtol, params={"w": packed})
+        atol = rtol * max(float(np.nan_to_num(np.abs(xq) @ np.where(np.isfinite(w), np.abs(w), 0).T, posinf=0).max()), 1e-30)
+    ins, params = ({"x": x, "w": packed}, {}) if w_input else ({"x": x}, {"w": packed})
+    return Case(name, [node("DequantMatMul", ["x", "w"], ["y"], scheme=S(scheme), activations=S("q8_0"))], ins,
+                {"y": want.astype(xdtype)}, atol=atol, rtol=rtol, params=params)
 
 
 def q8_cases():
-    # rlx's integer kernel (float32 x, 1..4 rows; more rows: the rounded x through the tiles)
+    # rlx's integer kernel (float32 x, 4 rows at a time); 150 rows of W: 18 blocks of 8 in the
+    # rows8 form (where the CPU has its kernel), 6 GGUF rows past it. W as an input: GGUF rows for
+    # 1..4 rows of x, the rounded x through dequantized tiles for more.
     for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q4k"]:
         for xs in [(1,), (2,), (3,), (4,), (9,)]:
             yield q8_case(f"DequantMatMul_q8_0_act_{scheme}_{xs[0]}", scheme, 150, 512, xs)
+        for xs in [(3,), (9,)]:
+            yield q8_case(f"DequantMatMul_q8_0_act_{scheme}_w_input_{xs[0]}", scheme, 150, 512, xs, w_input=True)
+        # non-finite and zero scales in W (their rows are done again the float way), 1 and 3 rows
+        for xs in [(1,), (3,)]:
+            yield q8_case(f"DequantMatMul_q8_0_act_{scheme}_scales_{xs[0]}", scheme, 24, 256, xs,
+                          scales=[0.5, -0.25, 0.0, 2.0 ** -20, np.inf, -np.inf, np.nan] + [0.125] * 25)
     # MLX ops round x: schemes without the kernel, float16 and float64 x
     yield q8_case("DequantMatMul_q8_0_act_gguf_q5k", "gguf_q5k", 5, 512, (2, 3))
     yield q8_case("DequantMatMul_q8_0_act_gguf_q6k_rank1", "gguf_q6k", 5, 256, ())
@@ -197,7 +208,7 @@ def q8_cases():
     edge[4] = uni(32)
     edge[4, 7] = np.nan
     edge[5] = uni(32)
-    for scheme in ["gguf_q4_0", "gguf_q4k", "gguf_q5_0"]:
+    for scheme in ["gguf_q4_0", "gguf_q4k", "gguf_q5_0", "gguf_q8_0", "gguf_q4_1"]:
         for rows, blk in [(1, [0, 1, 5, 3, 5, 6, 4, 5]), (3, [0, 1, 5, 5, 6, 5, 5, 5] * 3), (1, [0, 1, 2, 5, 5, 5, 5, 5])]:
             x = edge[blk].reshape(rows, 256)
             tag = "inf_scale" if 2 in blk else f"{rows}"
