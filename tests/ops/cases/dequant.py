@@ -459,7 +459,32 @@ def repack_case(name, scheme, n, k, xshape, xdtype=np.float32, rtol=1e-5):
                 atol=atol, rtol=rtol, params={"w": p1}, reset=({"w": p2}, {"y": y2.astype(xdtype)}))
 
 
+def q8_repack_case(name, nodes, xs, ws, outs, rtol=1e-5):
+    """activations q8_0 (CPU: W kept in rlx's rows8 form): nodes [(x name, w name, scheme, K)],
+    xs {name: x}, ws [{name: packed}, {name: packed}] (the params, then the reset's), outs [y names]."""
+    def want(w):
+        ys = {}
+        for (xn, wn, scheme, k), yn in zip(nodes, outs):
+            xq, wd = q8_0_round(xs[xn]).astype(np.float64), gguf_dequant(scheme, w[wn], k).astype(np.float64)
+            ys[yn] = (xq @ wd.T).astype(np.float32), rtol * float((np.abs(xq) @ np.abs(wd).T).max())
+        return ys
+    w1, w2 = want(ws[0]), want(ws[1])
+    atol = max(a for _, a in list(w1.values()) + list(w2.values()))
+    return Case(name, [node("DequantMatMul", [xn, wn], [yn], scheme=S(sc), activations=S("q8_0")) for (xn, wn, sc, _), yn in zip(nodes, outs)],
+                xs, {k: v for k, (v, _) in w1.items()}, atol=atol, rtol=rtol, params=ws[0],
+                reset=(ws[1], {k: v for k, (v, _) in w2.items()}))
+
+
 def repack_cases():
+    # rows8 forms remade when their param is set; one param read as Q4_0 (K 544) and as Q8_0 (K 288)
+    # by two nodes (the same bytes: no rows8 form then, the GGUF rows)
+    for scheme, k in [("gguf_q8_0", 64), ("gguf_q4_0", 64), ("gguf_q4_1", 64), ("gguf_q4k", 256)]:
+        yield q8_repack_case(f"DequantMatMul_repack_rows8_{scheme}", [("x", "w", scheme, k)], {"x": uni((2, k))},
+                             [{"w": blocks(scheme, 17, k)} for _ in range(2)], ["y"])
+    # (Q4_0 blocks read as Q8_0 have random float16 scales: float32 sums of large terms, rtol 1e-4)
+    yield q8_repack_case("DequantMatMul_repack_rows8_two_schemes", [("x1", "w", "gguf_q4_0", 544), ("x2", "w", "gguf_q8_0", 288)],
+                         {"x1": uni((1, 544)), "x2": uni((3, 288))}, [{"w": blocks("gguf_q4_0", 16, 544)} for _ in range(2)], ["y1", "y2"],
+                         rtol=1e-4)
     yield repack_case("DequantMatMul_repack_gguf_q4_0", "gguf_q4_0", 6, 128, (2,))
     yield repack_case("DequantMatMul_repack_gguf_q4_1_rank1", "gguf_q4_1", 5, 64, ())
     yield repack_case("DequantMatMul_repack_gguf_q8_0_f16", "gguf_q8_0", 4, 64, (3,), xdtype=np.float16, rtol=5e-3)
