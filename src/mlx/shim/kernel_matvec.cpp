@@ -311,11 +311,12 @@ void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
   }
 }
 
-// A block of 8 rows (its rows8 bytes at p) times M rows of Q8_0 x: y[m * ldy + r].
-using Rows8Fn = void (*)(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *y, int64_t ldy);
+// A block of 8 rows (its rows8 bytes at p) times M rows of Q8_0 x: y[m * ldy + r]; returns the
+// results that are not finite, bit 8 m + r.
+using Rows8Fn = uint32_t (*)(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *y, int64_t ldy);
 
 template <int S>
-void rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *y, int64_t ldy) {
+uint32_t rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *y, int64_t ldy) {
   float acc[kMaxRows][kRows8] = {};
   for (int64_t u = 0; u < K / block_elems(S); u++, p += rows8_unit(S)) {
     int groups = S == kQ4K ? 8 : 1;
@@ -333,8 +334,13 @@ void rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *
       }
     }
   }
+  uint32_t bad = 0;
   for (int m = 0; m < M; m++)
-    for (int r = 0; r < kRows8; r++) y[m * ldy + r] = acc[m][r];
+    for (int r = 0; r < kRows8; r++) {
+      y[m * ldy + r] = acc[m][r];
+      if (!std::isfinite(acc[m][r])) bad |= 1u << (8 * m + r);
+    }
+  return bad;
 }
 
 template <int S>
@@ -713,7 +719,7 @@ inline void rows8_dots(const uint8_t *v, const int8_t *const *xq, const int32_t 
 }
 
 template <int S, int M>
-void rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y, int64_t ldy) {
+uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y, int64_t ldy) {
   __m256 acc[M][2], off[M];
   for (int m = 0; m < M; m++) acc[m][0] = acc[m][1] = off[m] = _mm256_setzero_ps();
   const int8_t *xq[M];
@@ -753,7 +759,13 @@ void rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y, int
       }
     }
   }
-  for (int m = 0; m < M; m++) _mm256_storeu_ps(y + m * ldy, _mm256_add_ps(_mm256_add_ps(acc[m][0], acc[m][1]), off[m]));
+  uint32_t bad = 0;
+  for (int m = 0; m < M; m++) {
+    __m256 v = _mm256_add_ps(_mm256_add_ps(acc[m][0], acc[m][1]), off[m]);
+    _mm256_storeu_ps(y + m * ldy, v);
+    bad |= (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(v, v), _mm256_setzero_ps(), _CMP_NEQ_UQ)) << (8 * m); /* inf, NaN */
+  }
+  return bad;
 }
 
 #pragma GCC pop_options
@@ -925,8 +937,9 @@ class MatVec : public CpuKernel {
           for (int64_t b = b0; b < b1; b++)
             for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
               Chunk c = chunk(m0);
-              kern.rows8[c.mm - 1](w8 + b * ub, K, c.q, c.mm, y + m0 * N + b * kRows8, N);
-              for (int64_t n = b * kRows8; n < (b + 1) * kRows8; n++) floats(n, c, false);
+              uint32_t bad = kern.rows8[c.mm - 1](w8 + b * ub, K, c.q, c.mm, y + m0 * N + b * kRows8, N);
+              for (int r = 0; bad && r < kRows8; r++)
+                if (bad & (0x01010101u << r)) floats(b * kRows8 + r, c, true);
             }
         });
       }
