@@ -34,30 +34,58 @@ constexpr int64_t QBLK = 32;  // query rows per task
 constexpr int64_t FEW = 4;    // query rows up to which a task skips BLAS
 constexpr int64_t TASK_WORK = 1 << 17;  // multiply-adds per chunk of the pool at least
 
+// 8 floats as one vector (GCC's vector extension: one AVX register in the x86-64-v3 clones; loaded
+// with memcpy in the cloned function itself, not through a helper compiled for the baseline).
+typedef float v8 __attribute__((vector_size(32)));
+
 // S[j] = q . k_j for the keys j < n (k_j at k + j ks), D elements each: one call per query row
-// (a call per key cost as much as the 64-element product of a decode step's head).
+// (a call per key cost as much as the 64-element product of a decode step's head). Four keys at a
+// time: a key's products are one chain of dependent adds (8 lanes, D / 8 steps), so four chains in
+// flight hide the add latency; each key's sum is formed as with one key at a time (lanes summed
+// in order, then the tail).
 RLX_KERNEL_CLONES
 void dots(const float *q, const float *k, int64_t ks, int64_t n, int64_t D, float *S) {
-  for (int64_t j = 0; j < n; j++) {
-    const float *kj = k + j * ks;
-    float acc[8] = {}, s = 0;
-    int64_t i = 0;
-    for (; i + 8 <= D; i += 8)
-      for (int l = 0; l < 8; l++) acc[l] += q[i + l] * kj[i + l];
-    for (int l = 0; l < 8; l++) s += acc[l];
-    for (; i < D; i++) s += q[i] * kj[i];
-    S[j] = s;
+  constexpr int U = 4;
+  for (int64_t j = 0; j < n; j += U) {
+    int u_n = (int)std::min<int64_t>(U, n - j);
+    v8 a[U] = {}, qv, kv;
+    for (int64_t i = 0; i + 8 <= D; i += 8) {
+      std::memcpy(&qv, q + i, sizeof qv);
+      for (int u = 0; u < U; u++) {
+        std::memcpy(&kv, k + (j + (u < u_n ? u : 0)) * ks + i, sizeof kv);
+        a[u] += qv * kv;
+      }
+    }
+    for (int u = 0; u < u_n; u++) {
+      const float *kj = k + (j + u) * ks;
+      float s = 0;
+      for (int l = 0; l < 8; l++) s += a[u][l];
+      for (int64_t i = D / 8 * 8; i < D; i++) s += q[i] * kj[i];
+      S[j + u] = s;
+    }
   }
 }
 
-// o[0..Dv) = sum over j < n of p[j] v_j (v_j at v + j vs).
+// o[0..Dv) = sum over j < n of p[j] v_j (v_j at v + j vs), in order of j. 64 outputs at a time
+// kept in registers across the keys (8 independent chains), not loaded and stored per key.
 RLX_KERNEL_CLONES
 void weighted_sum(const float *p, const float *v, int64_t vs, int64_t n, int64_t Dv, float *o) {
-  std::fill(o, o + Dv, 0.f);
-  for (int64_t j = 0; j < n; j++) {
+  constexpr int64_t W = 64;
+  int64_t i0 = 0;
+  for (; i0 + W <= Dv; i0 += W) {
+    float acc[W] = {};
+    for (int64_t j = 0; j < n; j++) {
+      const float *vj = v + j * vs + i0;
+      float a = p[j];
+      for (int l = 0; l < W; l++) acc[l] += a * vj[l];
+    }
+    std::copy(acc, acc + W, o + i0);
+  }
+  std::fill(o + i0, o + Dv, 0.f);
+  for (int64_t j = 0; j < n && i0 < Dv; j++) {
     const float *vj = v + j * vs;
     float a = p[j];
-    for (int64_t i = 0; i < Dv; i++) o[i] += a * vj[i];
+    for (int64_t i = i0; i < Dv; i++) o[i] += a * vj[i];
   }
 }
 
