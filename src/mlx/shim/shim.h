@@ -192,6 +192,9 @@ rlx_mx_arr *rlx_mx_matmul(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b);
 /* bias + a @ b (mx::addmm; the CPU backend folds bias into the GEMM as its C operand, beta 1);
  * bias broadcasts to the product's shape. */
 rlx_mx_arr *rlx_mx_addmm(rlx_mx *c, rlx_mx_arr *bias, rlx_mx_arr *a, rlx_mx_arr *b);
+/* mx::conv_general on channels-last x [N, d.., C] and w [Co, k.., C / groups]; a stride past the
+ * padded (input-dilated) extent of x and the kernel's span is taken as the larger of the two (the
+ * same single window; MLX's strides are ints). */
 rlx_mx_arr *rlx_mx_conv_general(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int nsp, const int64_t *stride,
                                 const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *kernel_dilation,
                                 const int64_t *input_dilation, int groups, bool flip);

@@ -342,7 +342,19 @@ rlx_mx_arr *rlx_mx_conv_general(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int nsp
                                 const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *kernel_dilation,
                                 const int64_t *input_dilation, int groups, bool flip) {
   SHIM_OP(c, x && w, ([&] {
-            mx::array y = mx::conv_general(A(x), A(w), to_ints(nsp, stride), to_ints(nsp, pad_lo), to_ints(nsp, pad_hi),
+            /* MLX takes int strides: one past the padded input's extent L (and past the kernel's
+             * span k) places only the first window, as a stride of max(L, k) does (a stride of
+             * 2^62 would wrap to a negative int) */
+            std::vector<int64_t> st(stride, stride + nsp);
+            const mx::array &xa = A(x), &wa = A(w);
+            for (int i = 0; i < nsp && (int)xa.ndim() == nsp + 2 && (int)wa.ndim() == nsp + 2; i++) {
+              int64_t L, k;
+              bool over = __builtin_mul_overflow((int64_t)xa.shape(1 + i) - 1, input_dilation[i], &L) ||
+                          __builtin_add_overflow(L, 1 + pad_lo[i], &L) || __builtin_add_overflow(L, pad_hi[i], &L) ||
+                          __builtin_mul_overflow((int64_t)wa.shape(1 + i) - 1, kernel_dilation[i], &k);
+              if (!over) st[i] = std::min(st[i], std::max<int64_t>({L, k + 1, 1}));
+            }
+            mx::array y = mx::conv_general(xa, wa, to_ints(nsp, st.data()), to_ints(nsp, pad_lo), to_ints(nsp, pad_hi),
                                            to_ints(nsp, kernel_dilation), to_ints(nsp, input_dilation), groups, flip, c->stream);
             /* MLX's CPU convolution of one group without input dilation unfolds its input into
              * [N * output positions, C * kernel] (y and w are channels-last: [N, o.., Co] and
