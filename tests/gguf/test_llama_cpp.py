@@ -23,8 +23,9 @@ max |llama.cpp| over the vocabulary.
   llama_model_quantize): llama.cpp quantizes the activations, to Q8_0 (blocks of 32) or Q8_K
   (blocks of 256). rlx (its default options) rounds them to Q8_0 blocks for Q8_0, Q4_0, Q4_1 and
   Q4_K weights (checked against gguf-py in test_llama.py) and multiplies the float activations by
-  the exactly dequantized weights of the other types; so Q8_0's prefill rows agree to 5e-7, while
-  its decode rows (up to 1e-2, not explained yet) and the K-quant files still differ. Where the
+  the exactly dequantized weights of the other types; so Q8_0's rows agree to 2e-7 but for one
+  decode row (8e-3, not explained yet: ggml's x86 rounding of the activations, 127 / max|x| and
+  ties to even, gives the same rows), while the K-quant files still differ. Where the
   roundings differ (Q8_K against Q8_0, or either against float; scale max|x|/127), each
   activation moves by up to 1/254 of its block's largest magnitude, uniformly, so about 0.2% of the
   block maximum RMS per element, summed over every matmul of every layer. That is a difference in
