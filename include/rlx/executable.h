@@ -256,8 +256,17 @@ RLX_MUST_USE rlx_status *rlx_executable_warmup(rlx_executable *ex, size_t n_inpu
  * that feeds a device handle (rlx_executable_set_handle_feed; a KV cache) is NOT read back, its
  * entry of the outputs array comes back NULL and its slot is left as it was; every other output
  * is read back. Calling this fixes the choice for output i whatever its feeds (true: a fed output
- * is read back too). OUT_OF_RANGE for a bad i. */
+ * is read back too). An output not read back is still evaluated (on the device; see
+ * rlx_executable_set_output_wanted). OUT_OF_RANGE for a bad i. */
 RLX_MUST_USE rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, bool readback);
+
+/* Whether runs compute output i at all (default true), as ONNX Runtime's Run computes only the
+ * outputs it is asked for: unwanted, it is neither evaluated (in lazy and compiled mode: MLX
+ * evaluates what the wanted outputs need; eager mode evaluates node by node) nor read back, and
+ * its entry of the outputs array comes back NULL; an output that feeds a device handle is
+ * evaluated whatever this says. Index checks run as before. OUT_OF_RANGE for a bad i. Takes ex's
+ * lock; holds from the next run or commit. */
+RLX_MUST_USE rlx_status *rlx_executable_set_output_wanted(rlx_executable *ex, size_t i, bool wanted);
 
 /* ---- asynchronous runs ---- */
 

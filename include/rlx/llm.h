@@ -13,7 +13,9 @@
  *     causal over the KV cache); h += a Wo;
  *     x = RmsNorm(h) * ffn_norm; h += (silu(x Wgate) * (x Wup)) Wdown
  *   logits = (RmsNorm(h) * output_norm) Woutput (output.weight, or token_embd.weight when the
- *   file has none: tied embeddings).
+ *   file has none: tied embeddings); the next token is sampled from the last row's logits, a
+ *   product of its own, so a step that does not ask for the logits computes the head for that
+ *   row alone.
  * Tensors are GGUF's names (token_embd.weight, blk.N.attn_norm.weight, blk.N.attn_q.weight,
  * blk.N.attn_k/attn_v/attn_output/ffn_norm/ffn_gate/ffn_up/ffn_down.weight, blk.N.attn_q/k/v.bias
  * when present (qwen2), output_norm.weight, output.weight); a weight of ggml shape [K, N] maps K

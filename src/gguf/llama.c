@@ -482,11 +482,19 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
   rlx_status *missing = b.st ? NULL : rlx_gguf_find_tensor(f, "output.weight", &oi);
   bool tied = missing != NULL; /* no output.weight: the logits use the embedding table */
   rlx_status_free(missing);
-  rlx_value logits = linear(&b, h, tied ? "token_embd.weight" : "output.weight", NULL, E, V);
+  const char *head = tied ? "token_embd.weight" : "output.weight";
+  rlx_value logits = linear(&b, h, head, NULL, E, V);
   bool greedy = o->temperature == 0 || o->top_k == 1; /* temperature 0: Sample's argmax, no sort of the vocabulary */
   rlx_attr sample[4] = {RLX_ATTR_F("temperature", greedy ? 0.0 : o->temperature), RLX_ATTR_I("top_k", greedy ? 1 : o->top_k),
                         RLX_ATTR_F("top_p", o->top_p > 0 ? o->top_p : 1.0), RLX_ATTR_I("seed", (int64_t)o->seed)};
-  rlx_value next = op(&b, RLX_OP_SAMPLE, 1, &logits, 4, sample);
+  /* the next token from the last row's logits, a product of its own: a step that does not read
+   * the logits back (rlx_llm_step with out_logits NULL) evaluates the head for that row alone,
+   * not for every row of a prefill (a quarter of the 110M model's prefill work) */
+  rlx_value last = op(&b, RLX_OP_SLICE, 1, &h, 3,
+                      (rlx_attr[]){RLX_ATTR_IS("starts", 1, ((const int64_t[]){-1})), RLX_ATTR_IS("ends", 1, ((const int64_t[]){INT64_MAX})),
+                                   RLX_ATTR_IS("axes", 1, ((const int64_t[]){1}))});
+  rlx_value last_logits = linear(&b, last, head, NULL, E, V);
+  rlx_value next = op(&b, RLX_OP_SAMPLE, 1, &last_logits, 4, sample);
   if (!b.st) {
     outs[0] = logits, outs[1] = next;
     b.st = rlx_graph_set_outputs(b.g, n_out, outs);
@@ -649,11 +657,12 @@ rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *ou
   for (int64_t i = 0; !st && i < n; i++) pos[i] = (int32_t)(m->pos + i);
   if (!st) st = rlx_tensor_create(RLX_DTYPE_I32, 2, (const int64_t[]){1, n}, tokens, sizeof(int32_t) * (size_t)n, &tt);
   if (!st) st = rlx_tensor_create(RLX_DTYPE_I32, 1, (const int64_t[]){n}, pos, sizeof(int32_t) * (size_t)n, &tp);
+  if (!st) st = rlx_executable_set_output_wanted(m->ex, 0, out_logits != NULL); /* else the logits are not computed */
   if (!st)
     st = rlx_executable_run(m->ex, 2, (const char *const[]){"tokens", "positions"}, (rlx_tensor *const[]){tt, tp}, m->n_outputs, outs);
   if (!st) {
     if (out_logits) memcpy(out_logits, rlx_tensor_cdata(outs[0]), sizeof(float) * (size_t)(n * m->cfg.vocab));
-    if (out_next) *out_next = (int32_t)((const int64_t *)rlx_tensor_cdata(outs[1]))[n - 1];
+    if (out_next) *out_next = (int32_t)((const int64_t *)rlx_tensor_cdata(outs[1]))[0];
     m->pos += n;
   } else if (tt && tp) { /* the run failed: its donated caches may be gone, so start over */
     rlx_status_free(bind_caches(m));

@@ -110,6 +110,7 @@ struct rlx_executable {
   rlx_mx_arr **outs;  /* per output, in ctx; outs[n_outputs]: this run's index check vector (lower.h) or NULL */
   rlx_l_checks checks;/* index check sites, kept across runs and traces */
   signed char *readback; /* per output: 1 on, 0 off, -1 default (off when it feeds a handle) */
+  bool *unwanted;        /* per output: not evaluated nor read back unless it feeds a handle */
   rlx_type *out_types;/* per output: this run's output types */
   rlx_tensor **res;   /* per output: tensors being read back */
 
@@ -180,6 +181,8 @@ RLX_MUST_USE rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *v
 RLX_MUST_USE rlx_status *rlx_exec_find_input(const rlx_executable *ex, const char *name, size_t *out);
 /* Whether runs copy output i back to the host (rlx_executable_set_output_readback's rule). */
 bool rlx_exec_reads_back(const rlx_executable *ex, size_t i);
+/* Whether runs evaluate output i: wanted (rlx_executable_set_output_wanted), or feeding a handle. */
+bool rlx_exec_output_seen(const rlx_executable *ex, size_t i);
 /* Records why the active extent does not apply (takes `why`; NULL: it applies). */
 void rlx_exec_set_extent_reason(rlx_executable *ex, rlx_status *why);
 /* exec_dist.c: whether g has collective ops (AllReduce, AllGather, ReduceScatter, the custom op

@@ -266,8 +266,13 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   ex->outs[no] = nall > no + nr ? all[no + nr] : NULL;
   memcpy(ex->rng.keys, all + no, nr * sizeof *all);
   if (ex->mode != RLX_MODE_EAGER) rlx_exec_donate_handles(ex);
-  if (async) rlx_mx_async_eval(c, all, nall);
-  else rlx_mx_eval(c, all, nall);
+  /* an unwanted output (rlx_executable_set_output_wanted) that feeds no handle is not evaluated:
+   * an LLM step's logits of every row when the caller wants the next token only */
+  size_t ne = 0;
+  for (size_t i = 0; i < nall; i++)
+    if (i >= no || rlx_exec_output_seen(ex, i)) all[ne++] = all[i];
+  if (async) rlx_mx_async_eval(c, all, ne);
+  else rlx_mx_eval(c, all, ne);
   RLX_TRY(rlx_mx_take_error(c));
   /* a commit leaves reading the check to the sync; a run that fails it keeps its random streams */
   if (!async) RLX_TRY(rlx_l_checks_read(&ex->checks, c, ex->outs[no]));

@@ -141,6 +141,7 @@ static rlx_status *init(rlx_executable *ex) {
   ex->cur = calloc(np + 1, sizeof *ex->cur);
   ex->outs = calloc(no + 1, sizeof *ex->outs);
   ex->readback = calloc(no, sizeof *ex->readback);
+  ex->unwanted = calloc(no + 1, sizeof *ex->unwanted);
   ex->pending = calloc(no, sizeof *ex->pending);
   ex->pending_types = calloc(no, sizeof *ex->pending_types);
   ex->out_types = calloc(no, sizeof *ex->out_types);
@@ -148,7 +149,7 @@ static rlx_status *init(rlx_executable *ex) {
   ex->slot_off = calloc(no, sizeof *ex->slot_off);
   ex->slot_nbytes = calloc(no, sizeof *ex->slot_nbytes);
   if (!ex->gparam || !ex->in || !ex->consts || !ex->const_arr || !ex->types || !ex->ext_types || !ex->vals || !ex->cl || !ex->cur ||
-      !ex->outs || !ex->readback || !ex->pending || !ex->pending_types || !ex->out_types || !ex->res || !ex->slot_off || !ex->slot_nbytes)
+      !ex->outs || !ex->readback || !ex->unwanted || !ex->pending || !ex->pending_types || !ex->out_types || !ex->res || !ex->slot_off || !ex->slot_nbytes)
     return RLX_OOM();
   for (size_t i = 0; i < g->n_params; i++) ex->gparam[i] = rlx_exec_param_index(ex, g->nodes[g->params[i]].name);
   for (size_t i = 0; i < ni; i++) {
@@ -266,6 +267,7 @@ void rlx_executable_free(rlx_executable *ex) {
   free(ex->leaves);
   free(ex->outs);
   free(ex->readback);
+  free(ex->unwanted);
   free(ex->pending);
   free(ex->pending_types);
   free(ex->out_types);
@@ -355,11 +357,27 @@ rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, boo
   return NULL;
 }
 
+rlx_status *rlx_executable_set_output_wanted(rlx_executable *ex, size_t i, bool wanted) {
+  if (i >= ex->g->n_outputs) return RLX_ERR(OUT_OF_RANGE, "output %zu: the graph has %zu outputs", i, ex->g->n_outputs);
+  lock(ex);
+  ex->unwanted[i] = !wanted;
+  unlock(ex);
+  return NULL;
+}
+
 bool rlx_exec_reads_back(const rlx_executable *ex, size_t i) {
+  if (ex->unwanted[i]) return false;
   if (ex->readback[i] >= 0) return ex->readback[i];
   for (size_t k = 0; k < ex->g->n_inputs; k++)
     if (ex->in[k].feed == i) return false;
   return true;
+}
+
+bool rlx_exec_output_seen(const rlx_executable *ex, size_t i) {
+  if (!ex->unwanted[i]) return true;
+  for (size_t k = 0; k < ex->g->n_inputs; k++)
+    if (ex->in[k].feed == i) return true;
+  return false;
 }
 
 /* Host tensors for the outputs whose readback is on (ex->res; NULL elsewhere). */

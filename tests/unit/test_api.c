@@ -146,6 +146,22 @@ static void test_outputs_by_name_and_readback(void **state) {
     assert_null(outs[iy]);
     expect_f32(outs[is], 1, DIMS(2), (const float[]){3, -9}, 0);
     rlx_tensor_free(outs[is]);
+    /* unwanted, y comes back NULL whatever its readback; the fed state, unwanted too, is still
+     * evaluated (its handle moves on to 4 x) but not read back */
+    OK(rlx_executable_set_output_readback(ex, iy, true));
+    OK(rlx_executable_set_output_wanted(ex, iy, false));
+    OK(rlx_executable_set_output_wanted(ex, is, false));
+    OK(rlx_executable_run(ex, 1, names, values, 2, outs));
+    assert_null(outs[iy]);
+    assert_null(outs[is]);
+    FAILS(rlx_executable_set_output_wanted(ex, 2, false), OUT_OF_RANGE, "output 2");
+    /* wanted again: both are computed and read back */
+    OK(rlx_executable_set_output_wanted(ex, iy, true));
+    OK(rlx_executable_set_output_wanted(ex, is, true));
+    OK(rlx_executable_run(ex, 1, names, values, 2, outs));
+    expect_f32(outs[iy], 1, DIMS(2), (const float[]){2, -6}, 0);
+    expect_f32(outs[is], 1, DIMS(2), (const float[]){5, -15}, 0);
+    for (int i = 0; i < 2; i++) rlx_tensor_free(outs[i]), outs[i] = NULL;
     /* slots by name, through an arena that needs no cast */
     rlx_arena arena = {0};
     OK(rlx_executable_arena(ex, &arena));
@@ -157,7 +173,7 @@ static void test_outputs_by_name_and_readback(void **state) {
     OK(rlx_executable_run_slots(ex, 2, slot_in));
     float got[2];
     memcpy(got, base + off, sizeof got);
-    assert_true(got[0] == 4 && got[1] == -12);
+    assert_true(got[0] == 6 && got[1] == -18);
     rlx_tensor_free(tx);
     rlx_tensor_free(tz);
     rlx_executable_free(ex);
