@@ -78,6 +78,13 @@ void rlx_l_checks_free(rlx_l_checks *k);
 /* Resolves a sub-graph Param by name (the executable's params). */
 typedef rlx_mx_arr *(*rlx_param_lookup_fn)(void *ud, const char *name);
 
+/* An index array rlx_l_index wrapped into an axis of size dim under a guard (see rlx_lower). */
+typedef struct rlx_l_index_memo {
+  rlx_mx_arr *idx, *guard, *wrapped;
+  int64_t dim;
+  bool negative;
+} rlx_l_index_memo;
+
 struct rlx_lower {
   rlx_mx *mx;                 /* context of this lowering (arena + sticky error) */
   const rlx_graph *g;
@@ -93,6 +100,11 @@ struct rlx_lower {
    * set inside If branches and While bodies, whose untaken paths are computed too). */
   rlx_l_checks *checks;
   rlx_mx_arr *guard;
+  /* The indices rlx_l_index wrapped so far in this lowering (the first RLX_L_INDEX_MEMO): the
+   * same array into the same axis size under the same guard is checked and wrapped once (an LLM
+   * step's 2 x layers KV-cache writes share one index array: 4 nodes each otherwise). */
+  rlx_l_index_memo index_memo[8];
+  int n_index_memo;
   /* NULL, or the Custom node of L->g's caller whose graph kernel is being lowered (lower_custom.c):
    * its expansion is freed after lowering, so the checks made there name this node (of
    * site_g) instead, which outlives them. */

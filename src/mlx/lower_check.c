@@ -70,14 +70,23 @@ static void record(rlx_lower *L, rlx_l_site s, rlx_mx_arr *i, int64_t size) {
 
 rlx_mx_arr *rlx_l_index(rlx_lower *L, const rlx_node *n, uint32_t input, rlx_mx_arr *idx, rlx_dtype dt, int64_t dim, int axis) {
   rlx_mx *c = L->mx;
+  bool negative = rlx_dtype_is_signed(dt);
+  const int memo_cap = (int)(sizeof L->index_memo / sizeof *L->index_memo);
+  for (int k = 0; k < L->n_index_memo; k++) /* checked and wrapped already (its first node's site names a failure) */
+    if (L->index_memo[k].idx == idx && L->index_memo[k].dim == dim && L->index_memo[k].negative == negative &&
+        L->index_memo[k].guard == L->guard)
+      return L->index_memo[k].wrapped;
   rlx_mx_arr *i = rlx_mx_astype(c, idx, RLX_DTYPE_I64);
   rlx_type t;
   bool any = rlx_mx_type(i, &t);
   for (int d = 0; any && d < t.rank; d++) any = t.dims[d] > 0;
   /* uint64 indices above INT64_MAX read as negative: out of range either way */
-  if (any) record(L, (rlx_l_site){.g = L->g, .n = n, .input = input, .axis = axis, .negative = rlx_dtype_is_signed(dt)}, i, dim);
+  if (any) record(L, (rlx_l_site){.g = L->g, .n = n, .input = input, .axis = axis, .negative = negative}, i, dim);
   /* in range: a negative index plus dim; out of range: somewhere in range (the check fails) */
-  return dim > 0 ? rlx_mx_binary(c, RLX_MXB_REMAINDER, i, rlx_mx_scalar(c, (double)dim, RLX_DTYPE_I64)) : NULL;
+  rlx_mx_arr *wrapped = dim > 0 ? rlx_mx_binary(c, RLX_MXB_REMAINDER, i, rlx_mx_scalar(c, (double)dim, RLX_DTYPE_I64)) : NULL;
+  if (L->n_index_memo < memo_cap && !L->eager)
+    L->index_memo[L->n_index_memo++] = (rlx_l_index_memo){.idx = idx, .guard = L->guard, .wrapped = wrapped, .dim = dim, .negative = negative};
+  return wrapped;
 }
 
 void rlx_l_nonsingular(rlx_lower *L, const rlx_node *n, rlx_mx_arr *count) {
