@@ -1,6 +1,9 @@
 // kernel_matvec.cpp: y[M, N] = x[M, K] @ W^T for float32 x, W float32 or float16 [N, K]
-// row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1 or Q4_K tensor, read in place: an
-// LLM's projections, a few rows of x in a decode step, many in a prefill.
+// row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1, Q4_K or Q6_K tensor, read in place:
+// an LLM's projections, a few rows of x in a decode step, many in a prefill. Q6_K (block_q6_K,
+// q6k_code) is decoded to its weights in registers and takes float x only (Q4_K_M files hold it:
+// decode of the llm_bench model in Q4_K_M went from 117 to 7 ms per step, where MLX ops had
+// dequantized every Q6_K matrix at each step).
 //
 // A few rows (at most 4). Float32: MLX's matmul goes to BLAS sgemm, which for one row of x still
 // packs all of W (OpenBLAS 0.3.21's sgemm_incopy: 40% of a decode step) before reading it.
@@ -63,14 +66,18 @@ namespace {
 
 constexpr int kMaxRows = 4;
 
-enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5 };
+enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5, kQ6K = 6 };
 
 constexpr bool quantized(int s) { return s != kF32 && s != kF16; }
+// Schemes whose codes meet Q8_0 x in integers (codes32, visit_codes, rows8); Q6_K takes float x.
+constexpr bool integer_dots(int s) { return s == kQ8_0 || s == kQ4K || s == kQ4_0 || s == kQ4_1; }
 // Schemes whose groups have an offset b (a c + b).
 constexpr bool offset(int s) { return s == kQ4K || s == kQ4_1; }
 // Elements and bytes of a block (a float "block" is one element).
-constexpr int64_t block_elems(int s) { return s == kQ4K ? 256 : quantized(s) ? 32 : 1; }
-constexpr int64_t block_bytes(int s) { return s == kQ8_0 ? 34 : s == kQ4K ? 144 : s == kQ4_0 ? 18 : s == kQ4_1 ? 20 : s == kF32 ? 4 : 2; }
+constexpr int64_t block_elems(int s) { return s == kQ4K || s == kQ6K ? 256 : quantized(s) ? 32 : 1; }
+constexpr int64_t block_bytes(int s) {
+  return s == kQ8_0 ? 34 : s == kQ4K ? 144 : s == kQ4_0 ? 18 : s == kQ4_1 ? 20 : s == kQ6K ? 210 : s == kF32 ? 4 : 2;
+}
 
 // One row of W (its bytes at w) times the M rows x[m][0..K): out[m]; xs[m][g]: the sum of
 // x[m][32 g .. 32 g + 32) (offset schemes only).
@@ -86,6 +93,17 @@ float half(const uint8_t *p) {
 void q4k_scale_min(const uint8_t *s, int g, int *sc, int *mn) {
   *sc = g < 4 ? s[g] & 63 : (s[g + 4] & 15) | ((s[g - 4] >> 6) << 4);
   *mn = g < 4 ? s[g + 4] & 63 : (s[g + 4] >> 4) | ((s[g] >> 6) << 4);
+}
+
+// The code q - 32 (-32..31) of element j (0..31) of group g (0..7) of the Q6_K block at b (ggml's
+// block_q6_K: ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16] per 16 elements, f16 d;
+// w = d scales[.] (q - 32); dequantize_row_q6_K's order: half h = g / 4 of 128 elements, quarter
+// q = g % 4 of 32: low nibbles of ql[64 h + 32 (q % 2) + j] for q < 2, high ones for q >= 2, bits
+// 2 q of qh[32 h + j]).
+int q6k_code(const uint8_t *b, int g, int j) {
+  int h = g / 4, q = g % 4;
+  int lo = (b[64 * h + 32 * (q % 2) + j] >> (q < 2 ? 0 : 4)) & 15, hi = (b[128 + 32 * h + j] >> (2 * q)) & 3;
+  return (lo | hi << 4) - 32;
 }
 
 // Element k of a float32 or float16 row.
@@ -117,6 +135,11 @@ void weights32(const uint8_t *p, int64_t k, float *w) {
         w[j] = d * (float)(q[j] & 15) + half(b + 2);
         w[16 + j] = d * (float)(q[j] >> 4) + half(b + 2);
       }
+  } else if (S == kQ6K) { /* group g (0..7) of the block: half g / 4, quarter g % 4 (q6k_code) */
+    const uint8_t *b = p + k / 256 * 210;
+    int g = (int)(k % 256 / 32);
+    float d = half(b + 208);
+    for (int j = 0; j < 32; j++) w[j] = d * (float)(int8_t)b[192 + 8 * (g / 4) + 2 * (g % 4) + j / 16] * (float)q6k_code(b, g, j);
   } else if (S == kQ4K) { /* group g of the block: chunk g / 2, low (even g) or high nibbles */
     const uint8_t *b = p + k / 256 * 144;
     int g = (int)(k % 256 / 32), sc, mn, shift = 4 * (g % 2);
@@ -413,7 +436,31 @@ template <int S, class F>
 inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
   const __m256i low4 = _mm256_set1_epi32(15);
   __m256 c[4];
-  if constexpr (S == kQ4K) {
+  if constexpr (S == kQ6K) { /* the weights themselves (a = 1, b = 0): two scales per group */
+    const __m256i nib = _mm256_set1_epi8(15), two = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
+    for (int64_t j = 0; j < K / 256; j++, p += 210) {
+      float d = half_avx2(p + 208);
+      auto group = [&](int h, int q, auto parity) {
+        __m256i lo = _mm256_loadu_si256((const __m256i *)(p + 64 * h + 32 * (q % 2)));
+        lo = _mm256_and_si256(q < 2 ? lo : _mm256_srli_epi16(lo, 4), nib);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(p + 128 + 32 * h)), 2 * q), two);
+        __m256i codes = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)), bias);
+        __m128i half0 = _mm256_castsi256_si128(codes), half1 = _mm256_extracti128_si256(codes, 1);
+        __m256 a0 = _mm256_set1_ps(d * (float)(int8_t)p[192 + 8 * h + 2 * q]), a1 = _mm256_set1_ps(d * (float)(int8_t)p[193 + 8 * h + 2 * q]);
+        c[0] = _mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(half0)));
+        c[1] = _mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(half0, 8))));
+        c[2] = _mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(half1)));
+        c[3] = _mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(half1, 8))));
+        f(8 * j + 4 * h + q, parity, 1.0f, 0.0f, c);
+      };
+      for (int h = 0; h < 2; h++) {
+        group(h, 0, kEven{});
+        group(h, 1, kOdd{});
+        group(h, 2, kEven{});
+        group(h, 3, kOdd{});
+      }
+    }
+  } else if constexpr (S == kQ4K) {
     __m256 hi[4];
     for (int64_t j = 0; j < K / 256; j++, p += 144) {
       float a[8], b[8];
@@ -789,11 +836,11 @@ Kernels kernels_of() {
                            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
   if constexpr (q) {
     if (avx2) {
-      Kernels k = {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>},
-                   dequant_avx2<S>,
-                   {row_q8_avx2<S, 1>, row_q8_avx2<S, 2>, row_q8_avx2<S, 3>, row_q8_avx2<S, 4>},
-                   {}};
-      if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
+      Kernels k = {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>}, dequant_avx2<S>, {}, {}};
+      if constexpr (integer_dots(S)) {
+        k.row_q8[0] = row_q8_avx2<S, 1>, k.row_q8[1] = row_q8_avx2<S, 2>, k.row_q8[2] = row_q8_avx2<S, 3>, k.row_q8[3] = row_q8_avx2<S, 4>;
+        if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
+      }
       return k;
     }
   } else if (avx2) {
@@ -802,7 +849,7 @@ Kernels kernels_of() {
 #endif
   Q8RowFn q8 = nullptr;
   Rows8Fn r8 = nullptr;
-  if constexpr (q) q8 = row_q8_portable<S>, r8 = rows8_portable<S>;
+  if constexpr (integer_dots(S)) q8 = row_q8_portable<S>, r8 = rows8_portable<S>;
   return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}, {r8, r8, r8, r8}};
 }
 
@@ -812,6 +859,7 @@ Kernels kernels(int scheme) {
     case kQ4K: return kernels_of<kQ4K>();
     case kQ4_0: return kernels_of<kQ4_0>();
     case kQ4_1: return kernels_of<kQ4_1>();
+    case kQ6K: return kernels_of<kQ6K>();
     case kF32: return kernels_of<kF32>();
     default: return kernels_of<kF16>();
   }
@@ -848,7 +896,7 @@ class MatVec : public CpuKernel {
     mx::array xa = in[0], wa = in[1], w8a = in.size() > 2 ? in[2] : in[1];
     float *y = out.data<float>();
     Kernels kern = kernels(scheme_);
-    bool q8 = q8_, sums = offset(scheme_), rows8 = q8 && in.size() > 2 && kern.rows8[0];
+    bool q8 = q8_, sums = offset(scheme_), rows8 = q8 && in.size() > 2 && kern.rows8[0], ints = q8 && kern.row_q8[0];
     int scheme = scheme_;
     enc.dispatch([=]() {
       thread_local std::vector<uint8_t> xbuf, wbuf, w8buf;
@@ -948,7 +996,7 @@ class MatVec : public CpuKernel {
         for (int64_t n = n8 + n0; n < n8 + n1; n++)
           for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
             Chunk c = chunk(m0);
-            if (!q8) {
+            if (!ints) { /* float x, or the rounded x for a scheme without integer dots */
               floats(n, c, true);
               continue;
             }
@@ -1051,7 +1099,7 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
   SHIM_OP(c, packed, ([&] {
             using namespace rlx_kernels;
             mx::array qa = A(packed);
-            bool known = scheme >= kQ8_0 && scheme <= kQ4_1 && quantized(scheme);
+            bool known = scheme >= kQ8_0 && scheme <= kQ6K && quantized(scheme);
             if (!known || qa.ndim() < 1 || qa.dtype() != mx::uint8 || qa.shape().back() % block_bytes(scheme))
               throw std::invalid_argument("dequant takes packed uint8 [.., K / QK * block bytes] of a quantized scheme");
             auto prim = std::make_shared<Dequant>(c->stream, scheme);
@@ -1089,7 +1137,7 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rl
               if (scheme != kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
               return matvec_f16_cuda(xa, wa, c->stream);
             }
-            bool known = scheme >= kQ8_0 && scheme <= kQ4_1;
+            bool known = scheme >= kQ8_0 && scheme <= kQ6K;
             int64_t K = xa.ndim() >= 1 ? xa.shape().back() : 0, qk = known ? block_elems(scheme) : 1;
             int64_t cols = quantized(scheme) ? K / qk * block_bytes(scheme) : K;
             mx::Dtype wdt = scheme == kF32 ? mx::float32 : scheme == kF16 ? mx::float16 : mx::uint8;
