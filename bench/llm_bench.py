@@ -1,20 +1,20 @@
 """LLM inference on the CPU: rlx (rlx/llm.h, compiled mode) against llama.cpp with the same threads,
 prefill and decode tokens/s, on one ~110M-parameter Llama-shaped model in F16, Q8_0, Q4_K (and Q4_0,
-Q4_K_M).
+Q4_K_M, Q5_K_M).
 
 The model is written once into --dir (default ${XDG_CACHE_HOME:-~/.cache}/rlx/llm_bench) with
 gguf-py from seeded weights: llama, 12 layers, dim 768, 12 heads (4 KV heads), SwiGLU 2048, a
 32000-token "llama" vocabulary, tied embeddings (25M + 12 x 6.3M = 100M parameters in the matrices);
-F16 and Q8_0 by gguf-py, Q4_K and Q4_0 (every matrix, embedding included) and Q4_K_M (llama.cpp's
-mix as downloaded files have it: Q6_K for the embedding/output and some attn_v and ffn_down
-matrices, Q4_K for the rest) by llama.cpp's llama_model_quantize (gguf-py cannot write K-quants).
+F16 and Q8_0 by gguf-py, Q4_K and Q4_0 (every matrix, embedding included) and Q4_K_M / Q5_K_M
+(llama.cpp's mixes as downloaded files have them: Q6_K for the embedding/output and some attn_v and
+ffn_down matrices, Q4_K / Q5_K for the rest) by llama.cpp's llama_model_quantize (gguf-py cannot write K-quants).
 Both sides run the same prompt of --prompt tokens as one batch, then --gen greedy one-token steps; the first of --reps + 1 runs warms up
 (compiled mode traces there), the median of the rest is reported. rlx: RLX_NUM_THREADS =
 --threads (its kernel pool, which runs BLAS single-threaded tiles); llama.cpp (scripts/llama_cpp.sh's oracle program): n_threads =
 n_threads_batch = --threads, F32 KV cache like rlx's, flash attention off.
 
 usage: .venv/bin/python bench/llm_bench.py [--threads 2] [--prompt 128] [--gen 64] [--reps 3]
-       [--types f16,q8_0,q4_k[,q4_0,q4_k_m]] [--dir DIR] [--build build] [--prepare-only] [--json FILE]"""
+       [--types f16,q8_0,q4_k[,q4_0,q4_k_m,q5_k_m]] [--dir DIR] [--build build] [--prepare-only] [--json FILE]"""
 import argparse
 import json
 import os
@@ -62,9 +62,9 @@ def model_path(kind):
     if os.path.exists(path):
         return path
     t0 = time.time()
-    if kind in ("q4_k", "q4_0", "q4_k_m"):  # LLAMA_FTYPE_MOSTLY_Q4_K_S / Q4_0 pure; Q4_K_M as files ship
+    if kind in ("q4_k", "q4_0", "q4_k_m", "q5_k_m"):  # LLAMA_FTYPE_MOSTLY_Q4_K_S / Q4_0 pure; Q4_K_M, Q5_K_M as files ship
         src = model_path("f16")
-        ftype, pure = {"q4_k": ("14", "1"), "q4_0": ("2", "1"), "q4_k_m": ("15", "0")}[kind]
+        ftype, pure = {"q4_k": ("14", "1"), "q4_0": ("2", "1"), "q4_k_m": ("15", "0"), "q5_k_m": ("17", "0")}[kind]
         subprocess.run([oracle, "quantize", src, path + ".tmp", ftype, pure], check=True)
     else:
         wtype = {"f16": Q.F16, "q8_0": Q.Q8_0}[kind]

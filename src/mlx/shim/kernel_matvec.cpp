@@ -1,7 +1,8 @@
 // kernel_matvec.cpp: y[M, N] = x[M, K] @ W^T for float32 x, W float32 or float16 [N, K]
-// row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1, Q4_K or Q6_K tensor, read in place:
-// an LLM's projections, a few rows of x in a decode step, many in a prefill. Q6_K (block_q6_K,
-// q6k_code) is decoded to its weights in registers and takes float x only (Q4_K_M files hold it:
+// row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1, Q4_K, Q5_K or Q6_K tensor, read in place:
+// an LLM's projections, a few rows of x in a decode step, many in a prefill. Q5_K (Q4_K's layout
+// and a fifth bit per code) and Q6_K (block_q6_K, q6k_code) take float x only; Q6_K is decoded to
+// its weights in registers (Q4_K_M files hold it:
 // decode of the llm_bench model in Q4_K_M went from 117 to 7 ms per step, where MLX ops had
 // dequantized every Q6_K matrix at each step).
 //
@@ -66,17 +67,17 @@ namespace {
 
 constexpr int kMaxRows = 4;
 
-enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5, kQ6K = 6 };
+enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5, kQ6K = 6, kQ5K = 7 };
 
 constexpr bool quantized(int s) { return s != kF32 && s != kF16; }
 // Schemes whose codes meet Q8_0 x in integers (codes32, visit_codes, rows8); Q6_K takes float x.
 constexpr bool integer_dots(int s) { return s == kQ8_0 || s == kQ4K || s == kQ4_0 || s == kQ4_1; }
 // Schemes whose groups have an offset b (a c + b).
-constexpr bool offset(int s) { return s == kQ4K || s == kQ4_1; }
+constexpr bool offset(int s) { return s == kQ4K || s == kQ4_1 || s == kQ5K; }
 // Elements and bytes of a block (a float "block" is one element).
-constexpr int64_t block_elems(int s) { return s == kQ4K || s == kQ6K ? 256 : quantized(s) ? 32 : 1; }
+constexpr int64_t block_elems(int s) { return s == kQ4K || s == kQ6K || s == kQ5K ? 256 : quantized(s) ? 32 : 1; }
 constexpr int64_t block_bytes(int s) {
-  return s == kQ8_0 ? 34 : s == kQ4K ? 144 : s == kQ4_0 ? 18 : s == kQ4_1 ? 20 : s == kQ6K ? 210 : s == kF32 ? 4 : 2;
+  return s == kQ8_0 ? 34 : s == kQ4K ? 144 : s == kQ4_0 ? 18 : s == kQ4_1 ? 20 : s == kQ6K ? 210 : s == kQ5K ? 176 : s == kF32 ? 4 : 2;
 }
 
 // One row of W (its bytes at w) times the M rows x[m][0..K): out[m]; xs[m][g]: the sum of
@@ -135,6 +136,13 @@ void weights32(const uint8_t *p, int64_t k, float *w) {
         w[j] = d * (float)(q[j] & 15) + half(b + 2);
         w[16 + j] = d * (float)(q[j] >> 4) + half(b + 2);
       }
+  } else if (S == kQ5K) { /* block_q5_K: d, dmin, scales as Q4_K's, qh[32] (bit g: group g's fifth bit), qs[128] as Q4_K's */
+    const uint8_t *b = p + k / 256 * 176;
+    int g = (int)(k % 256 / 32), sc, mn, shift = 4 * (g % 2);
+    q4k_scale_min(b + 4, g, &sc, &mn);
+    float ds = half(b) * (float)sc, dm = half(b + 2) * (float)mn;
+    const uint8_t *q = b + 48 + 32 * (g / 2);
+    for (int j = 0; j < 32; j++) w[j] = ds * (float)(((q[j] >> shift) & 15) | ((b[16 + j] >> g) & 1) << 4) - dm;
   } else if (S == kQ6K) { /* group g (0..7) of the block: half g / 4, quarter g % 4 (q6k_code) */
     const uint8_t *b = p + k / 256 * 210;
     int g = (int)(k % 256 / 32);
@@ -458,6 +466,26 @@ inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
         group(h, 1, kOdd{});
         group(h, 2, kEven{});
         group(h, 3, kOdd{});
+      }
+    }
+  } else if constexpr (S == kQ5K) { /* Q4_K's nibbles and scales, the fifth bit of group g in bit g of qh */
+    const __m256i nib = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
+    auto floats = [&](__m256i q) { /* 32 codes 0..31 -> c[0..4) */
+      __m128i h0 = _mm256_castsi256_si128(q), h1 = _mm256_extracti128_si256(q, 1);
+      c[0] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(h0)), c[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(h0, 8)));
+      c[2] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(h1)), c[3] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(h1, 8)));
+    };
+    for (int64_t j = 0; j < K / 256; j++, p += 176) {
+      float a[8], b[8];
+      q4k_block_scales(p, a, b);
+      __m256i qh = _mm256_loadu_si256((const __m256i *)(p + 16));
+      for (int chunk = 0; chunk < 4; chunk++) {
+        __m256i bytes = _mm256_loadu_si256((const __m256i *)(p + 48 + 32 * chunk));
+        __m256i bit0 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * chunk), one), bit1 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * chunk + 1), one);
+        floats(_mm256_or_si256(_mm256_and_si256(bytes, nib), _mm256_slli_epi16(bit0, 4)));
+        f(8 * j + 2 * chunk, kEven{}, a[2 * chunk], b[2 * chunk], c);
+        floats(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), nib), _mm256_slli_epi16(bit1, 4)));
+        f(8 * j + 2 * chunk + 1, kOdd{}, a[2 * chunk + 1], b[2 * chunk + 1], c);
       }
     }
   } else if constexpr (S == kQ4K) {
@@ -860,6 +888,7 @@ Kernels kernels(int scheme) {
     case kQ4_0: return kernels_of<kQ4_0>();
     case kQ4_1: return kernels_of<kQ4_1>();
     case kQ6K: return kernels_of<kQ6K>();
+    case kQ5K: return kernels_of<kQ5K>();
     case kF32: return kernels_of<kF32>();
     default: return kernels_of<kF16>();
   }
@@ -1099,7 +1128,7 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
   SHIM_OP(c, packed, ([&] {
             using namespace rlx_kernels;
             mx::array qa = A(packed);
-            bool known = scheme >= kQ8_0 && scheme <= kQ6K && quantized(scheme);
+            bool known = scheme >= kQ8_0 && scheme <= kQ5K && quantized(scheme);
             if (!known || qa.ndim() < 1 || qa.dtype() != mx::uint8 || qa.shape().back() % block_bytes(scheme))
               throw std::invalid_argument("dequant takes packed uint8 [.., K / QK * block bytes] of a quantized scheme");
             auto prim = std::make_shared<Dequant>(c->stream, scheme);
@@ -1137,7 +1166,7 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rl
               if (scheme != kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
               return matvec_f16_cuda(xa, wa, c->stream);
             }
-            bool known = scheme >= kQ8_0 && scheme <= kQ6K;
+            bool known = scheme >= kQ8_0 && scheme <= kQ5K;
             int64_t K = xa.ndim() >= 1 ? xa.shape().back() : 0, qk = known ? block_elems(scheme) : 1;
             int64_t cols = quantized(scheme) ? K / qk * block_bytes(scheme) : K;
             mx::Dtype wdt = scheme == kF32 ? mx::float32 : scheme == kF16 ? mx::float16 : mx::uint8;
