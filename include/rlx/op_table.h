@@ -191,7 +191,7 @@
    * the device (float32 codes, float64 products) and multiplies in float64 (CPU only). On the CPU  \
    * an x of more than 4 rows takes that dequantize-then-matmul path for every scheme (MLX's CPU    \
    * quantized_matmul goes row by row; BLAS is faster for prefill); float32 x times gguf_q8_0,     \
-   * q4_0, q4_1, q3k, q4k, q5k or q6k runs rlx's matvec kernel on the packed bytes instead       \
+   * q4_0, q4_1, q2k, q3k, q4k, q5k or q6k runs rlx's matvec kernel on the packed bytes instead  \
    * (decoding; past 4 rows through tiles it dequantizes).                                         \
    * activations: "float" (default) multiplies x as it is; "q8_0" first rounds x to GGUF Q8_0       \
    * blocks along K (K a multiple of 32), as llama.cpp's CPU matmuls do: x is replaced by           \

@@ -1,8 +1,8 @@
 // kernel_matvec.cpp: y[M, N] = x[M, K] @ W^T for float32 x, W float32 or float16 [N, K]
-// row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1, Q3_K, Q4_K, Q5_K or Q6_K tensor, read in place:
+// row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K tensor, read in place:
 // an LLM's projections, a few rows of x in a decode step, many in a prefill. Q5_K (Q4_K's layout
-// and a fifth bit per code), Q3_K (q3k_code) and Q6_K (q6k_code) take float x only; Q3_K and Q6_K
-// are decoded to their weights in registers (Q4_K_M files hold it:
+// and a fifth bit per code), Q2_K, Q3_K (q3k_code) and Q6_K (q6k_code) take float x only; Q2_K,
+// Q3_K and Q6_K are decoded to their weights in registers (Q4_K_M files hold it:
 // decode of the llm_bench model in Q4_K_M went from 117 to 7 ms per step, where MLX ops had
 // dequantized every Q6_K matrix at each step).
 //
@@ -67,7 +67,7 @@ namespace {
 
 constexpr int kMaxRows = 4;
 
-enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5, kQ6K = 6, kQ5K = 7, kQ3K = 8 };
+enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5, kQ6K = 6, kQ5K = 7, kQ3K = 8, kQ2K = 9 };
 
 constexpr bool quantized(int s) { return s != kF32 && s != kF16; }
 // Schemes whose codes meet Q8_0 x in integers (codes32, visit_codes, rows8); Q6_K takes float x.
@@ -75,10 +75,10 @@ constexpr bool integer_dots(int s) { return s == kQ8_0 || s == kQ4K || s == kQ4_
 // Schemes whose groups have an offset b (a c + b).
 constexpr bool offset(int s) { return s == kQ4K || s == kQ4_1 || s == kQ5K; }
 // Elements and bytes of a block (a float "block" is one element).
-constexpr int64_t block_elems(int s) { return s == kQ4K || s == kQ6K || s == kQ5K || s == kQ3K ? 256 : quantized(s) ? 32 : 1; }
+constexpr int64_t block_elems(int s) { return s == kQ4K || s == kQ6K || s == kQ5K || s == kQ3K || s == kQ2K ? 256 : quantized(s) ? 32 : 1; }
 constexpr int64_t block_bytes(int s) {
   return s == kQ8_0 ? 34 : s == kQ4K ? 144 : s == kQ4_0 ? 18 : s == kQ4_1 ? 20 : s == kQ6K ? 210 : s == kQ5K ? 176 : s == kQ3K ? 110
-         : s == kF32 ? 4 : 2;
+         : s == kQ2K ? 84 : s == kF32 ? 4 : 2;
 }
 
 // One row of W (its bytes at w) times the M rows x[m][0..K): out[m]; xs[m][g]: the sum of
@@ -155,6 +155,14 @@ void weights32(const uint8_t *p, int64_t k, float *w) {
         w[j] = d * (float)(q[j] & 15) + half(b + 2);
         w[16 + j] = d * (float)(q[j] >> 4) + half(b + 2);
       }
+  } else if (S == kQ2K) { /* block_q2_K: scales[16] (low nibble scale, high nibble min per 16), qs[64], f16 d, dmin */
+    const uint8_t *b = p + k / 256 * 84;
+    int g = (int)(k % 256 / 32);
+    float d = half(b + 80), dmin = half(b + 82);
+    for (int j = 0; j < 32; j++) {
+      int sc = b[2 * g + j / 16];
+      w[j] = d * (float)(sc & 15) * (float)((b[16 + 32 * (g / 4) + j] >> (2 * (g % 4))) & 3) - dmin * (float)(sc >> 4);
+    }
   } else if (S == kQ3K) { /* group g: scales 2 g and 2 g + 1 (16 elements each) */
     const uint8_t *b = p + k / 256 * 110;
     int g = (int)(k % 256 / 32), sc[16];
@@ -469,7 +477,25 @@ template <int S, class F>
 inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
   const __m256i low4 = _mm256_set1_epi32(15);
   __m256 c[4];
-  if constexpr (S == kQ3K) { /* the weights themselves (a = 1, b = 0): two scales per group */
+  if constexpr (S == kQ2K) { /* the weights themselves (a = 1, b = 0): (d sc) q - dmin m per 16 */
+    const __m256i three = _mm256_set1_epi8(3);
+    for (int64_t j = 0; j < K / 256; j++, p += 84) {
+      float d = half_avx2(p + 80), dmin = half_avx2(p + 82);
+      for (int g = 0; g < 8; g++) {
+        __m256i q = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(p + 16 + 32 * (g / 4))), 2 * (g % 4)), three);
+        __m128i half0 = _mm256_castsi256_si128(q), half1 = _mm256_extracti128_si256(q, 1);
+        int s0 = p[2 * g], s1 = p[2 * g + 1];
+        __m256 a0 = _mm256_set1_ps(d * (float)(s0 & 15)), a1 = _mm256_set1_ps(d * (float)(s1 & 15));
+        __m256 m0 = _mm256_set1_ps(dmin * (float)(s0 >> 4)), m1 = _mm256_set1_ps(dmin * (float)(s1 >> 4));
+        c[0] = _mm256_sub_ps(_mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(half0))), m0);
+        c[1] = _mm256_sub_ps(_mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(half0, 8)))), m0);
+        c[2] = _mm256_sub_ps(_mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(half1))), m1);
+        c[3] = _mm256_sub_ps(_mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(half1, 8)))), m1);
+        if (g % 2) f(8 * j + g, kOdd{}, 1.0f, 0.0f, c);
+        else f(8 * j + g, kEven{}, 1.0f, 0.0f, c);
+      }
+    }
+  } else if constexpr (S == kQ3K) { /* the weights themselves (a = 1, b = 0): two scales per group */
     const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4), one = _mm256_set1_epi8(1);
     for (int64_t j = 0; j < K / 256; j++, p += 110) {
       int sc[16];
@@ -936,6 +962,7 @@ Kernels kernels(int scheme) {
     case kQ6K: return kernels_of<kQ6K>();
     case kQ5K: return kernels_of<kQ5K>();
     case kQ3K: return kernels_of<kQ3K>();
+    case kQ2K: return kernels_of<kQ2K>();
     case kF32: return kernels_of<kF32>();
     default: return kernels_of<kF16>();
   }
@@ -1175,7 +1202,7 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
   SHIM_OP(c, packed, ([&] {
             using namespace rlx_kernels;
             mx::array qa = A(packed);
-            bool known = scheme >= kQ8_0 && scheme <= kQ3K && quantized(scheme);
+            bool known = scheme >= kQ8_0 && scheme <= kQ2K && quantized(scheme);
             if (!known || qa.ndim() < 1 || qa.dtype() != mx::uint8 || qa.shape().back() % block_bytes(scheme))
               throw std::invalid_argument("dequant takes packed uint8 [.., K / QK * block bytes] of a quantized scheme");
             auto prim = std::make_shared<Dequant>(c->stream, scheme);
@@ -1213,7 +1240,7 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rl
               if (scheme != kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
               return matvec_f16_cuda(xa, wa, c->stream);
             }
-            bool known = scheme >= kQ8_0 && scheme <= kQ3K;
+            bool known = scheme >= kQ8_0 && scheme <= kQ2K;
             int64_t K = xa.ndim() >= 1 ? xa.shape().back() : 0, qk = known ? block_elems(scheme) : 1;
             int64_t cols = quantized(scheme) ? K / qk * block_bytes(scheme) : K;
             mx::Dtype wdt = scheme == kF32 ? mx::float32 : scheme == kF16 ? mx::float16 : mx::uint8;

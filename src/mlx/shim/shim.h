@@ -286,15 +286,15 @@ rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, co
                             int64_t tw, const int32_t *iw, const float *ww);
 /* y [.., N] float32 = x [.., K] @ W^T for float x of any rank >= 1 (M rows; computed in float32;
  * rlx's CPU kernel): W the packed rows uint8 [N, K / QK * block bytes] of a GGUF Q8_0 (scheme 0),
- * Q4_K (scheme 1), Q4_0 (scheme 4), Q4_1 (scheme 5), Q6_K (scheme 6), Q5_K (scheme 7) or Q3_K (scheme
- * 8) tensor read in place, float32 [N, K]
+ * Q4_K (scheme 1), Q4_0 (scheme 4), Q4_1 (scheme 5), Q6_K (scheme 6), Q5_K (scheme 7), Q3_K (scheme 8)
+ * or Q2_K (scheme 9) tensor read in place, float32 [N, K]
  * (scheme 2) or float16 [N, K] (scheme 3, widened as it is read); an operand that is not
  * row-contiguous is copied by the kernel's task (no node in front of it). Each row of W is read
  * once for M <= 4; past that, tiles of W are dequantized and multiplied by sgemm. On a GPU
  * stream: scheme 3 only, M <= RLX_MX_CUDA_MATVEC_MAX_ROWS, a CUDA source kernel reading W as
  * stored (kernel_matvec_cuda.cpp). q8 (quantized schemes, the CPU): x is first rounded to GGUF Q8_0
  * blocks (DequantMatMul's activations "q8_0", rlx/op_table.h) and, for M <= 4 (any M with w8), its
- * codes meet W's in integer dot products (Q3_K, Q5_K, Q6_K: the rounded x meets the weights in float32); w8 (NULL: none; only with q8) is rlx_mx_matvec_rows8(w), which those
+ * codes meet W's in integer dot products (Q2_K, Q3_K, Q5_K, Q6_K: the rounded x meets the weights in float32); w8 (NULL: none; only with q8) is rlx_mx_matvec_rows8(w), which those
  * products then read for W's first N / 8 * 8 rows. */
 #define RLX_MX_CUDA_MATVEC_MAX_ROWS 8
 rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8);
