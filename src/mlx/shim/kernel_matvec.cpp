@@ -470,12 +470,25 @@ inline void q4k_block_scales(const uint8_t *p, float *a, float *b) {
 using kEven = std::integral_constant<int, 0>;
 using kOdd = std::integral_constant<int, 1>;
 
+// 32 byte codes q (int8 when Signed, else uint8) as floats c[0..4), the first 16 times a0 minus m0,
+// the last 16 times a1 minus m1 (the K-quants whose scales go per 16 elements).
+template <bool Signed>
+inline void scaled_codes(__m256i q, __m256 a0, __m256 a1, __m256 m0, __m256 m1, __m256 *c) {
+  const __m128i h[2] = {_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)};
+  for (int k = 0; k < 4; k++) {
+    __m128i b = k % 2 ? _mm_srli_si128(h[k / 2], 8) : h[k / 2];
+    __m256 v = _mm256_cvtepi32_ps(Signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b));
+    c[k] = _mm256_sub_ps(_mm256_mul_ps(k < 2 ? a0 : a1, v), k < 2 ? m0 : m1);
+  }
+}
+
 // Calls f(g, parity, a, b, c) for each group g of 32 weights of a quantized row (elements [32 g,
 // 32 g + 32)): parity kEven or kOdd as g is, c[0..4) its codes as floats, 8 each, and a, b as
 // gguf-py forms them (a = d, b = m or 0; Q4_K: a = d sc, b = -(dmin m)), the weights being a c + b.
 template <int S, class F>
 inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
   const __m256i low4 = _mm256_set1_epi32(15);
+  const __m256 zero = _mm256_setzero_ps();
   __m256 c[4];
   if constexpr (S == kQ2K) { /* the weights themselves (a = 1, b = 0): (d sc) q - dmin m per 16 */
     const __m256i three = _mm256_set1_epi8(3);
@@ -483,14 +496,9 @@ inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
       float d = half_avx2(p + 80), dmin = half_avx2(p + 82);
       for (int g = 0; g < 8; g++) {
         __m256i q = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(p + 16 + 32 * (g / 4))), 2 * (g % 4)), three);
-        __m128i half0 = _mm256_castsi256_si128(q), half1 = _mm256_extracti128_si256(q, 1);
         int s0 = p[2 * g], s1 = p[2 * g + 1];
-        __m256 a0 = _mm256_set1_ps(d * (float)(s0 & 15)), a1 = _mm256_set1_ps(d * (float)(s1 & 15));
-        __m256 m0 = _mm256_set1_ps(dmin * (float)(s0 >> 4)), m1 = _mm256_set1_ps(dmin * (float)(s1 >> 4));
-        c[0] = _mm256_sub_ps(_mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(half0))), m0);
-        c[1] = _mm256_sub_ps(_mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(half0, 8)))), m0);
-        c[2] = _mm256_sub_ps(_mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(half1))), m1);
-        c[3] = _mm256_sub_ps(_mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(half1, 8)))), m1);
+        scaled_codes<false>(q, _mm256_set1_ps(d * (float)(s0 & 15)), _mm256_set1_ps(d * (float)(s1 & 15)),
+                            _mm256_set1_ps(dmin * (float)(s0 >> 4)), _mm256_set1_ps(dmin * (float)(s1 >> 4)), c);
         if (g % 2) f(8 * j + g, kOdd{}, 1.0f, 0.0f, c);
         else f(8 * j + g, kEven{}, 1.0f, 0.0f, c);
       }
@@ -506,12 +514,7 @@ inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
         __m256i q = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(p + 32 + 32 * (g / 4))), 2 * (g % 4)), three);
         __m256i clear = _mm256_andnot_si256(_mm256_and_si256(_mm256_srli_epi16(hm, g), one), one); /* 1 where bit g is clear */
         __m256i codes = _mm256_sub_epi8(q, _mm256_and_si256(_mm256_sub_epi8(_mm256_setzero_si256(), clear), four));
-        __m128i half0 = _mm256_castsi256_si128(codes), half1 = _mm256_extracti128_si256(codes, 1);
-        __m256 a0 = _mm256_set1_ps(d * (float)sc[2 * g]), a1 = _mm256_set1_ps(d * (float)sc[2 * g + 1]);
-        c[0] = _mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(half0)));
-        c[1] = _mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(half0, 8))));
-        c[2] = _mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(half1)));
-        c[3] = _mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(half1, 8))));
+        scaled_codes<true>(codes, _mm256_set1_ps(d * (float)sc[2 * g]), _mm256_set1_ps(d * (float)sc[2 * g + 1]), zero, zero, c);
         if (g % 2) f(8 * j + g, kOdd{}, 1.0f, 0.0f, c);
         else f(8 * j + g, kEven{}, 1.0f, 0.0f, c);
       }
@@ -525,12 +528,8 @@ inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
         lo = _mm256_and_si256(q < 2 ? lo : _mm256_srli_epi16(lo, 4), nib);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(p + 128 + 32 * h)), 2 * q), two);
         __m256i codes = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)), bias);
-        __m128i half0 = _mm256_castsi256_si128(codes), half1 = _mm256_extracti128_si256(codes, 1);
-        __m256 a0 = _mm256_set1_ps(d * (float)(int8_t)p[192 + 8 * h + 2 * q]), a1 = _mm256_set1_ps(d * (float)(int8_t)p[193 + 8 * h + 2 * q]);
-        c[0] = _mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(half0)));
-        c[1] = _mm256_mul_ps(a0, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(half0, 8))));
-        c[2] = _mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(half1)));
-        c[3] = _mm256_mul_ps(a1, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(half1, 8))));
+        scaled_codes<true>(codes, _mm256_set1_ps(d * (float)(int8_t)p[192 + 8 * h + 2 * q]),
+                           _mm256_set1_ps(d * (float)(int8_t)p[193 + 8 * h + 2 * q]), zero, zero, c);
         f(8 * j + 4 * h + q, parity, 1.0f, 0.0f, c);
       };
       for (int h = 0; h < 2; h++) {
@@ -542,11 +541,8 @@ inline void visit_groups(const uint8_t *p, int64_t K, F &&f) {
     }
   } else if constexpr (S == kQ5K) { /* Q4_K's nibbles and scales, the fifth bit of group g in bit g of qh */
     const __m256i nib = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
-    auto floats = [&](__m256i q) { /* 32 codes 0..31 -> c[0..4) */
-      __m128i h0 = _mm256_castsi256_si128(q), h1 = _mm256_extracti128_si256(q, 1);
-      c[0] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(h0)), c[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(h0, 8)));
-      c[2] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(h1)), c[3] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(h1, 8)));
-    };
+    const __m256 unit = _mm256_set1_ps(1.0f);
+    auto floats = [&](__m256i q) { scaled_codes<false>(q, unit, unit, zero, zero, c); }; /* 32 codes 0..31 -> c[0..4) */
     for (int64_t j = 0; j < K / 256; j++, p += 176) {
       float a[8], b[8];
       q4k_block_scales(p, a, b);
