@@ -365,20 +365,19 @@ rlx_status *rlx_executable_set_output_wanted(rlx_executable *ex, size_t i, bool 
   return NULL;
 }
 
-bool rlx_exec_reads_back(const rlx_executable *ex, size_t i) {
-  if (ex->unwanted[i]) return false;
-  if (ex->readback[i] >= 0) return ex->readback[i];
-  for (size_t k = 0; k < ex->g->n_inputs; k++)
-    if (ex->in[k].feed == i) return false;
-  return true;
-}
-
-bool rlx_exec_output_seen(const rlx_executable *ex, size_t i) {
-  if (!ex->unwanted[i]) return true;
+/* Whether output i feeds an input's device handle. */
+static bool fed(const rlx_executable *ex, size_t i) {
   for (size_t k = 0; k < ex->g->n_inputs; k++)
     if (ex->in[k].feed == i) return true;
   return false;
 }
+
+bool rlx_exec_reads_back(const rlx_executable *ex, size_t i) {
+  if (ex->unwanted[i]) return false;
+  return ex->readback[i] >= 0 ? ex->readback[i] : !fed(ex, i);
+}
+
+bool rlx_exec_output_seen(const rlx_executable *ex, size_t i) { return !ex->unwanted[i] || fed(ex, i); }
 
 /* Host tensors for the outputs whose readback is on (ex->res; NULL elsewhere). */
 static rlx_status *alloc_outputs(rlx_executable *ex, const rlx_type *types) {
