@@ -9,10 +9,11 @@
 //   j <= i + Sk - Sq, MLX's bottom-right alignment); p = softmax(s) (SLEEF exp; a row with no
 //   visible key gives zeros); O_blk = P V (one BLAS call). Keys past the last one any row of the
 //   block can see (the causal diagonal, or a -inf tail of the additive mask: a KV cache's
-//   unfilled positions) are left out of all three. A block of at most 4 query rows whose
-//   operands have unit stride along D (a decode step over a KV cache) takes its dot products and
-//   P V straight from q, k and v instead: sgemm would pack all of K and V first, more work than
-//   these products, which read each key once. Tasks of little work run on the calling thread.
+//   unfilled positions) are left out of all three. At most 4 query rows whose operands have
+//   unit stride along D (a decode step over a KV cache) take their dot products and P V straight
+//   from q, k and v instead, a task per (batch, key/value head) with all its query heads:
+//   sgemm would pack all of K and V first, more work than these products, which read each key
+//   once. Tasks of little work run on the calling thread (except the decode tasks).
 // Query head h reads key/value head h / (Hq / Hkv). Operands are read in place through their
 // strides when one of their last two axes has unit stride (the heads' transposed views, or packed
 // [B, S, H*D] operands read as [B, H, S, D] directly); the output is written [B, Sq, Hq, Dv] and
@@ -186,9 +187,33 @@ int64_t keys_used(const Problem &P, int64_t b, int64_t h, int64_t i0, int64_t ro
   return n;
 }
 
+// A few query rows (a decode step) with unit strides along D: a task is (batch, key/value head),
+// all its query heads' rows, each key and value read straight from the cache once per task (a
+// decode step's keys have left the caches since the previous layer, so reading them is most of the
+// work); one task per key/value head even for short contexts, so that both threads share it.
+void attention_few(const Problem &P) {
+  int64_t group = P.Hq / P.Hkv;
+  parallel_for(P.B * P.Hkv, 1, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> S;
+    for (int64_t t = t0; t < t1; t++) {
+      int64_t b = t / P.Hkv, hk = t % P.Hkv;
+      const float *kp = P.k.p + b * P.k.s[0] + hk * P.k.s[1], *vp = P.v.p + b * P.v.s[0] + hk * P.v.s[1];
+      for (int64_t h = hk * group; h < (hk + 1) * group; h++) {
+        int64_t n = keys_used(P, b, h, 0, P.Sq);
+        const float *qp = P.q.p + b * P.q.s[0] + h * P.q.s[1];
+        float *o = P.o + (b * P.Sq * P.Hq + h) * P.Dv;
+        if ((int64_t)S.size() < P.Sq * n) S.resize(P.Sq * n);
+        for (int64_t r = 0; r < P.Sq; r++) dots(qp + r * P.q.s[2], kp, P.k.s[2], n, P.D, S.data() + r * n);
+        softmax_block(P, b, h, 0, P.Sq, n, S.data());
+        for (int64_t r = 0; r < P.Sq; r++) weighted_sum(S.data() + r * n, vp, P.v.s[2], n, P.Dv, o + r * P.Hq * P.Dv);
+      }
+    }
+  });
+}
+
 void attention(const Problem &P) {
   int64_t nblk = (P.Sq + QBLK - 1) / QBLK, group = P.Hq / P.Hkv;
-  bool few = P.Sq <= FEW && P.q.s[3] == 1 && P.k.s[3] == 1 && P.v.s[3] == 1;
+  if (P.Sq <= FEW && P.q.s[3] == 1 && P.k.s[3] == 1 && P.v.s[3] == 1) return attention_few(P);
   int64_t work = std::max<int64_t>(std::min(QBLK, P.Sq) * P.Sk * (P.D + P.Dv), 1);
   parallel_for(P.B * P.Hq * nblk, std::max<int64_t>(TASK_WORK / work, 1), [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> S, qb, kb, vb;
@@ -199,12 +224,6 @@ void attention(const Problem &P) {
       const float *kp = P.k.p + b * P.k.s[0] + hk * P.k.s[1], *vp = P.v.p + b * P.v.s[0] + hk * P.v.s[1];
       float *o = P.o + ((b * P.Sq + i0) * P.Hq + h) * P.Dv;
       if ((int64_t)S.size() < rows * n) S.resize(rows * n);
-      if (few) {
-        for (int64_t r = 0; r < rows; r++) dots(qp + r * P.q.s[2], kp, P.k.s[2], n, P.D, S.data() + r * n);
-        softmax_block(P, b, h, i0, rows, n, S.data());
-        for (int64_t r = 0; r < rows; r++) weighted_sum(S.data() + r * n, vp, P.v.s[2], n, P.Dv, o + r * P.Hq * P.Dv);
-        continue;
-      }
       if (!n) { /* no key visible to any row of the block: zeros */
         for (int64_t r = 0; r < rows; r++) std::fill(o + r * P.Hq * P.Dv, o + r * P.Hq * P.Dv + P.Dv, 0.f);
         continue;
