@@ -5,17 +5,21 @@ seeded weights).
 
 Per model, in one process: rlx's import time with the input values given (as `rlx run` does) and
 with the input shapes only (medians of --import-repeat imports, interleaved, each kind first in
-every other pair); then --repeat rounds
-in which each of the four runners runs once (the order rotates every round, with a short pause
-before each timed call so that one library's idle spinning threads do not bill the next), and the
-median of each. Compiled mode's first run (trace + JIT) is reported on its own. Every rlx output
+every other pair); then --repeat rounds in which each of the four runners takes a turn (the order
+rotates every round): a pause of --gap-ms, one untimed call, then --burst timed calls back to
+back; the median of each runner's timed calls. The pause outlasts the other library's idle
+spinning (ONNX Runtime's 2-thread pool spins ~40 ms after a run on this project's machine, and
+with a 10 ms pause it held one of the two CPUs through rlx's next run: DNSMOS P.808 11.7 ms vs
+7.4 alone); the untimed call wakes the runner's own threads, which after a long pause may start on
+one CPU (both libraries' 2-thread times then approach their 1-thread ones), so the timed calls are
+the steady state of repeated inference. Compiled mode's first run (trace + JIT) is reported on its own. Every rlx output
 is compared with ONNX Runtime's (max abs error; rel = max abs error / max(1, max |reference|), the
 scale floor keeping near-zero outputs such as an empty detection map from inflating it); a model
 whose rel error exceeds its tolerance is marked FAIL and makes the exit status 1.
 
 Ratios are rlx time / ONNX Runtime time (below 1: rlx is faster).
 
-usage: zoo.py [--lib build/librlx.so] [--models a,b,...] [--modes lazy,compiled] [--repeat N]
+usage: zoo.py [--lib build/librlx.so] [--models a,b,...] [--modes lazy,compiled] [--repeat N] [--burst N]
               [--import-repeat N] [--gap-ms MS] [--cache DIR] [--json FILE] [--list]
 """
 import argparse
@@ -170,7 +174,9 @@ def bench_model(r, name, args):
             for j in range(len(names)):
                 n = names[(rnd + j) % len(names)]
                 time.sleep(gap)
-                times[n].append(timed(runners[n])[0])
+                runners[n]()  # wakes this runner's threads after the pause
+                for _ in range(args.burst):
+                    times[n].append(timed(runners[n])[0])
         for n in names:
             res[f"{n}_ms"] = median_ms(times[n])
     finally:
@@ -224,10 +230,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", default=os.path.join(HERE, "..", "..", "build", "librlx.so"))
     ap.add_argument("--models", default=",".join(ORDER), help="comma-separated subset of: " + " ".join(ORDER))
-    ap.add_argument("--repeat", type=int, default=10, help="timed rounds (each runner once per round)")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds (each runner once per round)")
+    ap.add_argument("--burst", type=int, default=2, help="timed calls per runner and round, back to back")
     ap.add_argument("--import-repeat", type=int, default=5)
     ap.add_argument("--modes", default="lazy,compiled", help="rlx modes to time (lazy, compiled, eager)")
-    ap.add_argument("--gap-ms", type=float, default=10.0, help="pause before each timed call")
+    ap.add_argument("--gap-ms", type=float, default=60.0, help="pause before each runner's turn in a round")
     ap.add_argument("--cache", default=os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
                                                     "rlx", "zoo"), help="where the classics' ONNX files are written")
     ap.add_argument("--json", help="also write the results here")
