@@ -80,6 +80,11 @@ rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
   ex->wl_arr = calloc(g->n_nodes + 1, sizeof *ex->wl_arr);
   ex->wl_kind = calloc(g->n_nodes + 1, sizeof *ex->wl_kind);
   if (!ex->wl_val || !ex->wl_leaf || !ex->wl_arr || !ex->wl_kind) return RLX_OOM();
+  ex->uses = calloc(nv, sizeof *ex->uses);
+  if (!ex->uses) return RLX_OOM();
+  for (size_t k = 0; k < g->n_nodes; k++)
+    for (uint32_t i = 0; i < g->nodes[k].n_in; i++) ex->uses[g->nodes[k].in[i]]++;
+  for (size_t i = 0; i < g->n_outputs; i++) ex->uses[g->outputs[i]]++;
   if (pack) {
     ex->w_packed = calloc(nv, sizeof *ex->w_packed);
     if (!ex->w_packed) return RLX_OOM();
@@ -94,12 +99,8 @@ rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
   }
   if (!ex->channels_last) return NULL;
   ex->w_last = calloc(nv, sizeof *ex->w_last);
-  ex->uses = calloc(nv, sizeof *ex->uses);
   ex->epi.pre = calloc(nv, sizeof *ex->epi.pre);
-  if (!ex->w_last || !ex->uses || !ex->epi.pre) return RLX_OOM();
-  for (size_t k = 0; k < g->n_nodes; k++)
-    for (uint32_t i = 0; i < g->nodes[k].n_in; i++) ex->uses[g->nodes[k].in[i]]++;
-  for (size_t i = 0; i < g->n_outputs; i++) ex->uses[g->outputs[i]]++;
+  if (!ex->w_last || !ex->epi.pre) return RLX_OOM();
   ex->epi.uses = ex->uses;
   RLX_TRY(rlx_mx_compile(rlx_l_epilogue_trace, NULL, false, &ex->epi.fn));
   for (size_t k = 0; k < g->n_nodes; k++) {

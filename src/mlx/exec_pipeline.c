@@ -167,6 +167,7 @@ static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out
                  .cl = ex->channels_last ? ex->cl : NULL,
                  .w_last = ex->w_last,
                  .w_packed = ex->w_packed,
+                 .uses = ex->uses,
                  .epilogue = ex->epi.fn && ex->mode == RLX_MODE_LAZY ? &ex->epi : NULL,
                  .qmm = ex->qmm};
   RLX_TRY(rlx_lower_graph(&L));

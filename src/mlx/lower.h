@@ -128,6 +128,9 @@ struct rlx_lower {
    * (rlx_mx_matvec_rows8, rlx_l_dequant_rows8's scheme) of a DequantMatMul's packed weights, read
    * by rlx's matvec kernel (kept leaves, exec_layout.c). */
   rlx_mx_arr *const *w_packed;
+  /* NULL, or per value its readers (a graph output counting as one): an Add of a CPU matvec
+   * product read once becomes one kernel (rlx_mx_matvec_add). */
+  const uint32_t *uses;
 };
 
 /* A Conv's bias add, an optional residual add and a ReLU as one compiled function: with uses per

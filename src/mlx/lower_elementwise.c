@@ -193,8 +193,28 @@ rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, 
   }
 }
 
+static bool same_type(const rlx_type *a, const rlx_type *b) {
+  return a->dtype == b->dtype && a->rank == b->rank && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank);
+}
+
+/* An Add of a CPU matvec product read only here and a float32 operand of its type: one kernel
+ * that adds the operand as it stores the product (an LLM's residual stream: two nodes fewer per
+ * layer), the same sums as the Add's. NULL where that does not apply. */
+static rlx_mx_arr *matvec_residual(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in) {
+  const rlx_type *to = rlx_out_type(L, n, 0);
+  if (!L->uses || to->dtype != RLX_DTYPE_F32) return NULL;
+  for (int side = 0; side < 2; side++) {
+    rlx_mx_arr *y;
+    if (L->uses[n->in[side]] == 1 && same_type(rlx_in_type(L, n, side), to) && same_type(rlx_in_type(L, n, 1 - side), to) &&
+        (y = rlx_mx_matvec_add(L->mx, in[side], in[1 - side])))
+      return y;
+  }
+  return NULL;
+}
+
 void rlx_lower_binary(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
+  if (n->op == RLX_OP_ADD && (out[0] = matvec_residual(L, n, in))) return;
   rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
   rlx_mx_arr *a = in[0], *b = in[1];
   if (n->op == RLX_OP_MOD && rlx_node_i(n, "fmod")) {

@@ -49,6 +49,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -979,7 +980,7 @@ constexpr int64_t kTileRows = 64;
 
 class MatVec : public CpuKernel {
  public:
-  MatVec(mx::Stream s, int scheme, bool q8) : CpuKernel(s), scheme_(scheme), q8_(q8) {}
+  MatVec(mx::Stream s, int scheme, bool q8, bool residual = false) : CpuKernel(s), scheme_(scheme), q8_(q8), residual_(residual) {}
   // in: x [.., K] float32 (M rows) and W (float32 or float16 [N, K], or packed uint8 [N, row
   // bytes]), any strides (see dense), and with q8 optionally W's rows8 form (uint8 [N / 8, K /
   // block elems * rows8_unit]); out [.., N]. q8: x is first quantized to Q8_0 blocks
@@ -987,17 +988,51 @@ class MatVec : public CpuKernel {
   // through the rows8 form where given and the CPU has its kernel (each block of 8 rows of W read
   // once, for all of x: a prefill), else for M <= kMaxRows through the GGUF rows; a row of W whose
   // result is not finite is done again from the dequantized x the float way. Past kMaxRows rows
-  // without rows8, tiles of W are dequantized and multiplied by sgemm.
+  // without rows8, tiles of W are dequantized and multiplied by sgemm. residual: a last input,
+  // float32 of out's shape (any strides), is added to the products, r + y, once they are formed.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
     int64_t K = in[0].shape().back(), M = rows_of(in[0]), N = in[1].shape()[0], G = K / 32;
     int64_t rb = (int64_t)in[1].itemsize() * in[1].shape()[1];
-    mx::array xa = in[0], wa = in[1], w8a = in.size() > 2 ? in[2] : in[1];
+    size_t n_w = in.size() - residual_; /* x, W and the rows8 form if given */
+    mx::array xa = in[0], wa = in[1], w8a = n_w > 2 ? in[2] : in[1], ra = residual_ ? in.back() : in[0];
     float *y = out.data<float>();
     Kernels kern = kernels(scheme_);
-    bool q8 = q8_, sums = offset(scheme_), rows8 = q8 && in.size() > 2 && kern.rows8[0], ints = q8 && kern.row_q8[0];
+    bool q8 = q8_, sums = offset(scheme_), rows8 = q8 && n_w > 2 && kern.rows8[0], ints = q8 && kern.row_q8[0], res = residual_;
     int scheme = scheme_;
     enc.dispatch([=]() {
+      products(xa, wa, w8a, M, N, K, G, rb, y, kern, q8, sums, rows8, ints, scheme);
+      if (!res) return;
+      thread_local std::vector<uint8_t> rbuf;
+      const float *r = static_cast<const float *>(dense(ra, rbuf));
+      for (int64_t i = 0; i < M * N; i++) y[i] = r[i] + y[i];
+    });
+  }
+  const char *name() const override { return "RlxMatVec"; }
+  bool is_equivalent(const mx::Primitive &other) const override {
+    auto &o = static_cast<const MatVec &>(other);
+    return scheme_ == o.scheme_ && q8_ == o.q8_ && residual_ == o.residual_;
+  }
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
+    mx::Shape shape = in[0].shape();
+    shape.back() = in[1].shape()[0];
+    return {shape};
+  }
+  // The same product with r added (a new primitive over y's inputs and r), or null when y is not a
+  // product of this kernel without one.
+  static std::optional<mx::array> with_residual(const mx::array &y, const mx::array &r) {
+    if (!y.has_primitive()) return std::nullopt;
+    auto *p = dynamic_cast<MatVec *>(&y.primitive());
+    if (!p || p->residual_ || r.dtype() != mx::float32 || r.shape() != y.shape()) return std::nullopt;
+    std::vector<mx::array> in = y.inputs();
+    in.push_back(r);
+    return mx::array(y.shape(), mx::float32, std::make_shared<MatVec>(p->stream(), p->scheme_, p->q8_, true), std::move(in));
+  }
+
+ private:
+  static void products(const mx::array &xa, const mx::array &wa, const mx::array &w8a, int64_t M, int64_t N, int64_t K, int64_t G,
+                       int64_t rb, float *y, const Kernels &kern, bool q8, bool sums, bool rows8, bool ints, int scheme) {
+    {
       thread_local std::vector<uint8_t> xbuf, wbuf, w8buf;
       thread_local std::vector<int8_t> qx;
       thread_local std::vector<float> xd, dx, sx, sum;
@@ -1104,22 +1139,11 @@ class MatVec : public CpuKernel {
             floats(n, c, false);
           }
       });
-    });
-  }
-  const char *name() const override { return "RlxMatVec"; }
-  bool is_equivalent(const mx::Primitive &other) const override {
-    auto &o = static_cast<const MatVec &>(other);
-    return scheme_ == o.scheme_ && q8_ == o.q8_;
-  }
-  std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
-    mx::Shape shape = in[0].shape();
-    shape.back() = in[1].shape()[0];
-    return {shape};
+    }
   }
 
- private:
   int scheme_;  // Scheme
-  bool q8_;
+  bool q8_, residual_;
 };
 
 // The packed rows of a quantized scheme dequantized to float32 (rows split over the pool).
@@ -1226,6 +1250,17 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_rows8(rlx_mx *c, rlx_mx_arr *w, int scheme)
             mx::Shape shape = prim->output_shapes(in)[0];
             return mx::array(std::move(shape), mx::uint8, std::move(prim), std::move(in));
           }()));
+}
+
+extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r) {
+  if (!c || c->err || !y || !r) return nullptr;
+  try {
+    std::optional<mx::array> s = rlx_kernels::MatVec::with_residual(A(y), A(r));
+    return s ? c->put(*s) : nullptr;
+  } catch (...) {
+    c->fail_current();
+    return nullptr;
+  }
 }
 
 extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8) {

@@ -298,6 +298,11 @@ rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, co
  * products then read for W's first N / 8 * 8 rows. */
 #define RLX_MX_CUDA_MATVEC_MAX_ROWS 8
 rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8);
+/* y + r as one kernel, where y is an rlx_mx_matvec product on the CPU not yet evaluated and r is
+ * float32 of y's shape (any strides): a new product over y's operands that adds r to its rows once
+ * they are formed (r + y, the sums of the Add); y itself is left as it is (not evaluated unless
+ * read elsewhere). NULL, with no error set, when y is not such a product or r does not fit. */
+rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r);
 /* Whether this CPU has the kernel that reads rlx_mx_matvec_rows8's form of quantized scheme
  * `scheme` (rlx_mx_matvec's numbering; AVX-512 VNNI on x86-64, a portable one in builds without
  * rlx's AVX2 kernels). */

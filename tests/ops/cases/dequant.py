@@ -194,6 +194,24 @@ def q8_cases():
             yield q8_case(f"DequantMatMul_q8_0_act_{scheme}_scales_{xs[0]}", scheme, 24, 256, xs,
                           scales=[0.5, -0.25, 0.0, 2.0 ** -20, np.inf, -np.inf, np.nan] + [0.125] * 25)
     # MLX ops round x: schemes without the kernel, float16 and float64 x
+    # an Add of the product read once and an operand of its shape: one kernel (the residual added
+    # as the rows are stored); a transposed operand (copied by the kernel's task), a broadcast one
+    # and a product also read by another node (not fused): r + xq @ W^T either way
+    for rows, form in [(1, "plain"), (9, "plain"), (3, "transposed"), (2, "broadcast"), (4, "read_twice")]:
+        packed, x = blocks("gguf_q4_0", 40, 256), uni((rows, 256))
+        w = gguf_dequant("gguf_q4_0", packed, 256).astype(np.float64)
+        prod = q8_0_round(x).astype(np.float64) @ w.T
+        r = uni((40,) if form == "broadcast" else (40, rows) if form == "transposed" else (rows, 40))
+        nodes = [node("DequantMatMul", ["x", "w"], ["y"], scheme=S("gguf_q4_0"), activations=S("q8_0"))]
+        if form == "transposed":
+            nodes.append(node("Transpose", ["rt"], ["r"], perm=IS([1, 0])))
+        nodes.append(node("Add", ["r", "y"], ["z"]))
+        want = {"z": (prod + (r.T if form == "transposed" else r)).astype(np.float32)}
+        if form == "read_twice":
+            nodes.append(node("Mul", ["y", "y"], ["yy"]))
+            want["yy"] = (prod * prod).astype(np.float32)
+        yield Case(f"DequantMatMul_q8_0_act_residual_{form}_{rows}", nodes, {"x": x, ("rt" if form == "transposed" else "r"): r},
+                   want, atol=1e-4, rtol=1e-5, params={"w": packed})
     yield q8_case("DequantMatMul_q8_0_act_gguf_q5k", "gguf_q5k", 5, 512, (2, 3))
     yield q8_case("DequantMatMul_q8_0_act_gguf_q6k_rank1", "gguf_q6k", 5, 256, ())
     yield q8_case("DequantMatMul_q8_0_act_gguf_q4_0_f16", "gguf_q4_0", 6, 128, (3,), xdtype=np.float16, rtol=5e-3)
