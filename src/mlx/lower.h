@@ -129,9 +129,13 @@ struct rlx_lower {
    * by rlx's matvec kernel (kept leaves, exec_layout.c). */
   rlx_mx_arr *const *w_packed;
   /* NULL, or per value its readers (a graph output counting as one): an Add of a CPU matvec
-   * product read once becomes one kernel (rlx_mx_matvec_add). */
+   * product read once, and a product of a FusedSwiGLU read once, become one kernel
+   * (rlx_mx_matvec_add, rlx_mx_matvec's x_once). */
   const uint32_t *uses;
 };
+
+/* Whether value v is read by one node only (known through L->uses; false when unknown). */
+static inline bool rlx_l_read_once(const rlx_lower *L, rlx_value v) { return L->uses && L->uses[v] == 1; }
 
 /* A Conv's bias add, an optional residual add and a ReLU as one compiled function: with uses per
  * value (its readers, a graph output counting as one), a Conv with a bias carrying the activation

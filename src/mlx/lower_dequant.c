@@ -513,7 +513,7 @@ static void lower_dequant_matmul(rlx_lower *L, const rlx_node *n, rlx_mx_arr *co
   int kernel = cpu_matvec(o.s, tx->dtype, rlx_mx_get_device(c) == RLX_MX_GPU);
   if (kernel >= 0) { /* the rows8 form of W where the executable keeps one (exec_layout.c) */
     rlx_mx_arr *w8 = q8 && L->w_packed && rlx_l_dequant_rows8(L->g, n) == kernel ? L->w_packed[n->in[1]] : NULL;
-    out[0] = rlx_mx_matvec(c, in[0], o.q, w8, kernel, q8); /* [.., N] */
+    out[0] = rlx_mx_matvec(c, in[0], o.q, w8, kernel, q8, rlx_l_read_once(L, n->in[0])); /* [.., N] */
     return;
   }
   rlx_mx_arr *x = q8 ? q8_0_round(L, in[0], tx) : in[0], *y;

@@ -202,10 +202,10 @@ static bool same_type(const rlx_type *a, const rlx_type *b) {
  * layer), the same sums as the Add's. NULL where that does not apply. */
 static rlx_mx_arr *matvec_residual(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in) {
   const rlx_type *to = rlx_out_type(L, n, 0);
-  if (!L->uses || to->dtype != RLX_DTYPE_F32) return NULL;
+  if (to->dtype != RLX_DTYPE_F32) return NULL;
   for (int side = 0; side < 2; side++) {
     rlx_mx_arr *y;
-    if (L->uses[n->in[side]] == 1 && same_type(rlx_in_type(L, n, side), to) && same_type(rlx_in_type(L, n, 1 - side), to) &&
+    if (rlx_l_read_once(L, n->in[side]) && same_type(rlx_in_type(L, n, side), to) && same_type(rlx_in_type(L, n, 1 - side), to) &&
         (y = rlx_mx_matvec_add(L->mx, in[side], in[1 - side])))
       return y;
   }

@@ -58,7 +58,7 @@ static void lower_matmul_np(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *
                    ? transposed_weight(L, n, b, gpu, &w)
                    : -1;
   if (scheme == 3 || (scheme == 2 && rows <= 4)) {
-    out[0] = rlx_mx_matvec(L->mx, a, w, NULL, scheme, false); /* [.., N] */
+    out[0] = rlx_mx_matvec(L->mx, a, w, NULL, scheme, false, rlx_l_read_once(L, n->in[0])); /* [.., N] */
     return;
   }
   rlx_mx_arr *pk = packed_rhs(L, n);

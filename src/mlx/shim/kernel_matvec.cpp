@@ -980,7 +980,8 @@ constexpr int64_t kTileRows = 64;
 
 class MatVec : public CpuKernel {
  public:
-  MatVec(mx::Stream s, int scheme, bool q8, bool residual = false) : CpuKernel(s), scheme_(scheme), q8_(q8), residual_(residual) {}
+  MatVec(mx::Stream s, int scheme, bool q8, int swiglu = 0, bool residual = false)
+      : CpuKernel(s), scheme_(scheme), q8_(q8), swiglu_(swiglu), residual_(residual) {}
   // in: x [.., K] float32 (M rows) and W (float32 or float16 [N, K], or packed uint8 [N, row
   // bytes]), any strides (see dense), and with q8 optionally W's rows8 form (uint8 [N / 8, K /
   // block elems * rows8_unit]); out [.., N]. q8: x is first quantized to Q8_0 blocks
@@ -988,20 +989,22 @@ class MatVec : public CpuKernel {
   // through the rows8 form where given and the CPU has its kernel (each block of 8 rows of W read
   // once, for all of x: a prefill), else for M <= kMaxRows through the GGUF rows; a row of W whose
   // result is not finite is done again from the dequantized x the float way. Past kMaxRows rows
-  // without rows8, tiles of W are dequantized and multiplied by sgemm. residual: a last input,
-  // float32 of out's shape (any strides), is added to the products, r + y, once they are formed.
+  // without rows8, tiles of W are dequantized and multiplied by sgemm. swiglu (1: gate first, 2:
+  // up first): in[0] is FusedSwiGLU's operand [.., 2 K] and x its result, formed first by the same
+  // rows (swiglu_rows). residual: a last input, float32 of out's shape (any strides), is added to
+  // the products, r + y, once they are formed.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
-    int64_t K = in[0].shape().back(), M = rows_of(in[0]), N = in[1].shape()[0], G = K / 32;
+    int64_t K = in[0].shape().back() / (swiglu_ ? 2 : 1), M = rows_of(in[0]), N = in[1].shape()[0], G = K / 32;
     int64_t rb = (int64_t)in[1].itemsize() * in[1].shape()[1];
     size_t n_w = in.size() - residual_; /* x, W and the rows8 form if given */
     mx::array xa = in[0], wa = in[1], w8a = n_w > 2 ? in[2] : in[1], ra = residual_ ? in.back() : in[0];
     float *y = out.data<float>();
     Kernels kern = kernels(scheme_);
     bool q8 = q8_, sums = offset(scheme_), rows8 = q8 && n_w > 2 && kern.rows8[0], ints = q8 && kern.row_q8[0], res = residual_;
-    int scheme = scheme_;
+    int scheme = scheme_, swiglu = swiglu_;
     enc.dispatch([=]() {
-      products(xa, wa, w8a, M, N, K, G, rb, y, kern, q8, sums, rows8, ints, scheme);
+      products(xa, wa, w8a, M, N, K, G, rb, y, kern, q8, sums, rows8, ints, scheme, swiglu);
       if (!res) return;
       thread_local std::vector<uint8_t> rbuf;
       const float *r = static_cast<const float *>(dense(ra, rbuf));
@@ -1011,7 +1014,7 @@ class MatVec : public CpuKernel {
   const char *name() const override { return "RlxMatVec"; }
   bool is_equivalent(const mx::Primitive &other) const override {
     auto &o = static_cast<const MatVec &>(other);
-    return scheme_ == o.scheme_ && q8_ == o.q8_ && residual_ == o.residual_;
+    return scheme_ == o.scheme_ && q8_ == o.q8_ && swiglu_ == o.swiglu_ && residual_ == o.residual_;
   }
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
     mx::Shape shape = in[0].shape();
@@ -1026,12 +1029,12 @@ class MatVec : public CpuKernel {
     if (!p || p->residual_ || r.dtype() != mx::float32 || r.shape() != y.shape()) return std::nullopt;
     std::vector<mx::array> in = y.inputs();
     in.push_back(r);
-    return mx::array(y.shape(), mx::float32, std::make_shared<MatVec>(p->stream(), p->scheme_, p->q8_, true), std::move(in));
+    return mx::array(y.shape(), mx::float32, std::make_shared<MatVec>(p->stream(), p->scheme_, p->q8_, p->swiglu_, true), std::move(in));
   }
 
  private:
   static void products(const mx::array &xa, const mx::array &wa, const mx::array &w8a, int64_t M, int64_t N, int64_t K, int64_t G,
-                       int64_t rb, float *y, const Kernels &kern, bool q8, bool sums, bool rows8, bool ints, int scheme) {
+                       int64_t rb, float *y, const Kernels &kern, bool q8, bool sums, bool rows8, bool ints, int scheme, int swiglu) {
     {
       thread_local std::vector<uint8_t> xbuf, wbuf, w8buf;
       thread_local std::vector<int8_t> qx;
@@ -1039,6 +1042,14 @@ class MatVec : public CpuKernel {
       thread_local std::vector<int32_t> nx;
       const float *x = static_cast<const float *>(dense(xa, xbuf));
       const uint8_t *w = static_cast<const uint8_t *>(dense(wa, wbuf));
+      thread_local std::vector<float> act;
+      if (swiglu) { /* x = FusedSwiGLU of the operand, its rows split as that kernel splits them */
+        if ((int64_t)act.size() < M * K) act.resize(M * K);
+        float *a = act.data();
+        parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(K, 1)),
+                     [&](int64_t r0, int64_t r1) { swiglu_rows(x, r0, r1, K, swiglu == 1, a); });
+        x = a;
+      }
       // this thread's buffers (the pool's threads have their own thread_local ones)
       if (q8 && (int64_t)xd.size() < M * K) qx.resize(M * K), xd.resize(M * K);
       if (q8 && (int64_t)dx.size() < M * G) dx.resize(M * G), sx.resize(M * G), nx.resize(M * G);
@@ -1143,7 +1154,9 @@ class MatVec : public CpuKernel {
   }
 
   int scheme_;  // Scheme
-  bool q8_, residual_;
+  bool q8_;
+  int swiglu_;  // 0, or the operand is FusedSwiGLU's: 1 gate first, 2 up first
+  bool residual_;
 };
 
 // The packed rows of a quantized scheme dequantized to float32 (rows split over the pool).
@@ -1263,7 +1276,7 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r
   }
 }
 
-extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8) {
+extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8, bool x_once) {
   SHIM_OP(c, x && w, ([&] {
             using namespace rlx_kernels;
             mx::array xa = A(x), wa = A(w);
@@ -1278,7 +1291,9 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rl
             if (!known || (q8 && !quantized(scheme)) || xa.ndim() < 1 || wa.ndim() != 2 || rows_of(xa) < 1 || K % qk ||
                 wa.shape()[1] != cols || wa.dtype() != wdt)
               throw std::invalid_argument("matvec takes x [.., K] and W float32 or float16 [N, K] or packed uint8 [N, K / QK * block bytes]");
-            std::vector<mx::array> in = {mx::astype(xa, mx::float32, c->stream), wa};
+            mx::array src = xa;
+            bool gate_first = true, fused = x_once && swiglu_of(xa, &src, &gate_first) && src.dtype() == mx::float32;
+            std::vector<mx::array> in = {fused ? src : mx::astype(xa, mx::float32, c->stream), wa};
             if (w8) {
               mx::array w8a = A(w8);
               int64_t ub = K / qk * (quantized(scheme) ? rows8_unit(scheme) : 0);
@@ -1287,7 +1302,7 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rl
                 throw std::invalid_argument("matvec's rows8 W is rlx_mx_matvec_rows8 of W, with q8");
               in.push_back(w8a);
             }
-            auto prim = std::make_shared<MatVec>(c->stream, scheme, q8);
+            auto prim = std::make_shared<MatVec>(c->stream, scheme, q8, fused ? (gate_first ? 1 : 2) : 0);
             mx::Shape shape = prim->output_shapes(in)[0];
             return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
           }()));

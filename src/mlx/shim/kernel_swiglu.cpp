@@ -25,17 +25,11 @@ class SwiGLU : public CpuKernel {
     enc.dispatch([=]() {
       thread_local std::vector<uint8_t> buf;
       const float *x = static_cast<const float *>(dense(xa, buf));
-      parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; r++) {
-          const float *gate = x + 2 * n * r + (gate_first ? 0 : n), *up = x + 2 * n * r + (gate_first ? n : 0);
-          float *yr = y + n * r;
-          std::copy(gate, gate + n, yr);
-          apply_act(Act{RLX_MX_ACT_SILU}, yr, n);
-          for (int64_t j = 0; j < n; j++) yr[j] *= up[j];
-        }
-      });
+      parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+                   [&](int64_t r0, int64_t r1) { swiglu_rows(x, r0, r1, n, gate_first, y); });
     });
   }
+  bool gate_first() const { return gate_first_; }
   const char *name() const override { return "RlxSwiGLU"; }
   bool is_equivalent(const mx::Primitive &other) const override { return gate_first_ == static_cast<const SwiGLU &>(other).gate_first_; }
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
@@ -49,6 +43,25 @@ class SwiGLU : public CpuKernel {
 };
 
 }  // namespace
+
+void swiglu_rows(const float *x, int64_t r0, int64_t r1, int64_t n, bool gate_first, float *y) {
+  for (int64_t r = r0; r < r1; r++) {
+    const float *gate = x + 2 * n * r + (gate_first ? 0 : n), *up = x + 2 * n * r + (gate_first ? n : 0);
+    float *yr = y + n * r;
+    std::copy(gate, gate + n, yr);
+    apply_act(Act{RLX_MX_ACT_SILU}, yr, n);
+    for (int64_t j = 0; j < n; j++) yr[j] *= up[j];
+  }
+}
+
+bool swiglu_of(const mx::array &y, mx::array *x, bool *gate_first) {
+  if (y.is_available() || !y.has_primitive()) return false;
+  auto *p = dynamic_cast<SwiGLU *>(&y.primitive());
+  if (!p) return false;
+  *x = y.inputs()[0], *gate_first = p->gate_first();
+  return true;
+}
+
 }  // namespace rlx_kernels
 
 extern "C" rlx_mx_arr *rlx_mx_swiglu(rlx_mx *c, rlx_mx_arr *x, bool gate_first) {

@@ -151,6 +151,14 @@ const void *dense(const mx::array &a, std::vector<uint8_t> &buf);
 // Applies act to acc[0..n) in place (float).
 void apply_act(const Act &act, float *acc, int64_t n);
 
+// FusedSwiGLU's rows r0..r1 of x [rows, 2 n] (gate and up halves side by side, gate first or
+// last): y[r, j] = silu(gate) * up (kernel_swiglu.cpp), on the calling thread.
+void swiglu_rows(const float *x, int64_t r0, int64_t r1, int64_t n, bool gate_first, float *y);
+
+// When y is the output of rlx's SwiGLU kernel, not yet evaluated: its operand x [.., 2 n] and
+// gate_first, and true; else false.
+bool swiglu_of(const mx::array &y, mx::array *x, bool *gate_first);
+
 // The epilogue of a block C[m, n] (row stride ldc): + row_bias[i] and/or + col_bias[j] (NULL:
 // none), then act.
 void epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const float *row_bias, const float *col_bias, const Act &act);

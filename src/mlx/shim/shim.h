@@ -295,9 +295,12 @@ rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, co
  * stored (kernel_matvec_cuda.cpp). q8 (quantized schemes, the CPU): x is first rounded to GGUF Q8_0
  * blocks (DequantMatMul's activations "q8_0", rlx/op_table.h) and, for M <= 4 (any M with w8), its
  * codes meet W's in integer dot products (Q2_K, Q3_K, Q5_K, Q6_K: the rounded x meets the weights in float32); w8 (NULL: none; only with q8) is rlx_mx_matvec_rows8(w), which those
- * products then read for W's first N / 8 * 8 rows. */
+ * products then read for W's first N / 8 * 8 rows. x_once: x is read by this product only; when it is
+ * also rlx_mx_swiglu's result not yet evaluated (CPU), the product takes that kernel's operand and
+ * forms x itself (the same rows), and x is not evaluated (a decode step's ffn_down: a node fewer
+ * per layer). */
 #define RLX_MX_CUDA_MATVEC_MAX_ROWS 8
-rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8);
+rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8, bool x_once);
 /* y + r as one kernel, where y is an rlx_mx_matvec product on the CPU not yet evaluated and r is
  * float32 of y's shape (any strides): a new product over y's operands that adds r to its rows once
  * they are formed (r + y, the sums of the Add); y itself is left as it is (not evaluated unless

@@ -212,6 +212,22 @@ def q8_cases():
             want["yy"] = (prod * prod).astype(np.float32)
         yield Case(f"DequantMatMul_q8_0_act_residual_{form}_{rows}", nodes, {"x": x, ("rt" if form == "transposed" else "r"): r},
                    want, atol=1e-4, rtol=1e-5, params={"w": packed})
+    # a product of a FusedSwiGLU read once: the kernel forms silu(gate) * up itself (float x: the
+    # Q4_0 row kernel; 1 and 6 rows: the rows and the dequantized tiles), gate first or last; one
+    # read twice is not fused; silu(gate) * up @ W^T in float64 either way
+    for rows, gf, twice in [(1, 1, False), (6, 0, False), (2, 1, True)]:
+        packed, x = blocks("gguf_q4_0", 24, 128), uni((rows, 256), -4.0, 4.0)
+        w = gguf_dequant("gguf_q4_0", packed, 128).astype(np.float64)
+        g, u = (x[:, :128], x[:, 128:]) if gf else (x[:, 128:], x[:, :128])
+        g, u = g.astype(np.float64), u.astype(np.float64)
+        act = g / (1 + np.exp(-g)) * u
+        nodes = [node("FusedSwiGLU", ["x"], ["a"], gate_first=I(gf)), node("DequantMatMul", ["a", "w"], ["y"], scheme=S("gguf_q4_0"))]
+        want = {"y": (act @ w.T).astype(np.float32)}
+        if twice:
+            nodes.append(node("Neg", ["a"], ["na"]))
+            want["na"] = (-act).astype(np.float32)
+        yield Case(f"DequantMatMul_swiglu_x_{rows}_gate_first{gf}{'_read_twice' if twice else ''}", nodes, {"x": x}, want,
+                   atol=1e-4, rtol=1e-5, params={"w": packed})
     yield q8_case("DequantMatMul_q8_0_act_gguf_q5k", "gguf_q5k", 5, 512, (2, 3))
     yield q8_case("DequantMatMul_q8_0_act_gguf_q6k_rank1", "gguf_q6k", 5, 256, ())
     yield q8_case("DequantMatMul_q8_0_act_gguf_q4_0_f16", "gguf_q4_0", 6, 128, (3,), xdtype=np.float16, rtol=5e-3)
