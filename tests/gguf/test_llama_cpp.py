@@ -21,17 +21,17 @@ max |llama.cpp| over the vocabulary.
   vec_dot type of F16), 2^-11 relative per element, which leaves row errors of a few 1e-4.
 - Quantized weights (Q8_0 written by gguf-py; Q4_K_M (Q4_K and Q6_K) and Q5_K_S written by
   llama_model_quantize): llama.cpp quantizes the activations, to Q8_0 (blocks of 32) or Q8_K
-  (blocks of 256). rlx (its default options) rounds them to Q8_0 blocks for Q8_0, Q4_0, Q4_1 and
-  Q4_K weights (checked against gguf-py in test_llama.py) and multiplies the float activations by
-  the exactly dequantized weights of the other types; so Q8_0's rows agree to 2e-7 but for one
+  (blocks of 256). rlx (its default options) rounds them to Q8_0 blocks for Q8_0, Q4_0, Q4_1,
+  Q4_K and Q6_K weights (checked against gguf-py in test_llama.py and ops.dequant) and multiplies
+  the float activations by the exactly dequantized weights of the other types (Q5_K here); so Q8_0's rows agree to 2e-7 but for one
   decode row (8e-3, not explained yet: ggml's x86 rounding of the activations, 127 / max|x| and
   ties to even, gives the same rows), while the K-quant files still differ. Where the
   roundings differ (Q8_K against Q8_0, or either against float; scale max|x|/127), each
   activation moves by up to 1/254 of its block's largest magnitude, uniformly, so about 0.2% of the
   block maximum RMS per element, summed over every matmul of every layer. That is a difference in
   the math, not an error on either side, so the bound is statistical: the row error of every row
-  must stay below 5% and its mean over the rows below 2.5% (measured: max 1.0-2.7%, mean
-  0.25-1.8%; the issue's estimate for Q8_0 is 2-4% of the logit range); the argmax must agree on every row whose llama.cpp top-2 margin
+  must stay below 5% and its mean over the rows below 2.5% (measured: max 1.0-2.8%, mean
+  0.25-1.9%; the issue's estimate for Q8_0 is 2-4% of the logit range); the argmax must agree on every row whose llama.cpp top-2 margin
   exceeds twice that row's error, and the report lists the agreement rate and the margins of
   the rows that differ.
 

@@ -71,7 +71,8 @@ constexpr int kMaxRows = 4;
 enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5, kQ6K = 6, kQ5K = 7, kQ3K = 8, kQ2K = 9 };
 
 constexpr bool quantized(int s) { return s != kF32 && s != kF16; }
-// Schemes whose codes meet Q8_0 x in integers (codes32, visit_codes, rows8); Q6_K takes float x.
+// Schemes whose codes meet Q8_0 x in integers (codes32, visit_codes, rows8); Q6_K takes float x
+// (rows8: integers too).
 constexpr bool integer_dots(int s) { return s == kQ8_0 || s == kQ4K || s == kQ4_0 || s == kQ4_1; }
 // Schemes whose groups have an offset b (a c + b).
 constexpr bool offset(int s) { return s == kQ4K || s == kQ4_1 || s == kQ5K; }
@@ -221,6 +222,7 @@ struct Q8Rows {
   const int8_t *q[kMaxRows];
   const float *d[kMaxRows], *s[kMaxRows];
   const int32_t *n[kMaxRows];
+  const int32_t *h[kMaxRows];  // rows8 of Q6_K only: the sums of the first 16 codes of each block
 };
 
 // Row x[0..K) (K a multiple of 32) as gguf-py's Q8_0 quantize forms it (gguf/quants.py, ggml's
@@ -321,19 +323,23 @@ void row_q8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float 
 // - Q4_1: d[8], m[8], then the 4 vectors as Q4_0's (160 bytes, as 8 blocks);
 // - Q4_K: d[8], dmin[8] (float16), the 6-bit scales sc[8 groups][8 rows] and mins mn[8][8] as
 //   bytes (get_scale_min_k4), then per group k its 32 codes in 4 vectors laid out as Q4_0's (1184
-//   bytes, 32 more than 8 blocks).
+//   bytes, 32 more than 8 blocks);
+// - Q6_K: d[8] (float16), the int8 scales sc[16 sub-blocks][8 rows], then per group k its 32 codes
+//   plus 32 (0..63) in 8 vectors laid out as Q8_0's (2192 bytes, 512 more than 8 blocks: the codes
+//   as bytes, not 6 bits); a sub-block of 16 contributes d sc d_x (codes . q_x - 32 sum(q_x)).
 // The codes stay unsigned (Q8_0: signed) as GGUF stores them; a group contributes a d_x (codes .
 // q_x) + b d_x sum(q_x) to each row, Q4_0's -8 and Q8_0's signs folded into the integer dot.
 // Rows past the last full block of 8 stay in the GGUF rows.
 constexpr int kRows8 = 8;
 
 // Bytes of a block of 8 rows per block_elems(S) elements.
-constexpr int64_t rows8_unit(int s) { return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : 1184; }
+constexpr int64_t rows8_unit(int s) { return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ6K ? 2192 : 1184; }
 
 // The code of element j (0..31) of row r in a group's vectors at v (rows8 layout).
 template <int S>
 int rows8_code(const uint8_t *v, int r, int j) {
   if (S == kQ8_0) return (int8_t)v[32 * (j / 4) + 4 * r + j % 4];
+  if (S == kQ6K) return v[32 * (j / 4) + 4 * r + j % 4] - 32;
   int jj = j % 16;
   uint8_t b = v[32 * (jj / 4) + 4 * r + jj % 4];
   return j < 16 ? b & 15 : b >> 4;
@@ -345,6 +351,16 @@ template <int S>
 void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
   for (int64_t u = 0; u < K / block_elems(S); u++, out += rows8_unit(S)) {
     const int64_t bb = block_bytes(S);
+    if (S == kQ6K) {
+      for (int r = 0; r < kRows8; r++) {
+        const uint8_t *b = w + r * rb + u * bb;
+        std::memcpy(out + 2 * r, b + 208, 2);
+        for (int j = 0; j < 16; j++) out[16 + 8 * j + r] = b[192 + j];
+        for (int g = 0; g < 8; g++)
+          for (int j = 0; j < 32; j++) out[144 + 256 * g + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)(q6k_code(b, g, j) + 32);
+      }
+      continue;
+    }
     if (S == kQ4K) {
       for (int r = 0; r < kRows8; r++) {
         const uint8_t *b = w + r * rb + u * bb;
@@ -383,7 +399,16 @@ using Rows8Fn = uint32_t (*)(const uint8_t *p, int64_t K, const Q8Rows &x, int M
 template <int S>
 uint32_t rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *y, int64_t ldy) {
   float acc[kMaxRows][kRows8] = {};
-  for (int64_t u = 0; u < K / block_elems(S); u++, p += rows8_unit(S)) {
+  for (int64_t u = 0; S == kQ6K && u < K / 256; u++, p += rows8_unit(S))
+    for (int k = 0; k < 8; k++)
+      for (int r = 0; r < kRows8; r++)
+        for (int m = 0; m < M; m++) {
+          int64_t g = u * 8 + k;
+          int dot = 0;
+          for (int j = 0; j < 32; j++) dot += (int8_t)p[16 + 8 * (2 * k + j / 16) + r] * rows8_code<S>(p + 144 + 256 * k, r, j) * x.q[m][32 * g + j];
+          acc[m][r] += half(p + 2 * r) * x.d[m][g] * (float)dot;
+        }
+  for (int64_t u = 0; S != kQ6K && u < K / block_elems(S); u++, p += rows8_unit(S)) {
     int groups = S == kQ4K ? 8 : 1;
     for (int k = 0; k < groups; k++) {
       int64_t g = u * groups + k;
@@ -873,7 +898,32 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
     for (int m = 0; m < M; m++)
       acc[m][par] = _mm256_fmadd_ps(_mm256_mul_ps(a, _mm256_set1_ps(x.d[m][g])), _mm256_cvtepi32_ps(dot[m]), acc[m][par]);
   };
-  if constexpr (S == kQ4K) {
+  if constexpr (S == kQ6K) { /* codes 0..63 (unsigned) against x: per sub-block of 16 its dot minus 32 sum(q_x) */
+    for (int64_t u = 0; u < K / 256; u++, p += rows8_unit(S)) {
+      __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+      for (int k = 0; k < 8; k++) {
+        int64_t g = 8 * u + k;
+        const uint8_t *v = p + 144 + 256 * k;
+        __m256i half2[M][2];
+        for (int m = 0; m < M; m++)
+          half2[m][0] = _mm256_set1_epi32(-32 * x.h[m][g]), half2[m][1] = _mm256_set1_epi32(-32 * (x.n[m][g] - x.h[m][g]));
+        for (int i = 0; i < 8; i++) {
+          __m256i c = _mm256_loadu_si256((const __m256i *)(v + 32 * i));
+          for (int m = 0; m < M; m++) {
+            int32_t t;
+            std::memcpy(&t, x.q[m] + 32 * g + 4 * i, 4);
+            half2[m][i / 4] = _mm256_dpbusd_epi32(half2[m][i / 4], c, _mm256_set1_epi32(t));
+          }
+        }
+        __m256i sa = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + 16 + 16 * k))),
+                sb = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + 24 + 16 * k)));
+        for (int m = 0; m < M; m++) {
+          __m256i tot = _mm256_add_epi32(_mm256_mullo_epi32(sa, half2[m][0]), _mm256_mullo_epi32(sb, half2[m][1]));
+          acc[m][k & 1] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(x.d[m][g])), _mm256_cvtepi32_ps(tot), acc[m][k & 1]);
+        }
+      }
+    }
+  } else if constexpr (S == kQ4K) {
     for (int64_t u = 0; u < K / 256; u++, p += rows8_unit(S)) {
       __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), mins[M];
       for (int m = 0; m < M; m++) mins[m] = _mm256_setzero_ps(), init[m] = 0;
@@ -926,8 +976,8 @@ struct Kernels {
 
 template <int S>
 Kernels kernels_of() {
-  constexpr bool q = quantized(S);
 #ifdef RLX_MATVEC_AVX2
+  constexpr bool q = quantized(S);
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   static const bool vnni = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
@@ -936,8 +986,9 @@ Kernels kernels_of() {
       Kernels k = {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>}, dequant_avx2<S>, {}, {}};
       if constexpr (integer_dots(S)) {
         k.row_q8[0] = row_q8_avx2<S, 1>, k.row_q8[1] = row_q8_avx2<S, 2>, k.row_q8[2] = row_q8_avx2<S, 3>, k.row_q8[3] = row_q8_avx2<S, 4>;
-        if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
       }
+      if constexpr (integer_dots(S) || S == kQ6K)
+        if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
       return k;
     }
   } else if (avx2) {
@@ -946,7 +997,8 @@ Kernels kernels_of() {
 #endif
   Q8RowFn q8 = nullptr;
   Rows8Fn r8 = nullptr;
-  if constexpr (integer_dots(S)) q8 = row_q8_portable<S>, r8 = rows8_portable<S>;
+  if constexpr (integer_dots(S)) q8 = row_q8_portable<S>;
+  if constexpr (integer_dots(S) || S == kQ6K) r8 = rows8_portable<S>;
   return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}, {r8, r8, r8, r8}};
 }
 
@@ -1055,13 +1107,23 @@ class MatVec : public CpuKernel {
       if (q8 && (int64_t)dx.size() < M * G) dx.resize(M * G), sx.resize(M * G), nx.resize(M * G);
       int8_t *cq = qx.data();
       float *cd = dx.data(), *cs = sx.data(), *cxd = xd.data();
-      int32_t *cn = nx.data();
+      int32_t *cn = nx.data(), *ch = nullptr;
       if (q8) { /* from here on x is the dequantized x */
         QuantizeFn quantize = quantizer();
         parallel_for(M, std::max<int64_t>(1, 8192 / K), [&](int64_t m0, int64_t m1) {
           for (int64_t m = m0; m < m1; m++) quantize(x + m * K, K, cq + m * K, cd + m * G, cs + m * G, cn + m * G, cxd + m * K);
         });
         x = cxd;
+        thread_local std::vector<int32_t> hx;
+        if (rows8 && scheme == kQ6K) { /* the sums of each block's first 16 codes (rows8_vnni<Q6_K>) */
+          if ((int64_t)hx.size() < M * G) hx.resize(M * G);
+          ch = hx.data();
+          for (int64_t i = 0; i < M * G; i++) {
+            int32_t t = 0;
+            for (int j = 0; j < 16; j++) t += cq[32 * i + j];
+            ch[i] = t;
+          }
+        }
       }
       if (M > kMaxRows && !rows8) { /* tiles of W dequantized once, each multiplied by all of x */
         parallel_for((N + kTileRows - 1) / kTileRows, 1, [&](int64_t t0, int64_t t1) {
@@ -1100,7 +1162,7 @@ class MatVec : public CpuKernel {
         for (int m = 0; m < c.mm; m++) {
           int64_t r = m0 + m;
           c.xr[m] = x + r * K, c.xs[m] = sums && !q8 ? csum + r * G : nullptr;
-          if (q8) c.q.q[m] = cq + r * K, c.q.d[m] = cd + r * G, c.q.s[m] = cs + r * G, c.q.n[m] = cn + r * G;
+          if (q8) c.q.q[m] = cq + r * K, c.q.d[m] = cd + r * G, c.q.s[m] = cs + r * G, c.q.n[m] = cn + r * G, c.q.h[m] = ch + r * G;
         }
         return c;
       };
@@ -1201,6 +1263,7 @@ class Rows8Pack : public CpuKernel {
     void (*pack)(const uint8_t *, int64_t, int64_t, uint8_t *) = scheme_ == kQ8_0   ? rows8_pack<kQ8_0>
                                                                  : scheme_ == kQ4_0 ? rows8_pack<kQ4_0>
                                                                  : scheme_ == kQ4_1 ? rows8_pack<kQ4_1>
+                                                                 : scheme_ == kQ6K  ? rows8_pack<kQ6K>
                                                                                     : rows8_pack<kQ4K>;
     enc.dispatch([=]() {
       thread_local std::vector<uint8_t> buf;
@@ -1218,7 +1281,7 @@ class Rows8Pack : public CpuKernel {
   }
 
  private:
-  int scheme_;  // Q8_0, Q4_0, Q4_1 or Q4_K
+  int scheme_;  // Q8_0, Q4_0, Q4_1, Q4_K or Q6_K
 };
 
 }  // namespace
@@ -1247,7 +1310,7 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
 
 extern "C" bool rlx_mx_matvec_rows8_able(int scheme) {
   using namespace rlx_kernels;
-  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K) && kernels(scheme).rows8[0];
+  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ6K) && kernels(scheme).rows8[0];
 }
 
 extern "C" rlx_mx_arr *rlx_mx_matvec_rows8(rlx_mx *c, rlx_mx_arr *w, int scheme) {
