@@ -324,6 +324,8 @@ void row_q8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float 
 // - Q4_K: d[8], dmin[8] (float16), the 6-bit scales sc[8 groups][8 rows] and mins mn[8][8] as
 //   bytes (get_scale_min_k4), then per group k its 32 codes in 4 vectors laid out as Q4_0's (1184
 //   bytes, 32 more than 8 blocks);
+// - Q5_K: as Q4_K, but per group k its 32 codes (0..31) in 8 vectors laid out as Q8_0's (2208
+//   bytes, 800 more than 8 blocks: the codes as bytes, not 5 bits);
 // - Q6_K: d[8] (float16), the int8 scales sc[16 sub-blocks][8 rows], then per group k its 32 codes
 //   plus 32 (0..63) in 8 vectors laid out as Q8_0's (2192 bytes, 512 more than 8 blocks: the codes
 //   as bytes, not 6 bits); a sub-block of 16 contributes d sc d_x (codes . q_x - 32 sum(q_x)).
@@ -333,13 +335,18 @@ void row_q8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float 
 constexpr int kRows8 = 8;
 
 // Bytes of a block of 8 rows per block_elems(S) elements.
-constexpr int64_t rows8_unit(int s) { return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ6K ? 2192 : 1184; }
+constexpr int64_t rows8_unit(int s) {
+  return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ6K ? 2192 : s == kQ5K ? 2208 : 1184;
+}
+// Where group k's codes start in a unit of the K-quants' rows8 forms.
+constexpr int64_t rows8_codes(int s, int k) { return s == kQ6K ? 144 + 256 * k : s == kQ5K ? 160 + 256 * k : 160 + 128 * k; }
 
 // The code of element j (0..31) of row r in a group's vectors at v (rows8 layout).
 template <int S>
 int rows8_code(const uint8_t *v, int r, int j) {
   if (S == kQ8_0) return (int8_t)v[32 * (j / 4) + 4 * r + j % 4];
   if (S == kQ6K) return v[32 * (j / 4) + 4 * r + j % 4] - 32;
+  if (S == kQ5K) return v[32 * (j / 4) + 4 * r + j % 4];
   int jj = j % 16;
   uint8_t b = v[32 * (jj / 4) + 4 * r + jj % 4];
   return j < 16 ? b & 15 : b >> 4;
@@ -361,7 +368,7 @@ void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
       }
       continue;
     }
-    if (S == kQ4K) {
+    if (S == kQ4K || S == kQ5K) {
       for (int r = 0; r < kRows8; r++) {
         const uint8_t *b = w + r * rb + u * bb;
         std::memcpy(out + 2 * r, b, 2);
@@ -371,7 +378,11 @@ void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
           q4k_scale_min(b + 4, k, &sc, &mn);
           out[32 + 8 * k + r] = (uint8_t)sc, out[96 + 8 * k + r] = (uint8_t)mn;
         }
-        for (int k = 0; k < 8; k++) { /* group k: chunk k / 2, low or high nibbles */
+        for (int k = 0; S == kQ5K && k < 8; k++) /* group k: 4 bits of qs[32 (k / 2) + j], the fifth bit k of qh[j] */
+          for (int j = 0; j < 32; j++)
+            out[160 + 256 * k + 32 * (j / 4) + 4 * r + j % 4] =
+                (uint8_t)(((b[48 + 32 * (k / 2) + j] >> (4 * (k % 2))) & 15) | ((b[16 + j] >> k) & 1) << 4);
+        for (int k = 0; S == kQ4K && k < 8; k++) { /* group k: chunk k / 2, low or high nibbles */
           const uint8_t *q = b + 16 + 32 * (k / 2);
           int shift = 4 * (k % 2);
           for (int j = 0; j < 16; j++) {
@@ -408,14 +419,15 @@ uint32_t rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, flo
           for (int j = 0; j < 32; j++) dot += (int8_t)p[16 + 8 * (2 * k + j / 16) + r] * rows8_code<S>(p + 144 + 256 * k, r, j) * x.q[m][32 * g + j];
           acc[m][r] += half(p + 2 * r) * x.d[m][g] * (float)dot;
         }
+  constexpr bool kq = S == kQ4K || S == kQ5K;
   for (int64_t u = 0; S != kQ6K && u < K / block_elems(S); u++, p += rows8_unit(S)) {
-    int groups = S == kQ4K ? 8 : 1;
+    int groups = kq ? 8 : 1;
     for (int k = 0; k < groups; k++) {
       int64_t g = u * groups + k;
-      const uint8_t *v = p + (S == kQ4K ? 160 + 128 * k : S == kQ4_1 ? 32 : 16);
+      const uint8_t *v = p + (kq ? rows8_codes(S, k) : S == kQ4_1 ? 32 : 16);
       for (int r = 0; r < kRows8; r++) {
         float a = half(p + 2 * r), b = S == kQ4_1 ? half(p + 16 + 2 * r) : 0;
-        if (S == kQ4K) a *= (float)p[32 + 8 * k + r], b = -(half(p + 16 + 2 * r) * (float)p[96 + 8 * k + r]);
+        if (kq) a *= (float)p[32 + 8 * k + r], b = -(half(p + 16 + 2 * r) * (float)p[96 + 8 * k + r]);
         for (int m = 0; m < M; m++) {
           int dot = 0;
           for (int j = 0; j < 32; j++) dot += (rows8_code<S>(v, r, j) - (S == kQ4_0 ? 8 : 0)) * x.q[m][32 * g + j];
@@ -867,8 +879,8 @@ inline void rows8_dots(const uint8_t *v, const int8_t *const *xq, const int32_t 
     std::memcpy(&t, xq[m] + j, 4);
     return _mm256_set1_epi32(t);
   };
-  if constexpr (S == kQ8_0) {
-    const __m256i flip = _mm256_set1_epi8((char)0x80);
+  if constexpr (S == kQ8_0 || S == kQ5K) { /* a code per byte (Q5_K's unsigned) */
+    const __m256i flip = _mm256_set1_epi8(S == kQ8_0 ? (char)0x80 : 0);
     for (int i = 0; i < 8; i++) {
       __m256i c = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(v + 32 * i)), flip);
       for (int m = 0; m < M; m++) d2[m][i & 1] = _mm256_dpbusd_epi32(d2[m][i & 1], c, x4(m, 4 * i));
@@ -923,14 +935,14 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
         }
       }
     }
-  } else if constexpr (S == kQ4K) {
+  } else if constexpr (S == kQ4K || S == kQ5K) {
     for (int64_t u = 0; u < K / 256; u++, p += rows8_unit(S)) {
       __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), mins[M];
       for (int m = 0; m < M; m++) mins[m] = _mm256_setzero_ps(), init[m] = 0;
       for (int k = 0; k < 8; k++) {
         int64_t g = 8 * u + k;
         for (int m = 0; m < M; m++) xq[m] = x.q[m] + 32 * g;
-        rows8_dots<S, M>(p + 160 + 128 * k, xq, init, dot);
+        rows8_dots<S, M>(p + rows8_codes(S, k), xq, init, dot);
         __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 32 + 8 * k))));
         __m256 mn = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 96 + 8 * k))));
         scaled(g, _mm256_mul_ps(d, sc), k & 1);
@@ -987,7 +999,7 @@ Kernels kernels_of() {
       if constexpr (integer_dots(S)) {
         k.row_q8[0] = row_q8_avx2<S, 1>, k.row_q8[1] = row_q8_avx2<S, 2>, k.row_q8[2] = row_q8_avx2<S, 3>, k.row_q8[3] = row_q8_avx2<S, 4>;
       }
-      if constexpr (integer_dots(S) || S == kQ6K)
+      if constexpr (integer_dots(S) || S == kQ6K || S == kQ5K)
         if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
       return k;
     }
@@ -998,7 +1010,7 @@ Kernels kernels_of() {
   Q8RowFn q8 = nullptr;
   Rows8Fn r8 = nullptr;
   if constexpr (integer_dots(S)) q8 = row_q8_portable<S>;
-  if constexpr (integer_dots(S) || S == kQ6K) r8 = rows8_portable<S>;
+  if constexpr (integer_dots(S) || S == kQ6K || S == kQ5K) r8 = rows8_portable<S>;
   return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}, {r8, r8, r8, r8}};
 }
 
@@ -1264,6 +1276,7 @@ class Rows8Pack : public CpuKernel {
                                                                  : scheme_ == kQ4_0 ? rows8_pack<kQ4_0>
                                                                  : scheme_ == kQ4_1 ? rows8_pack<kQ4_1>
                                                                  : scheme_ == kQ6K  ? rows8_pack<kQ6K>
+                                                                 : scheme_ == kQ5K  ? rows8_pack<kQ5K>
                                                                                     : rows8_pack<kQ4K>;
     enc.dispatch([=]() {
       thread_local std::vector<uint8_t> buf;
@@ -1281,7 +1294,7 @@ class Rows8Pack : public CpuKernel {
   }
 
  private:
-  int scheme_;  // Q8_0, Q4_0, Q4_1, Q4_K or Q6_K
+  int scheme_;  // Q8_0, Q4_0, Q4_1, Q4_K, Q5_K or Q6_K
 };
 
 }  // namespace
@@ -1310,7 +1323,8 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
 
 extern "C" bool rlx_mx_matvec_rows8_able(int scheme) {
   using namespace rlx_kernels;
-  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ6K) && kernels(scheme).rows8[0];
+  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ6K || scheme == kQ5K) &&
+         kernels(scheme).rows8[0];
 }
 
 extern "C" rlx_mx_arr *rlx_mx_matvec_rows8(rlx_mx *c, rlx_mx_arr *w, int scheme) {
