@@ -328,7 +328,8 @@ void row_q8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float 
 //   bytes, 800 more than 8 blocks: the codes as bytes, not 5 bits);
 // - Q6_K: d[8] (float16), the int8 scales sc[16 sub-blocks][8 rows], then per group k its 32 codes
 //   plus 32 (0..63) in 8 vectors laid out as Q8_0's (2192 bytes, 512 more than 8 blocks: the codes
-//   as bytes, not 6 bits); a sub-block of 16 contributes d sc d_x (codes . q_x - 32 sum(q_x)).
+//   as bytes, not 6 bits); a sub-block of 16 contributes d sc d_x (codes . q_x - 32 sum(q_x));
+// - Q3_K: as Q6_K, its codes plus 4 (0..7) and its 6-bit scales minus 32 (2192 bytes).
 // The codes stay unsigned (Q8_0: signed) as GGUF stores them; a group contributes a d_x (codes .
 // q_x) + b d_x sum(q_x) to each row, Q4_0's -8 and Q8_0's signs folded into the integer dot.
 // Rows past the last full block of 8 stay in the GGUF rows.
@@ -336,16 +337,20 @@ constexpr int kRows8 = 8;
 
 // Bytes of a block of 8 rows per block_elems(S) elements.
 constexpr int64_t rows8_unit(int s) {
-  return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ6K ? 2192 : s == kQ5K ? 2208 : 1184;
+  return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ6K || s == kQ3K ? 2192 : s == kQ5K ? 2208 : 1184;
 }
+// The offset of the codes in the rows8 forms of Q6_K and Q3_K (16 scales per 256, signed codes).
+constexpr int rows8_bias(int s) { return s == kQ6K ? 32 : 4; }
 // Where group k's codes start in a unit of the K-quants' rows8 forms.
-constexpr int64_t rows8_codes(int s, int k) { return s == kQ6K ? 144 + 256 * k : s == kQ5K ? 160 + 256 * k : 160 + 128 * k; }
+constexpr int64_t rows8_codes(int s, int k) {
+  return s == kQ6K || s == kQ3K ? 144 + 256 * k : s == kQ5K ? 160 + 256 * k : 160 + 128 * k;
+}
 
 // The code of element j (0..31) of row r in a group's vectors at v (rows8 layout).
 template <int S>
 int rows8_code(const uint8_t *v, int r, int j) {
   if (S == kQ8_0) return (int8_t)v[32 * (j / 4) + 4 * r + j % 4];
-  if (S == kQ6K) return v[32 * (j / 4) + 4 * r + j % 4] - 32;
+  if (S == kQ6K || S == kQ3K) return v[32 * (j / 4) + 4 * r + j % 4] - rows8_bias(S);
   if (S == kQ5K) return v[32 * (j / 4) + 4 * r + j % 4];
   int jj = j % 16;
   uint8_t b = v[32 * (jj / 4) + 4 * r + jj % 4];
@@ -358,13 +363,16 @@ template <int S>
 void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
   for (int64_t u = 0; u < K / block_elems(S); u++, out += rows8_unit(S)) {
     const int64_t bb = block_bytes(S);
-    if (S == kQ6K) {
+    if (S == kQ6K || S == kQ3K) {
       for (int r = 0; r < kRows8; r++) {
         const uint8_t *b = w + r * rb + u * bb;
-        std::memcpy(out + 2 * r, b + 208, 2);
-        for (int j = 0; j < 16; j++) out[16 + 8 * j + r] = b[192 + j];
+        int sc[16];
+        if (S == kQ3K) q3k_scales(b, sc);
+        std::memcpy(out + 2 * r, b + (S == kQ6K ? 208 : 108), 2);
+        for (int j = 0; j < 16; j++) out[16 + 8 * j + r] = S == kQ6K ? b[192 + j] : (uint8_t)(int8_t)sc[j];
         for (int g = 0; g < 8; g++)
-          for (int j = 0; j < 32; j++) out[144 + 256 * g + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)(q6k_code(b, g, j) + 32);
+          for (int j = 0; j < 32; j++)
+            out[144 + 256 * g + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)((S == kQ6K ? q6k_code(b, g, j) : q3k_code(b, g, j)) + rows8_bias(S));
       }
       continue;
     }
@@ -410,7 +418,8 @@ using Rows8Fn = uint32_t (*)(const uint8_t *p, int64_t K, const Q8Rows &x, int M
 template <int S>
 uint32_t rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *y, int64_t ldy) {
   float acc[kMaxRows][kRows8] = {};
-  for (int64_t u = 0; S == kQ6K && u < K / 256; u++, p += rows8_unit(S))
+  constexpr bool sixteen = S == kQ6K || S == kQ3K; /* 16 scales per 256 */
+  for (int64_t u = 0; sixteen && u < K / 256; u++, p += rows8_unit(S))
     for (int k = 0; k < 8; k++)
       for (int r = 0; r < kRows8; r++)
         for (int m = 0; m < M; m++) {
@@ -420,7 +429,7 @@ uint32_t rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, flo
           acc[m][r] += half(p + 2 * r) * x.d[m][g] * (float)dot;
         }
   constexpr bool kq = S == kQ4K || S == kQ5K;
-  for (int64_t u = 0; S != kQ6K && u < K / block_elems(S); u++, p += rows8_unit(S)) {
+  for (int64_t u = 0; !sixteen && u < K / block_elems(S); u++, p += rows8_unit(S)) {
     int groups = kq ? 8 : 1;
     for (int k = 0; k < groups; k++) {
       int64_t g = u * groups + k;
@@ -910,7 +919,8 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
     for (int m = 0; m < M; m++)
       acc[m][par] = _mm256_fmadd_ps(_mm256_mul_ps(a, _mm256_set1_ps(x.d[m][g])), _mm256_cvtepi32_ps(dot[m]), acc[m][par]);
   };
-  if constexpr (S == kQ6K) { /* codes 0..63 (unsigned) against x: per sub-block of 16 its dot minus 32 sum(q_x) */
+  if constexpr (S == kQ6K || S == kQ3K) { /* codes plus bias (unsigned) against x: per sub-block of 16 its dot minus bias sum(q_x) */
+    constexpr int bias = rows8_bias(S);
     for (int64_t u = 0; u < K / 256; u++, p += rows8_unit(S)) {
       __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
       for (int k = 0; k < 8; k++) {
@@ -918,7 +928,7 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
         const uint8_t *v = p + 144 + 256 * k;
         __m256i half2[M][2];
         for (int m = 0; m < M; m++)
-          half2[m][0] = _mm256_set1_epi32(-32 * x.h[m][g]), half2[m][1] = _mm256_set1_epi32(-32 * (x.n[m][g] - x.h[m][g]));
+          half2[m][0] = _mm256_set1_epi32(-bias * x.h[m][g]), half2[m][1] = _mm256_set1_epi32(-bias * (x.n[m][g] - x.h[m][g]));
         for (int i = 0; i < 8; i++) {
           __m256i c = _mm256_loadu_si256((const __m256i *)(v + 32 * i));
           for (int m = 0; m < M; m++) {
@@ -999,7 +1009,7 @@ Kernels kernels_of() {
       if constexpr (integer_dots(S)) {
         k.row_q8[0] = row_q8_avx2<S, 1>, k.row_q8[1] = row_q8_avx2<S, 2>, k.row_q8[2] = row_q8_avx2<S, 3>, k.row_q8[3] = row_q8_avx2<S, 4>;
       }
-      if constexpr (integer_dots(S) || S == kQ6K || S == kQ5K)
+      if constexpr (integer_dots(S) || S == kQ6K || S == kQ5K || S == kQ3K)
         if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
       return k;
     }
@@ -1010,7 +1020,7 @@ Kernels kernels_of() {
   Q8RowFn q8 = nullptr;
   Rows8Fn r8 = nullptr;
   if constexpr (integer_dots(S)) q8 = row_q8_portable<S>;
-  if constexpr (integer_dots(S) || S == kQ6K || S == kQ5K) r8 = rows8_portable<S>;
+  if constexpr (integer_dots(S) || S == kQ6K || S == kQ5K || S == kQ3K) r8 = rows8_portable<S>;
   return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}, {r8, r8, r8, r8}};
 }
 
@@ -1127,7 +1137,7 @@ class MatVec : public CpuKernel {
         });
         x = cxd;
         thread_local std::vector<int32_t> hx;
-        if (rows8 && scheme == kQ6K) { /* the sums of each block's first 16 codes (rows8_vnni<Q6_K>) */
+        if (rows8 && (scheme == kQ6K || scheme == kQ3K)) { /* the sums of each block's first 16 codes (rows8_vnni<Q6_K, Q3_K>) */
           if ((int64_t)hx.size() < M * G) hx.resize(M * G);
           ch = hx.data();
           for (int64_t i = 0; i < M * G; i++) {
@@ -1276,6 +1286,7 @@ class Rows8Pack : public CpuKernel {
                                                                  : scheme_ == kQ4_0 ? rows8_pack<kQ4_0>
                                                                  : scheme_ == kQ4_1 ? rows8_pack<kQ4_1>
                                                                  : scheme_ == kQ6K  ? rows8_pack<kQ6K>
+                                                                 : scheme_ == kQ3K  ? rows8_pack<kQ3K>
                                                                  : scheme_ == kQ5K  ? rows8_pack<kQ5K>
                                                                                     : rows8_pack<kQ4K>;
     enc.dispatch([=]() {
@@ -1294,7 +1305,7 @@ class Rows8Pack : public CpuKernel {
   }
 
  private:
-  int scheme_;  // Q8_0, Q4_0, Q4_1, Q4_K, Q5_K or Q6_K
+  int scheme_;  // Q8_0, Q4_0, Q4_1, Q3_K, Q4_K, Q5_K or Q6_K
 };
 
 }  // namespace
@@ -1323,7 +1334,8 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
 
 extern "C" bool rlx_mx_matvec_rows8_able(int scheme) {
   using namespace rlx_kernels;
-  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ6K || scheme == kQ5K) &&
+  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ6K || scheme == kQ5K ||
+          scheme == kQ3K) &&
          kernels(scheme).rows8[0];
 }
 
