@@ -248,7 +248,7 @@ static rlx_value linear(builder *b, rlx_value x, const char *name, const char *b
   rlx_value w = weight(b, name, K, N, &scheme), y;
   if (scheme) {
     bool q8 = b->q8 && (!strcmp(scheme, "gguf_q4_0") || !strcmp(scheme, "gguf_q4_1") || !strcmp(scheme, "gguf_q8_0") ||
-                        !strcmp(scheme, "gguf_q3k") || !strcmp(scheme, "gguf_q4k") || !strcmp(scheme, "gguf_q5k") ||
+                        !strcmp(scheme, "gguf_q2k") || !strcmp(scheme, "gguf_q3k") || !strcmp(scheme, "gguf_q4k") || !strcmp(scheme, "gguf_q5k") ||
                         !strcmp(scheme, "gguf_q6k"));
     y = op(b, RLX_OP_DEQUANT_MATMUL, 2, V2(x, w), 2,
            (rlx_attr[]){RLX_ATTR_S("scheme", scheme), RLX_ATTR_S("activations", q8 ? "q8_0" : "float")});

@@ -329,7 +329,10 @@ void row_q8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float 
 // - Q6_K: d[8] (float16), the int8 scales sc[16 sub-blocks][8 rows], then per group k its 32 codes
 //   plus 32 (0..63) in 8 vectors laid out as Q8_0's (2192 bytes, 512 more than 8 blocks: the codes
 //   as bytes, not 6 bits); a sub-block of 16 contributes d sc d_x (codes . q_x - 32 sum(q_x));
-// - Q3_K: as Q6_K, its codes plus 4 (0..7) and its 6-bit scales minus 32 (2192 bytes).
+// - Q3_K: as Q6_K, its codes plus 4 (0..7) and its 6-bit scales minus 32 (2192 bytes);
+// - Q2_K: d[8], dmin[8] (float16), the 4-bit scales sc[16][8] and mins mn[16][8] as bytes, then
+//   per group k its codes (0..3) as Q6_K's (2336 bytes); a sub-block of 16 contributes
+//   d sc d_x (codes . q_x) - dmin mn d_x sum(q_x).
 // The codes stay unsigned (Q8_0: signed) as GGUF stores them; a group contributes a d_x (codes .
 // q_x) + b d_x sum(q_x) to each row, Q4_0's -8 and Q8_0's signs folded into the integer dot.
 // Rows past the last full block of 8 stay in the GGUF rows.
@@ -337,20 +340,23 @@ constexpr int kRows8 = 8;
 
 // Bytes of a block of 8 rows per block_elems(S) elements.
 constexpr int64_t rows8_unit(int s) {
-  return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ6K || s == kQ3K ? 2192 : s == kQ5K ? 2208 : 1184;
+  return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ6K || s == kQ3K ? 2192 : s == kQ5K ? 2208 : s == kQ2K ? 2336 : 1184;
 }
-// The offset of the codes in the rows8 forms of Q6_K and Q3_K (16 scales per 256, signed codes).
-constexpr int rows8_bias(int s) { return s == kQ6K ? 32 : 4; }
+// The schemes with 16 scales per 256 (sub-blocks of 16), the offset of their rows8 codes (Q6_K's
+// and Q3_K's codes are signed) and where their scales start in a unit.
+constexpr bool sixteen(int s) { return s == kQ6K || s == kQ3K || s == kQ2K; }
+constexpr int rows8_bias(int s) { return s == kQ6K ? 32 : s == kQ3K ? 4 : 0; }
+constexpr int rows8_scales(int s) { return s == kQ2K ? 32 : 16; }
 // Where group k's codes start in a unit of the K-quants' rows8 forms.
 constexpr int64_t rows8_codes(int s, int k) {
-  return s == kQ6K || s == kQ3K ? 144 + 256 * k : s == kQ5K ? 160 + 256 * k : 160 + 128 * k;
+  return s == kQ6K || s == kQ3K ? 144 + 256 * k : s == kQ5K ? 160 + 256 * k : s == kQ2K ? 288 + 256 * k : 160 + 128 * k;
 }
 
 // The code of element j (0..31) of row r in a group's vectors at v (rows8 layout).
 template <int S>
 int rows8_code(const uint8_t *v, int r, int j) {
   if (S == kQ8_0) return (int8_t)v[32 * (j / 4) + 4 * r + j % 4];
-  if (S == kQ6K || S == kQ3K) return v[32 * (j / 4) + 4 * r + j % 4] - rows8_bias(S);
+  if (sixteen(S)) return v[32 * (j / 4) + 4 * r + j % 4] - rows8_bias(S);
   if (S == kQ5K) return v[32 * (j / 4) + 4 * r + j % 4];
   int jj = j % 16;
   uint8_t b = v[32 * (jj / 4) + 4 * r + jj % 4];
@@ -373,6 +379,18 @@ void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
         for (int g = 0; g < 8; g++)
           for (int j = 0; j < 32; j++)
             out[144 + 256 * g + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)((S == kQ6K ? q6k_code(b, g, j) : q3k_code(b, g, j)) + rows8_bias(S));
+      }
+      continue;
+    }
+    if (S == kQ2K) {
+      for (int r = 0; r < kRows8; r++) {
+        const uint8_t *b = w + r * rb + u * bb;
+        std::memcpy(out + 2 * r, b + 80, 2);
+        std::memcpy(out + 16 + 2 * r, b + 82, 2);
+        for (int j = 0; j < 16; j++) out[32 + 8 * j + r] = b[j] & 15, out[160 + 8 * j + r] = b[j] >> 4;
+        for (int g = 0; g < 8; g++)
+          for (int j = 0; j < 32; j++)
+            out[288 + 256 * g + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)((b[16 + 32 * (g / 4) + j] >> (2 * (g % 4))) & 3);
       }
       continue;
     }
@@ -418,18 +436,21 @@ using Rows8Fn = uint32_t (*)(const uint8_t *p, int64_t K, const Q8Rows &x, int M
 template <int S>
 uint32_t rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float *y, int64_t ldy) {
   float acc[kMaxRows][kRows8] = {};
-  constexpr bool sixteen = S == kQ6K || S == kQ3K; /* 16 scales per 256 */
-  for (int64_t u = 0; sixteen && u < K / 256; u++, p += rows8_unit(S))
+  for (int64_t u = 0; sixteen(S) && u < K / 256; u++, p += rows8_unit(S))
     for (int k = 0; k < 8; k++)
       for (int r = 0; r < kRows8; r++)
         for (int m = 0; m < M; m++) {
           int64_t g = u * 8 + k;
-          int dot = 0;
-          for (int j = 0; j < 32; j++) dot += (int8_t)p[16 + 8 * (2 * k + j / 16) + r] * rows8_code<S>(p + 144 + 256 * k, r, j) * x.q[m][32 * g + j];
-          acc[m][r] += half(p + 2 * r) * x.d[m][g] * (float)dot;
+          int dot = 0, mins = 0;
+          for (int j = 0; j < 32; j++) {
+            int sub = 8 * (2 * k + j / 16) + r;
+            dot += (int8_t)p[rows8_scales(S) + sub] * rows8_code<S>(p + rows8_codes(S, k), r, j) * x.q[m][32 * g + j];
+            if (S == kQ2K) mins += p[160 + sub] * x.q[m][32 * g + j];
+          }
+          acc[m][r] += half(p + 2 * r) * x.d[m][g] * (float)dot - (S == kQ2K ? half(p + 16 + 2 * r) * x.d[m][g] * (float)mins : 0.0f);
         }
   constexpr bool kq = S == kQ4K || S == kQ5K;
-  for (int64_t u = 0; !sixteen && u < K / block_elems(S); u++, p += rows8_unit(S)) {
+  for (int64_t u = 0; !sixteen(S) && u < K / block_elems(S); u++, p += rows8_unit(S)) {
     int groups = kq ? 8 : 1;
     for (int k = 0; k < groups; k++) {
       int64_t g = u * groups + k;
@@ -919,13 +940,13 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
     for (int m = 0; m < M; m++)
       acc[m][par] = _mm256_fmadd_ps(_mm256_mul_ps(a, _mm256_set1_ps(x.d[m][g])), _mm256_cvtepi32_ps(dot[m]), acc[m][par]);
   };
-  if constexpr (S == kQ6K || S == kQ3K) { /* codes plus bias (unsigned) against x: per sub-block of 16 its dot minus bias sum(q_x) */
-    constexpr int bias = rows8_bias(S);
+  if constexpr (sixteen(S)) { /* codes plus bias (unsigned) against x: per sub-block of 16 its dot minus bias sum(q_x) */
+    constexpr int bias = rows8_bias(S), so = rows8_scales(S);
     for (int64_t u = 0; u < K / 256; u++, p += rows8_unit(S)) {
-      __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+      __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
       for (int k = 0; k < 8; k++) {
         int64_t g = 8 * u + k;
-        const uint8_t *v = p + 144 + 256 * k;
+        const uint8_t *v = p + rows8_codes(S, k);
         __m256i half2[M][2];
         for (int m = 0; m < M; m++)
           half2[m][0] = _mm256_set1_epi32(-bias * x.h[m][g]), half2[m][1] = _mm256_set1_epi32(-bias * (x.n[m][g] - x.h[m][g]));
@@ -937,11 +958,19 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
             half2[m][i / 4] = _mm256_dpbusd_epi32(half2[m][i / 4], c, _mm256_set1_epi32(t));
           }
         }
-        __m256i sa = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + 16 + 16 * k))),
-                sb = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + 24 + 16 * k)));
+        __m256i sa = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + so + 16 * k))),
+                sb = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + so + 8 + 16 * k)));
         for (int m = 0; m < M; m++) {
           __m256i tot = _mm256_add_epi32(_mm256_mullo_epi32(sa, half2[m][0]), _mm256_mullo_epi32(sb, half2[m][1]));
-          acc[m][k & 1] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(x.d[m][g])), _mm256_cvtepi32_ps(tot), acc[m][k & 1]);
+          __m256 dx = _mm256_set1_ps(x.d[m][g]);
+          acc[m][k & 1] = _mm256_fmadd_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(tot), acc[m][k & 1]);
+          if constexpr (S == kQ2K) { /* - dmin d_x (mn_a sum_a(q_x) + mn_b sum_b(q_x)) */
+            __m256i ma = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 160 + 16 * k))),
+                    mb = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 168 + 16 * k)));
+            __m256i mins = _mm256_add_epi32(_mm256_mullo_epi32(ma, _mm256_set1_epi32(x.h[m][g])),
+                                            _mm256_mullo_epi32(mb, _mm256_set1_epi32(x.n[m][g] - x.h[m][g])));
+            off[m] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dx), _mm256_cvtepi32_ps(mins), off[m]);
+          }
         }
       }
     }
@@ -1009,7 +1038,7 @@ Kernels kernels_of() {
       if constexpr (integer_dots(S)) {
         k.row_q8[0] = row_q8_avx2<S, 1>, k.row_q8[1] = row_q8_avx2<S, 2>, k.row_q8[2] = row_q8_avx2<S, 3>, k.row_q8[3] = row_q8_avx2<S, 4>;
       }
-      if constexpr (integer_dots(S) || S == kQ6K || S == kQ5K || S == kQ3K)
+      if constexpr (integer_dots(S) || sixteen(S) || S == kQ5K)
         if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
       return k;
     }
@@ -1020,7 +1049,7 @@ Kernels kernels_of() {
   Q8RowFn q8 = nullptr;
   Rows8Fn r8 = nullptr;
   if constexpr (integer_dots(S)) q8 = row_q8_portable<S>;
-  if constexpr (integer_dots(S) || S == kQ6K || S == kQ5K || S == kQ3K) r8 = rows8_portable<S>;
+  if constexpr (integer_dots(S) || sixteen(S) || S == kQ5K) r8 = rows8_portable<S>;
   return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}, {r8, r8, r8, r8}};
 }
 
@@ -1137,7 +1166,7 @@ class MatVec : public CpuKernel {
         });
         x = cxd;
         thread_local std::vector<int32_t> hx;
-        if (rows8 && (scheme == kQ6K || scheme == kQ3K)) { /* the sums of each block's first 16 codes (rows8_vnni<Q6_K, Q3_K>) */
+        if (rows8 && sixteen(scheme)) { /* the sums of each block's first 16 codes (rows8_vnni of Q6_K, Q3_K, Q2_K) */
           if ((int64_t)hx.size() < M * G) hx.resize(M * G);
           ch = hx.data();
           for (int64_t i = 0; i < M * G; i++) {
@@ -1287,6 +1316,7 @@ class Rows8Pack : public CpuKernel {
                                                                  : scheme_ == kQ4_1 ? rows8_pack<kQ4_1>
                                                                  : scheme_ == kQ6K  ? rows8_pack<kQ6K>
                                                                  : scheme_ == kQ3K  ? rows8_pack<kQ3K>
+                                                                 : scheme_ == kQ2K  ? rows8_pack<kQ2K>
                                                                  : scheme_ == kQ5K  ? rows8_pack<kQ5K>
                                                                                     : rows8_pack<kQ4K>;
     enc.dispatch([=]() {
@@ -1305,7 +1335,7 @@ class Rows8Pack : public CpuKernel {
   }
 
  private:
-  int scheme_;  // Q8_0, Q4_0, Q4_1, Q3_K, Q4_K, Q5_K or Q6_K
+  int scheme_;  // Q8_0, Q4_0, Q4_1, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K
 };
 
 }  // namespace
@@ -1334,8 +1364,7 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
 
 extern "C" bool rlx_mx_matvec_rows8_able(int scheme) {
   using namespace rlx_kernels;
-  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ6K || scheme == kQ5K ||
-          scheme == kQ3K) &&
+  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ5K || sixteen(scheme)) &&
          kernels(scheme).rows8[0];
 }
 

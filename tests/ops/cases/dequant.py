@@ -183,9 +183,9 @@ def q8_case(name, scheme, n, k, xshape, xdtype=np.float32, x=None, rtol=1e-5, sc
 def q8_cases():
     # rlx's integer kernel (float32 x, 4 rows at a time); 150 rows of W: 18 blocks of 8 in the
     # rows8 form (where the CPU has its kernel), 6 GGUF rows past it. W as an input: GGUF rows for
-    # 1..4 rows of x, the rounded x through dequantized tiles for more. Q3_K, Q5_K, Q6_K: rows8 in
-    # integers, else the rounded x in float32.
-    for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q4k", "gguf_q3k", "gguf_q5k", "gguf_q6k"]:
+    # 1..4 rows of x, the rounded x through dequantized tiles for more. Q2_K, Q3_K, Q5_K, Q6_K:
+    # rows8 in integers, else the rounded x in float32.
+    for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q4k", "gguf_q2k", "gguf_q3k", "gguf_q5k", "gguf_q6k"]:
         for xs in [(1,), (2,), (3,), (4,), (9,)]:
             yield q8_case(f"DequantMatMul_q8_0_act_{scheme}_{xs[0]}", scheme, 150, 512, xs)
         for xs in [(3,), (9,)]:
