@@ -1,10 +1,11 @@
 // kernel_matvec.cpp: y[M, N] = x[M, K] @ W^T for float32 x, W float32 or float16 [N, K]
 // row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K tensor, read in place:
 // an LLM's projections, a few rows of x in a decode step, many in a prefill. Q5_K (Q4_K's layout
-// and a fifth bit per code), Q2_K, Q3_K (q3k_code) and Q6_K (q6k_code) take float x only; Q2_K,
-// Q3_K and Q6_K are decoded to their weights in registers (Q4_K_M files hold it:
-// decode of the llm_bench model in Q4_K_M went from 117 to 7 ms per step, where MLX ops had
-// dequantized every Q6_K matrix at each step).
+// and a fifth bit per code), Q2_K, Q3_K (q3k_code) and Q6_K (q6k_code) have no row kernel for
+// Q8_0 x: row by row they take float x, decoded to their weights in registers (Q4_K_M files hold
+// Q6_K: decode of the llm_bench model in Q4_K_M went from 117 to 7 ms per step, where MLX ops had
+// dequantized every Q6_K matrix at each step); in rows8 (below) their codes meet Q8_0 x in
+// integers too (Q4_K_M 5.8 -> 3.6 ms per step).
 //
 // A few rows (at most 4). Float32: MLX's matmul goes to BLAS sgemm, which for one row of x still
 // packs all of W (OpenBLAS 0.3.21's sgemm_incopy: 40% of a decode step) before reading it.
@@ -33,7 +34,9 @@
 // group (the scales' broadcasts, the offset's FMA chain, a horizontal sum per row): with W kept
 // in blocks of 8 rows (rows8, made once by the executable: rlx_mx_matvec_rows8) one AVX-512 VNNI
 // vpdpbusd advances 8 rows by 4 elements and the scales of 8 rows are one vector (Q4_0 decode
-// 7.1 -> 5.3 ms per step; Q8_0, bound by memory, unchanged).
+// 7.1 -> 5.3 ms per step; Q8_0, bound by memory, unchanged). The K-quants other than Q4_K keep a
+// code per byte there (more bytes than their files' 2.6-6.6 bits per weight, read at the speed of
+// Q8_0's integer dots instead of decoded to floats per weight).
 //
 // More rows: tiles of 64 rows of W are dequantized to float32 once (into a buffer per thread)
 // and multiplied by all of x with one single-threaded sgemm each (kernel_gemm.cpp), instead of
