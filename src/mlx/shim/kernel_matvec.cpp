@@ -688,10 +688,19 @@ void row_avx2(const uint8_t *p, int64_t K, const float *const *x, const float *c
   __m256 acc[M][C];
   for (int m = 0; m < M; m++)
     for (int c = 0; c < C; c++) acc[m][c] = _mm256_setzero_ps();
-  visit_float<S == kF16>(p, K, [&](int64_t k, __m256 w) {
-    int c = (int)(k / 8 % C);
-    for (int m = 0; m < M; m++) acc[m][c] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x[m] + k), acc[m][c]);
-  });
+  auto weights = [&](int64_t k) {
+    return S == kF16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * k))) : _mm256_loadu_ps((const float *)(p + 4 * k));
+  };
+  int64_t k = 0;
+  for (; k + 8 * C <= K; k += 8 * C) /* chain c takes the vectors k + 8 c: a constant index, so acc stays in registers */
+    for (int c = 0; c < C; c++) {
+      __m256 w = weights(k + 8 * c);
+      for (int m = 0; m < M; m++) acc[m][c] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x[m] + k + 8 * c), acc[m][c]);
+    }
+  for (; k + 8 <= K; k += 8) {
+    __m256 w = weights(k);
+    for (int m = 0; m < M; m++) acc[m][0] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x[m] + k), acc[m][0]);
+  }
   for (int m = 0; m < M; m++) {
     __m256 v = acc[m][0];
     for (int c = 1; c < C; c++) v = _mm256_add_ps(v, acc[m][c]);
