@@ -71,7 +71,7 @@ typedef struct rlx_llm_options {
   int64_t top_k;
   double top_p;         /* 0 taken as 1 */
   uint64_t seed;        /* 0: fresh draws */
-  /* false (default): on the CPU, the Q4_0, Q4_1, Q8_0 and K-quant (Q2_K..Q6_K) projections take x rounded to Q8_0
+  /* false (default): on the CPU, the Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and K-quant (Q2_K..Q6_K) projections take x rounded to Q8_0
    * blocks (DequantMatMul activations "q8_0", rlx/op_table.h), as llama.cpp's CPU matmuls
    * quantize theirs, and run integer dot products (faster decoding; logits move by about 1% of
    * their range). true: x as it is, in float32. A GPU always takes x as it is. */

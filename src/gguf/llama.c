@@ -247,7 +247,8 @@ static rlx_value linear(builder *b, rlx_value x, const char *name, const char *b
   const char *scheme = NULL;
   rlx_value w = weight(b, name, K, N, &scheme), y;
   if (scheme) {
-    bool q8 = b->q8 && (!strcmp(scheme, "gguf_q4_0") || !strcmp(scheme, "gguf_q4_1") || !strcmp(scheme, "gguf_q8_0") ||
+    bool q8 = b->q8 && (!strcmp(scheme, "gguf_q4_0") || !strcmp(scheme, "gguf_q4_1") || !strcmp(scheme, "gguf_q5_0") ||
+                        !strcmp(scheme, "gguf_q5_1") || !strcmp(scheme, "gguf_q8_0") ||
                         !strcmp(scheme, "gguf_q2k") || !strcmp(scheme, "gguf_q3k") || !strcmp(scheme, "gguf_q4k") || !strcmp(scheme, "gguf_q5k") ||
                         !strcmp(scheme, "gguf_q6k"));
     y = op(b, RLX_OP_DEQUANT_MATMUL, 2, V2(x, w), 2,

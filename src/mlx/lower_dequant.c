@@ -327,13 +327,15 @@ static bool affine_gguf(rlx_dq_scheme s) { return s == RLX_DQ_Q4_0 || s == RLX_D
  * vs 0.27 s). */
 #define QMM_CPU_ROWS 4
 
-/* DequantMatMul on the CPU runs rlx's matvec kernel for float32 x times GGUF Q8_0, Q4_0, Q4_1, Q2_K,
- * Q3_K, Q4_K, Q5_K or Q6_K: the kernel's scheme, or -1. */
+/* DequantMatMul on the CPU runs rlx's matvec kernel for float32 x times GGUF Q8_0, Q4_0, Q4_1, Q5_0,
+ * Q5_1, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K: the kernel's scheme, or -1. */
 static int cpu_matvec(rlx_dq_scheme s, rlx_dtype xdt, bool gpu) {
   if (gpu || xdt != RLX_DTYPE_F32) return -1;
   return s == RLX_DQ_Q8_0 ? 0 : s == RLX_DQ_Q4_K ? 1 : s == RLX_DQ_Q4_0 ? 4 : s == RLX_DQ_Q4_1 ? 5 : s == RLX_DQ_Q6_K ? 6 : s == RLX_DQ_Q5_K ? 7
          : s == RLX_DQ_Q3_K                        ? 8
          : s == RLX_DQ_Q2_K                        ? 9
+         : s == RLX_DQ_Q5_0                        ? 10
+         : s == RLX_DQ_Q5_1                        ? 11
                                                    : -1;
 }
 

@@ -98,7 +98,7 @@ def rope(x, nh, D, n_rot, base, scale, neox):
 
 # The weight types whose projections take x rounded to Q8_0 blocks with rlx_llm's default options
 # on the CPU (rlx/llm.h: float_activations false).
-Q8_ACT_TYPES = (Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q2_K, Q.Q3_K, Q.Q4_K, Q.Q5_K, Q.Q6_K)
+Q8_ACT_TYPES = (Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1, Q.Q2_K, Q.Q3_K, Q.Q4_K, Q.Q5_K, Q.Q6_K)
 
 
 def q8_round(x):

@@ -21,8 +21,8 @@ max |llama.cpp| over the vocabulary.
   vec_dot type of F16), 2^-11 relative per element, which leaves row errors of a few 1e-4.
 - Quantized weights (Q8_0 written by gguf-py; Q4_K_M (Q4_K and Q6_K) and Q5_K_S written by
   llama_model_quantize): llama.cpp quantizes the activations, to Q8_0 (blocks of 32) or Q8_K
-  (blocks of 256). rlx (its default options) rounds them to Q8_0 blocks for Q8_0, Q4_0, Q4_1 and
-  Q2_K..Q6_K weights (checked against gguf-py in test_llama.py and ops.dequant) and
+  (blocks of 256). rlx (its default options) rounds them to Q8_0 blocks for Q8_0, Q4_0, Q4_1, Q5_0,
+  Q5_1 and Q2_K..Q6_K weights (checked against gguf-py in test_llama.py and ops.dequant) and
   multiplies the float activations by the exactly dequantized weights of the other types; so Q8_0's rows agree to 2e-7 but for one
   decode row (8e-3, not explained yet: ggml's x86 rounding of the activations, 127 / max|x| and
   ties to even, gives the same rows), while the K-quant files still differ. Where the

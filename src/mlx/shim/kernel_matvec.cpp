@@ -1,5 +1,6 @@
 // kernel_matvec.cpp: y[M, N] = x[M, K] @ W^T for float32 x, W float32 or float16 [N, K]
-// row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K tensor, read in place:
+// row-contiguous or the packed rows of a GGUF Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K tensor,
+// read in place:
 // an LLM's projections, a few rows of x in a decode step, many in a prefill. Q5_K (Q4_K's layout
 // and a fifth bit per code), Q2_K, Q3_K (q3k_code) and Q6_K (q6k_code) have no row kernel for
 // Q8_0 x: row by row they take float x, decoded to their weights in registers (Q4_K_M files hold
@@ -71,19 +72,24 @@ namespace {
 
 constexpr int kMaxRows = 4;
 
-enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5, kQ6K = 6, kQ5K = 7, kQ3K = 8, kQ2K = 9 };
+enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5, kQ6K = 6, kQ5K = 7, kQ3K = 8, kQ2K = 9, kQ5_0 = 10, kQ5_1 = 11 };
+// The last scheme.
+constexpr int kLastScheme = kQ5_1;
 
 constexpr bool quantized(int s) { return s != kF32 && s != kF16; }
 // Schemes whose codes meet Q8_0 x in integers (codes32, visit_codes, rows8); Q6_K takes float x
 // (rows8: integers too).
 constexpr bool integer_dots(int s) { return s == kQ8_0 || s == kQ4K || s == kQ4_0 || s == kQ4_1; }
 // Schemes whose groups have an offset b (a c + b).
-constexpr bool offset(int s) { return s == kQ4K || s == kQ4_1 || s == kQ5K; }
+constexpr bool offset(int s) { return s == kQ4K || s == kQ4_1 || s == kQ5K || s == kQ5_1; }
+// Q5_0 and Q5_1: the blocks of 32 with a fifth bit per code (no row kernel of their own for
+// AVX2: row by row the portable one; rows8 with a code per byte).
+constexpr bool five(int s) { return s == kQ5_0 || s == kQ5_1; }
 // Elements and bytes of a block (a float "block" is one element).
 constexpr int64_t block_elems(int s) { return s == kQ4K || s == kQ6K || s == kQ5K || s == kQ3K || s == kQ2K ? 256 : quantized(s) ? 32 : 1; }
 constexpr int64_t block_bytes(int s) {
   return s == kQ8_0 ? 34 : s == kQ4K ? 144 : s == kQ4_0 ? 18 : s == kQ4_1 ? 20 : s == kQ6K ? 210 : s == kQ5K ? 176 : s == kQ3K ? 110
-         : s == kQ2K ? 84 : s == kF32 ? 4 : 2;
+         : s == kQ2K ? 84 : s == kQ5_0 ? 22 : s == kQ5_1 ? 24 : s == kF32 ? 4 : 2;
 }
 
 // One row of W (its bytes at w) times the M rows x[m][0..K): out[m]; xs[m][g]: the sum of
@@ -160,6 +166,14 @@ void weights32(const uint8_t *p, int64_t k, float *w) {
         w[j] = d * (float)(q[j] & 15) + half(b + 2);
         w[16 + j] = d * (float)(q[j] >> 4) + half(b + 2);
       }
+  } else if (five(S)) { /* block_q5_0: f16 d, qh u32 (bit j: element j's fifth bit), qs[16] as Q4_0's; block_q5_1: d, m, then as Q5_0 */
+    const uint8_t *b = p + k / 32 * block_bytes(S), *qh = b + (S == kQ5_0 ? 2 : 4), *q = qh + 4;
+    uint32_t h = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+    float d = half(b);
+    for (int j = 0; j < 32; j++) {
+      int c = (j < 16 ? q[j] & 15 : q[j - 16] >> 4) | (int)((h >> j) & 1) << 4;
+      w[j] = S == kQ5_0 ? d * (float)(c - 16) : d * (float)c + half(b + 2);
+    }
   } else if (S == kQ2K) { /* block_q2_K: scales[16] (low nibble scale, high nibble min per 16), qs[64], f16 d, dmin */
     const uint8_t *b = p + k / 256 * 84;
     int g = (int)(k % 256 / 32);
@@ -324,6 +338,8 @@ void row_q8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, float 
 // - Q4_0: d[8], then 4 vectors: byte 4 r + t of vector v is byte 4 v + t of row r's qs, whose low
 //   nibble is element 4 v + t and high nibble element 16 + 4 v + t (144 bytes, as 8 blocks);
 // - Q4_1: d[8], m[8], then the 4 vectors as Q4_0's (160 bytes, as 8 blocks);
+// - Q5_0, Q5_1: d[8] (Q5_1: then m[8]), then the 32 codes with their fifth bits (0..31; Q5_0's
+//   plus 16) in 8 vectors laid out as Q8_0's (272 and 288 bytes, 96 more than 8 blocks);
 // - Q4_K: d[8], dmin[8] (float16), the 6-bit scales sc[8 groups][8 rows] and mins mn[8][8] as
 //   bytes (get_scale_min_k4), then per group k its 32 codes in 4 vectors laid out as Q4_0's (1184
 //   bytes, 32 more than 8 blocks);
@@ -343,7 +359,8 @@ constexpr int kRows8 = 8;
 
 // Bytes of a block of 8 rows per block_elems(S) elements.
 constexpr int64_t rows8_unit(int s) {
-  return s == kQ8_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ6K || s == kQ3K ? 2192 : s == kQ5K ? 2208 : s == kQ2K ? 2336 : 1184;
+  return s == kQ8_0 || s == kQ5_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ5_1 ? 288 : s == kQ6K || s == kQ3K ? 2192
+         : s == kQ5K ? 2208 : s == kQ2K ? 2336 : 1184;
 }
 // The schemes with 16 scales per 256 (sub-blocks of 16), the offset of their rows8 codes (Q6_K's
 // and Q3_K's codes are signed) and where their scales start in a unit.
@@ -360,7 +377,8 @@ template <int S>
 int rows8_code(const uint8_t *v, int r, int j) {
   if (S == kQ8_0) return (int8_t)v[32 * (j / 4) + 4 * r + j % 4];
   if (sixteen(S)) return v[32 * (j / 4) + 4 * r + j % 4] - rows8_bias(S);
-  if (S == kQ5K) return v[32 * (j / 4) + 4 * r + j % 4];
+  if (S == kQ5K || S == kQ5_1) return v[32 * (j / 4) + 4 * r + j % 4];
+  if (S == kQ5_0) return v[32 * (j / 4) + 4 * r + j % 4] - 16;
   int jj = j % 16;
   uint8_t b = v[32 * (jj / 4) + 4 * r + jj % 4];
   return j < 16 ? b & 15 : b >> 4;
@@ -422,11 +440,18 @@ void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
       }
       continue;
     }
-    int head = S == kQ4_1 ? 32 : 16, qoff = S == kQ8_0 || S == kQ4_0 ? 2 : 4, qlen = S == kQ8_0 ? 32 : 16;
+    int head = S == kQ4_1 || S == kQ5_1 ? 32 : 16, qoff = S == kQ8_0 || S == kQ4_0 ? 2 : 4, qlen = S == kQ8_0 ? 32 : 16;
     for (int r = 0; r < kRows8; r++) {
       const uint8_t *b = w + r * rb + u * bb;
       std::memcpy(out + 2 * r, b, 2);
-      if (S == kQ4_1) std::memcpy(out + 16 + 2 * r, b + 2, 2);
+      if (S == kQ4_1 || S == kQ5_1) std::memcpy(out + 16 + 2 * r, b + 2, 2);
+      if (five(S)) { /* the codes with their fifth bits, a byte each (Q5_0's still plus 16) */
+        const uint8_t *qh = b + (S == kQ5_0 ? 2 : 4), *q = qh + 4;
+        uint32_t h = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+        for (int j = 0; j < 32; j++)
+          out[head + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)((j < 16 ? q[j] & 15 : q[j - 16] >> 4) | ((h >> j) & 1) << 4);
+        continue;
+      }
       for (int j = 0; j < qlen; j++) out[head + 32 * (j / 4) + 4 * r + j % 4] = b[qoff + j];
     }
   }
@@ -457,9 +482,9 @@ uint32_t rows8_portable(const uint8_t *p, int64_t K, const Q8Rows &x, int M, flo
     int groups = kq ? 8 : 1;
     for (int k = 0; k < groups; k++) {
       int64_t g = u * groups + k;
-      const uint8_t *v = p + (kq ? rows8_codes(S, k) : S == kQ4_1 ? 32 : 16);
+      const uint8_t *v = p + (kq ? rows8_codes(S, k) : S == kQ4_1 || S == kQ5_1 ? 32 : 16);
       for (int r = 0; r < kRows8; r++) {
-        float a = half(p + 2 * r), b = S == kQ4_1 ? half(p + 16 + 2 * r) : 0;
+        float a = half(p + 2 * r), b = S == kQ4_1 || S == kQ5_1 ? half(p + 16 + 2 * r) : 0;
         if (kq) a *= (float)p[32 + 8 * k + r], b = -(half(p + 16 + 2 * r) * (float)p[96 + 8 * k + r]);
         for (int m = 0; m < M; m++) {
           int dot = 0;
@@ -921,7 +946,7 @@ inline void rows8_dots(const uint8_t *v, const int8_t *const *xq, const int32_t 
     std::memcpy(&t, xq[m] + j, 4);
     return _mm256_set1_epi32(t);
   };
-  if constexpr (S == kQ8_0 || S == kQ5K) { /* a code per byte (Q5_K's unsigned) */
+  if constexpr (S == kQ8_0 || S == kQ5K || five(S)) { /* a code per byte (Q5_K's and Q5's unsigned) */
     const __m256i flip = _mm256_set1_epi8(S == kQ8_0 ? (char)0x80 : 0);
     for (int i = 0; i < 8; i++) {
       __m256i c = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(v + 32 * i)), flip);
@@ -1006,11 +1031,11 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
     for (int64_t g = 0; g < K / 32; g++, p += rows8_unit(S)) {
       for (int m = 0; m < M; m++) {
         xq[m] = x.q[m] + 32 * g;
-        init[m] = S == kQ4_0 ? -8 * x.n[m][g] : S == kQ8_0 ? -128 * x.n[m][g] : 0;
+        init[m] = S == kQ4_0 ? -8 * x.n[m][g] : S == kQ8_0 ? -128 * x.n[m][g] : S == kQ5_0 ? -16 * x.n[m][g] : 0;
       }
-      rows8_dots<S, M>(p + (S == kQ4_1 ? 32 : 16), xq, init, dot);
+      rows8_dots<S, M>(p + (S == kQ4_1 || S == kQ5_1 ? 32 : 16), xq, init, dot);
       scaled(g, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), (int)(g & 1));
-      if (S == kQ4_1) {
+      if (S == kQ4_1 || S == kQ5_1) {
         __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
         for (int m = 0; m < M; m++) off[m] = _mm256_fmadd_ps(mv, _mm256_set1_ps(x.s[m][g]), off[m]);
       }
@@ -1044,7 +1069,11 @@ Kernels kernels_of() {
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   static const bool vnni = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
-  if constexpr (q) {
+  if constexpr (five(S)) { /* the portable rows; rows8 with VNNI */
+    Kernels k = {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {}, {}};
+    if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
+    return k;
+  } else if constexpr (q) {
     if (avx2) {
       Kernels k = {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>}, dequant_avx2<S>, {}, {}};
       if constexpr (integer_dots(S)) {
@@ -1061,7 +1090,7 @@ Kernels kernels_of() {
   Q8RowFn q8 = nullptr;
   Rows8Fn r8 = nullptr;
   if constexpr (integer_dots(S)) q8 = row_q8_portable<S>;
-  if constexpr (integer_dots(S) || sixteen(S) || S == kQ5K) r8 = rows8_portable<S>;
+  if constexpr (integer_dots(S) || sixteen(S) || S == kQ5K || five(S)) r8 = rows8_portable<S>;
   return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}, {r8, r8, r8, r8}};
 }
 
@@ -1073,6 +1102,8 @@ Kernels kernels(int scheme) {
     case kQ4_1: return kernels_of<kQ4_1>();
     case kQ6K: return kernels_of<kQ6K>();
     case kQ5K: return kernels_of<kQ5K>();
+    case kQ5_0: return kernels_of<kQ5_0>();
+    case kQ5_1: return kernels_of<kQ5_1>();
     case kQ3K: return kernels_of<kQ3K>();
     case kQ2K: return kernels_of<kQ2K>();
     case kF32: return kernels_of<kF32>();
@@ -1326,6 +1357,8 @@ class Rows8Pack : public CpuKernel {
     void (*pack)(const uint8_t *, int64_t, int64_t, uint8_t *) = scheme_ == kQ8_0   ? rows8_pack<kQ8_0>
                                                                  : scheme_ == kQ4_0 ? rows8_pack<kQ4_0>
                                                                  : scheme_ == kQ4_1 ? rows8_pack<kQ4_1>
+                                                                 : scheme_ == kQ5_0 ? rows8_pack<kQ5_0>
+                                                                 : scheme_ == kQ5_1 ? rows8_pack<kQ5_1>
                                                                  : scheme_ == kQ6K  ? rows8_pack<kQ6K>
                                                                  : scheme_ == kQ3K  ? rows8_pack<kQ3K>
                                                                  : scheme_ == kQ2K  ? rows8_pack<kQ2K>
@@ -1347,7 +1380,7 @@ class Rows8Pack : public CpuKernel {
   }
 
  private:
-  int scheme_;  // Q8_0, Q4_0, Q4_1, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K
+  int scheme_;  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 or Q2_K..Q6_K
 };
 
 }  // namespace
@@ -1364,7 +1397,7 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
   SHIM_OP(c, packed, ([&] {
             using namespace rlx_kernels;
             mx::array qa = A(packed);
-            bool known = scheme >= kQ8_0 && scheme <= kQ2K && quantized(scheme);
+            bool known = scheme >= kQ8_0 && scheme <= kLastScheme && quantized(scheme);
             if (!known || qa.ndim() < 1 || qa.dtype() != mx::uint8 || qa.shape().back() % block_bytes(scheme))
               throw std::invalid_argument("dequant takes packed uint8 [.., K / QK * block bytes] of a quantized scheme");
             auto prim = std::make_shared<Dequant>(c->stream, scheme);
@@ -1376,7 +1409,8 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
 
 extern "C" bool rlx_mx_matvec_rows8_able(int scheme) {
   using namespace rlx_kernels;
-  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ5K || sixteen(scheme)) &&
+  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ5K || sixteen(scheme) ||
+          five(scheme)) &&
          kernels(scheme).rows8[0];
 }
 
@@ -1414,7 +1448,7 @@ extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rl
               if (scheme != kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
               return matvec_f16_cuda(xa, wa, c->stream);
             }
-            bool known = scheme >= kQ8_0 && scheme <= kQ2K;
+            bool known = scheme >= kQ8_0 && scheme <= kLastScheme;
             int64_t K = xa.ndim() >= 1 ? xa.shape().back() : 0, qk = known ? block_elems(scheme) : 1;
             int64_t cols = quantized(scheme) ? K / qk * block_bytes(scheme) : K;
             mx::Dtype wdt = scheme == kF32 ? mx::float32 : scheme == kF16 ? mx::float16 : mx::uint8;

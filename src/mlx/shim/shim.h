@@ -286,15 +286,15 @@ rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, co
                             int64_t tw, const int32_t *iw, const float *ww);
 /* y [.., N] float32 = x [.., K] @ W^T for float x of any rank >= 1 (M rows; computed in float32;
  * rlx's CPU kernel): W the packed rows uint8 [N, K / QK * block bytes] of a GGUF Q8_0 (scheme 0),
- * Q4_K (scheme 1), Q4_0 (scheme 4), Q4_1 (scheme 5), Q6_K (scheme 6), Q5_K (scheme 7), Q3_K (scheme 8)
- * or Q2_K (scheme 9) tensor read in place, float32 [N, K]
+ * Q4_K (scheme 1), Q4_0 (scheme 4), Q4_1 (scheme 5), Q6_K (scheme 6), Q5_K (scheme 7), Q3_K (scheme 8),
+ * Q2_K (scheme 9), Q5_0 (scheme 10) or Q5_1 (scheme 11) tensor read in place, float32 [N, K]
  * (scheme 2) or float16 [N, K] (scheme 3, widened as it is read); an operand that is not
  * row-contiguous is copied by the kernel's task (no node in front of it). Each row of W is read
  * once for M <= 4; past that, tiles of W are dequantized and multiplied by sgemm. On a GPU
  * stream: scheme 3 only, M <= RLX_MX_CUDA_MATVEC_MAX_ROWS, a CUDA source kernel reading W as
  * stored (kernel_matvec_cuda.cpp). q8 (quantized schemes, the CPU): x is first rounded to GGUF Q8_0
  * blocks (DequantMatMul's activations "q8_0", rlx/op_table.h) and, for M <= 4 (any M with w8), its
- * codes meet W's in integer dot products (Q2_K, Q3_K, Q5_K, Q6_K: only through w8; row by row the
+ * codes meet W's in integer dot products (Q5_0, Q5_1 and Q2_K..Q6_K but Q4_K: only through w8; row by row the
  * rounded x meets the weights in float32); w8 (NULL: none; only with q8) is rlx_mx_matvec_rows8(w),
  * which those products then read for W's first N / 8 * 8 rows. x_once: x is read by this product only; when it is
  * also rlx_mx_swiglu's result not yet evaluated (CPU), the product takes that kernel's operand and
@@ -308,13 +308,13 @@ rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w
  * read elsewhere). NULL, with no error set, when y is not such a product or r does not fit. */
 rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r);
 /* Whether this CPU has the kernel that reads rlx_mx_matvec_rows8's form of quantized scheme
- * `scheme` (rlx_mx_matvec's numbering: Q8_0, Q4_0, Q4_1 and Q2_K..Q6_K; AVX-512 VNNI on x86-64, a
+ * `scheme` (rlx_mx_matvec's numbering: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and Q2_K..Q6_K; AVX-512 VNNI on x86-64, a
  * portable one in builds without rlx's AVX2 kernels). */
 bool rlx_mx_matvec_rows8_able(int scheme);
 /* uint8 [N / 8, K / QK * unit] = the packed GGUF rows w uint8 [N >= 8, K / QK * block bytes] of a
  * scheme that rlx_mx_matvec_rows8_able takes, in blocks of 8 rows interleaved 4 codes at a time
- * (the layout is kernel_matvec.cpp's "rows8"; unit = 8 blocks' bytes, Q4_K 32 more, Q2_K, Q3_K,
- * Q5_K and Q6_K a code per byte; rows past
+ * (the layout is kernel_matvec.cpp's "rows8"; unit = 8 blocks' bytes, Q4_K 32 more, Q5_0, Q5_1,
+ * Q2_K, Q3_K, Q5_K and Q6_K a code per byte; rows past
  * N / 8 * 8 are left out), on a CPU stream: made once for a constant or param W and kept. */
 rlx_mx_arr *rlx_mx_matvec_rows8(rlx_mx *c, rlx_mx_arr *w, int scheme);
 /* y [B,H,S,Dv] = softmax((q scale) K^T + mask) V on a GPU stream for float32 q [B,H,S,D], k

@@ -108,14 +108,14 @@ def gguf_cases():
                              scales=[0.0, -0.0, 1e36, -1e-38, 1e-45, 1.0])
         if "e8m0" in kinds:  # 2^(e-127): subnormal (e 0, 1), small, one, large (6 * 2^123 is finite)
             yield exact_case(f"DequantMatMul_{scheme}_edge_scales", scheme, 6, k, scales=[0, 1, 2, 3, 127, 200, 250])
-    # Q4_0/Q4_1/Q8_0 and the K-quants but Q8_K past 4 rows of x: dequantized (GPU) or tiles of rlx's kernel (CPU)
-    for scheme in ["gguf_q4_0", "gguf_q4_1", "gguf_q8_0", "gguf_q4k", "gguf_q6k", "gguf_q5k", "gguf_q3k", "gguf_q2k"]:
+    # Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 and the K-quants but Q8_K past 4 rows of x: dequantized (GPU) or tiles of rlx's kernel (CPU)
+    for scheme in ["gguf_q4_0", "gguf_q4_1", "gguf_q5_0", "gguf_q5_1", "gguf_q8_0", "gguf_q4k", "gguf_q6k", "gguf_q5k", "gguf_q3k", "gguf_q2k"]:
         yield gguf_case(f"DequantMatMul_{scheme}_prefill_rows", scheme, 6, 512, (2, 5))
-    # the CPU kernel for Q8_0, Q4_0, Q4_1, Q4_K, Q6_K, Q5_K, Q3_K and Q2_K: 1..4 rows of x row by row, more through
+    # the CPU kernel for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K, Q5_K, Q3_K and Q2_K: 1..4 rows of x row by row, more through
     # tiles of 64 rows of W (N = 150: a partial one); infinite and NaN scales (weights formed as
     # gguf-py forms them: inf times codes of mixed signs gives NaN, not the inf of scale times sum)
     # among finite ones
-    for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q4k", "gguf_q6k", "gguf_q5k", "gguf_q3k", "gguf_q2k"]:
+    for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q5_0", "gguf_q5_1", "gguf_q4k", "gguf_q6k", "gguf_q5k", "gguf_q3k", "gguf_q2k"]:
         for xs in [(1,), (2,), (3,), (4,), (9,), (2, 35)]:
             yield gguf_case(f"DequantMatMul_{scheme}_kernel_{'x'.join(map(str, xs))}", scheme, 150, 512, xs)
         for xs in [(1,), (4,)]:
@@ -183,9 +183,10 @@ def q8_case(name, scheme, n, k, xshape, xdtype=np.float32, x=None, rtol=1e-5, sc
 def q8_cases():
     # rlx's integer kernel (float32 x, 4 rows at a time); 150 rows of W: 18 blocks of 8 in the
     # rows8 form (where the CPU has its kernel), 6 GGUF rows past it. W as an input: GGUF rows for
-    # 1..4 rows of x, the rounded x through dequantized tiles for more. Q2_K, Q3_K, Q5_K, Q6_K:
-    # rows8 in integers, else the rounded x in float32.
-    for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q4k", "gguf_q2k", "gguf_q3k", "gguf_q5k", "gguf_q6k"]:
+    # 1..4 rows of x, the rounded x through dequantized tiles for more. Q5_0, Q5_1, Q2_K, Q3_K,
+    # Q5_K, Q6_K: rows8 in integers, else the rounded x in float32.
+    for scheme in ["gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q5_0", "gguf_q5_1", "gguf_q4k", "gguf_q2k", "gguf_q3k", "gguf_q5k",
+                   "gguf_q6k"]:
         for xs in [(1,), (2,), (3,), (4,), (9,)]:
             yield q8_case(f"DequantMatMul_q8_0_act_{scheme}_{xs[0]}", scheme, 150, 512, xs)
         for xs in [(3,), (9,)]:
