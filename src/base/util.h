@@ -21,6 +21,14 @@
     if (rlx_try_st_) return rlx_try_st_; \
   } while (0)
 
+/* true when a and b have the same dtype and shape. */
+static inline bool rlx_type_same(const rlx_type *a, const rlx_type *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
 /* Formats a type for messages into a temporary buffer (valid for the full expression). */
 #define RLX_TYPE_STR(t) rlx_type_str((t), (char[160]){0}, 160)
 

@@ -7,12 +7,6 @@
 #include "ir/custom.h"
 #include "mlx/lower.h"
 
-static bool same_type(const rlx_type *a, const rlx_type *b) {
-  if (a->dtype != b->dtype || a->rank != b->rank) return false;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return false;
-  return true;
-}
 
 /* Builds the kernel's sub-graph over the node's inputs and lowers it; outputs land in out. */
 static rlx_status *expand(rlx_lower *L, const rlx_node *n, const rlx_custom_op_def *d, const rlx_attr *attrs, size_t na,
@@ -30,7 +24,7 @@ static rlx_status *expand(rlx_lower *L, const rlx_node *n, const rlx_custom_op_d
   for (uint32_t i = 0; !st && i < n->n_out; i++) {
     const rlx_type *got = rlx_graph_value_type(sub, outs[i]), *want = rlx_out_type(L, n, i);
     if (!got) st = RLX_ERR(INVALID_ARGUMENT, "its graph kernel gave output %u as value %u, which is not in its graph", i, outs[i]);
-    else if (!same_type(got, want))
+    else if (!rlx_type_same(got, want))
       st = RLX_ERR(INVALID_ARGUMENT, "its graph kernel made output %u of type %s, but its infer function says %s", i, RLX_TYPE_STR(got),
                    RLX_TYPE_STR(want));
   }

@@ -193,10 +193,6 @@ rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, 
   }
 }
 
-static bool same_type(const rlx_type *a, const rlx_type *b) {
-  return a->dtype == b->dtype && a->rank == b->rank && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank);
-}
-
 /* An Add of a CPU matvec product read only here and a float32 operand of its type: one kernel
  * that adds the operand as it stores the product (an LLM's residual stream: two nodes fewer per
  * layer), the same sums as the Add's. NULL where that does not apply. */
@@ -205,7 +201,7 @@ static rlx_mx_arr *matvec_residual(rlx_lower *L, const rlx_node *n, rlx_mx_arr *
   if (to->dtype != RLX_DTYPE_F32) return NULL;
   for (int side = 0; side < 2; side++) {
     rlx_mx_arr *y;
-    if (rlx_l_read_once(L, n->in[side]) && same_type(rlx_in_type(L, n, side), to) && same_type(rlx_in_type(L, n, 1 - side), to) &&
+    if (rlx_l_read_once(L, n->in[side]) && rlx_type_same(rlx_in_type(L, n, side), to) && rlx_type_same(rlx_in_type(L, n, 1 - side), to) &&
         (y = rlx_mx_matvec_add(L->mx, in[side], in[1 - side])))
       return y;
   }

@@ -45,12 +45,6 @@ static imp_val view(const imp_val *v) {
 
 static const rlx_type *view_type(rlx_imp *I, const imp_val *v) { return v->has_v ? imp_type(I, v->v) : rlx_tensor_type(v->data); }
 
-static bool same_type(const rlx_type *a, const rlx_type *b) {
-  bool same = a->dtype == b->dtype && a->rank == b->rank;
-  for (int d = 0; same && d < a->rank; d++) same = a->dims[d] == b->dims[d];
-  return same;
-}
-
 /* Stacks vals[0..cnt) (one type) on a new axis 0, in Concat chunks of at most 256. */
 static rlx_status *stack(rlx_imp *I, const Onnx__NodeProto *n, rlx_value *vals, size_t cnt, rlx_value *out) {
   rlx_type t = *imp_type(I, vals[0]); /* a copy: adding nodes moves the graph's types */
@@ -148,7 +142,7 @@ static rlx_status *if_both(rlx_imp *I, const Onnx__NodeProto *n, const Onnx__Gra
   for (size_t i = 0; !st && i < nc; i++) st = imp_value(I, S[0].captures[i], &in[1 + i]);
   for (size_t i = 0; !st && i < nout; i++) {
     const rlx_type *a = rlx_graph_value_type(g[0], rlx_graph_output_value(g[0], i)), *b = rlx_graph_value_type(g[1], rlx_graph_output_value(g[1], i));
-    if (!same_type(a, b)) st = RLX_ERR(UNIMPLEMENTED, "the branches give output %zu different types (%s, %s); rlx's If needs one type", i, RLX_TYPE_STR(a), RLX_TYPE_STR(b));
+    if (!rlx_type_same(a, b)) st = RLX_ERR(UNIMPLEMENTED, "the branches give output %zu different types (%s, %s); rlx's If needs one type", i, RLX_TYPE_STR(a), RLX_TYPE_STR(b));
   }
   if (!st) {
     rlx_attr a[2] = {RLX_ATTR_G("then_branch", g[0]), RLX_ATTR_G("else_branch", g[1])};
@@ -220,7 +214,7 @@ static rlx_status *loop_step(rlx_imp *S, const Onnx__NodeProto *n, const Onnx__G
   for (size_t j = 0; j < nv; j++) {
     const imp_val *o = imp_lookup(S, out_name(body, 1 + j));
     const rlx_type *a = view_type(S, o), *b = view_type(S, &ls->cur[j]);
-    if (!same_type(a, b))
+    if (!rlx_type_same(a, b))
       IMP_FAIL(UNIMPLEMENTED, "Loop-carried value %zu changes type (%s -> %s) under a run-time condition", j, RLX_TYPE_STR(b), RLX_TYPE_STR(a));
     rlx_value x, y;
     if (ls->dynamic) {

@@ -31,7 +31,7 @@ static bool flatten(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, fact
   const rlx_node *m = rlx_opt_def(d, v, RLX_OP_MUL);
   if (levels > 0 && rlx_opt_bin_scalar(d, cx, v, RLX_OP_DIV, &u, &c) && c != 0) return fs->k /= c, flatten(d, cx, u, fs, levels - 1);
   if (levels > 0 && rlx_opt_bin_scalar(d, cx, v, RLX_OP_MUL, &u, &c)) return fs->k *= c, flatten(d, cx, u, fs, levels - 1);
-  if (levels > 0 && m && rlx_opt_same_type(&d->types[m->in[0]], &d->types[v]) && rlx_opt_same_type(&d->types[m->in[1]], &d->types[v]))
+  if (levels > 0 && m && rlx_type_same(&d->types[m->in[0]], &d->types[v]) && rlx_type_same(&d->types[m->in[1]], &d->types[v]))
     return flatten(d, cx, m->in[0], fs, levels - 1) && flatten(d, cx, m->in[1], fs, levels - 1);
   if (fs->n == 4) return false;
   fs->f[fs->n++] = v;

@@ -20,7 +20,7 @@ static bool softmax_last(const rlx_graph *d, rlx_value v, rlx_value *s) {
     if (ax != -1 && ax != t2->rank - 1) return false;
     *s = r2->in[0];
     const rlx_type *ts = &d->types[*s];
-    return rlx_opt_same_type(ts, &d->types[v]) && ts->rank == 4 && t2->dims[t2->rank - 1] == ts->dims[3];
+    return rlx_type_same(ts, &d->types[v]) && ts->rank == 4 && t2->dims[t2->rank - 1] == ts->dims[3];
   }
   sm = rlx_opt_def(d, v, RLX_OP_SOFTMAX);
   if (!sm || d->types[v].rank != 4) return false;
@@ -49,7 +49,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
   const rlx_node *add = rlx_opt_def(d, s, RLX_OP_ADD);
   for (int i = 0; add && i < 2 && mask == RLX_RW_NONE; i++) {
     const rlx_type *tm = &d->types[add->in[1 - i]];
-    if (rlx_opt_same_type(&d->types[add->in[i]], &d->types[s]) && tm->rank >= 2 && tm->dtype == tv->dtype)
+    if (rlx_type_same(&d->types[add->in[i]], &d->types[s]) && tm->rank >= 2 && tm->dtype == tv->dtype)
       s = add->in[i], mask = add->in[1 - i];
   }
   double sc, sb, qa, qb;

@@ -51,7 +51,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
   if (n->op == RLX_OP_ADD) {
     for (int side = 0; side < 2; side++) {
       rlx_value y = n->in[side], b = n->in[1 - side];
-      if (r->uses[y] != 1 || !rlx_opt_same_type(&s->types[y], &s->types[n->out0]) || !column_vector(&s->types[b], &s->types[y])) continue;
+      if (r->uses[y] != 1 || !rlx_type_same(&s->types[y], &s->types[n->out0]) || !column_vector(&s->types[b], &s->types[y])) continue;
       const rlx_node *p = rlx_opt_dst_producer(r, y);
       if (p->op != RLX_OP_MATMUL || d->types[p->in[1]].rank != 2 || !rlx_dtype_is_float(s->types[y].dtype)) continue;
       rlx_value x = p->in[0], w = p->in[1];

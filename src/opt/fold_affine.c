@@ -129,7 +129,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
     rlx_value y = n->in[side], c = n->in[1 - side];
     if (r->uses[y] != 1) continue;
     const rlx_type *ty = &s->types[y];
-    if (!rlx_opt_same_type(ty, &s->types[n->out0])) continue; /* c must not broadcast y */
+    if (!rlx_type_same(ty, &s->types[n->out0])) continue; /* c must not broadcast y */
     const rlx_node *p = rlx_opt_dst_producer(r, y);
     bool scale = n->op == RLX_OP_MUL || n->op == RLX_OP_DIV, conv = p->op == RLX_OP_CONV;
     double *cv = NULL;

@@ -23,7 +23,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
   const rlx_type *to = &r->rw->src->types[n->out0];
   rlx_value x = rlx_opt_mapped(r, n->in[0]);
   const rlx_node *t = n->op == RLX_OP_RESHAPE ? rlx_opt_def(d, x, RLX_OP_RESHAPE) : NULL;
-  if (t && rlx_opt_same_type(&d->types[t->in[0]], to)) { /* a Reshape back to the first's input */
+  if (t && rlx_type_same(&d->types[t->in[0]], to)) { /* a Reshape back to the first's input */
     rlx_opt_replace(r, n, 0, t->in[0]);
     *fired = true;
     return NULL;
@@ -38,7 +38,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
     *fired = true;
     return NULL;
   }
-  if (!rlx_opt_same_type(&d->types[x], to) || (n->op == RLX_OP_SLICE && !unit_steps(n))) return NULL;
+  if (!rlx_type_same(&d->types[x], to) || (n->op == RLX_OP_SLICE && !unit_steps(n))) return NULL;
   rlx_opt_replace(r, n, 0, x);
   *fired = true;
   return NULL;

@@ -113,9 +113,9 @@ const rlx_node *rlx_opt_def(const rlx_graph *d, rlx_value v, rlx_op op) {
 bool rlx_opt_bin_scalar(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_op op, rlx_value *u, double *c) {
   const rlx_node *n = rlx_opt_def(d, v, op);
   if (!n || !rlx_dtype_is_float(d->types[v].dtype)) return false;
-  if (rlx_opt_scalar(d, n->in[1], cx, c) && rlx_opt_same_type(&d->types[n->in[0]], &d->types[v])) return *u = n->in[0], true;
+  if (rlx_opt_scalar(d, n->in[1], cx, c) && rlx_type_same(&d->types[n->in[0]], &d->types[v])) return *u = n->in[0], true;
   bool commutes = op == RLX_OP_ADD || op == RLX_OP_MUL;
-  if (commutes && rlx_opt_scalar(d, n->in[0], cx, c) && rlx_opt_same_type(&d->types[n->in[1]], &d->types[v])) return *u = n->in[1], true;
+  if (commutes && rlx_opt_scalar(d, n->in[0], cx, c) && rlx_type_same(&d->types[n->in[1]], &d->types[v])) return *u = n->in[1], true;
   return false;
 }
 

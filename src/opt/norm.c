@@ -125,7 +125,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
     rlx_value p = m->in[1 - i], nx = nn->in[0], gamma = nn->in[1];
     int64_t ax = rlx_node_i(nn, "axis");
     ax = ax < 0 ? ax + d->types[nx].rank : ax;
-    if (!rlx_opt_same_type(&d->types[m->in[i]], &d->types[v]) || !along_axis(d, p, nx, ax)) continue;
+    if (!rlx_type_same(&d->types[m->in[i]], &d->types[v]) || !along_axis(d, p, nx, ax)) continue;
     if (n->op == RLX_OP_MUL && !all_ones(d, r->cx, gamma)) continue;
     rlx_value vec;
     RLX_TRY(as_vector(d, n, p, d->types[nx].dims[ax], &vec));

@@ -74,13 +74,6 @@ bool rlx_opt_scalar(const rlx_graph *g, rlx_value v, const rlx_opt_ctx *cx, doub
 RLX_MUST_USE rlx_status *rlx_opt_const_from_f64(rlx_graph *g, const rlx_type *t, const double *data, rlx_value *out);
 /* A rank-0 constant of dtype dt holding v (converted like a C cast) in g. */
 RLX_MUST_USE rlx_status *rlx_opt_scalar_const(rlx_graph *g, rlx_dtype dt, double v, rlx_value *out);
-/* true when a and b have the same dtype and shape. */
-static inline bool rlx_opt_same_type(const rlx_type *a, const rlx_type *b) {
-  if (a->dtype != b->dtype || a->rank != b->rank) return false;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return false;
-  return true;
-}
 /* The dst value of src value v. */
 static inline rlx_value rlx_opt_mapped(const rlx_opt_rule_ctx *r, rlx_value v) { return r->rw->map[v]; }
 /* The dst node producing the dst value of src value v (valid until the next node is added). */

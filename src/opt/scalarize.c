@@ -23,7 +23,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
   const rlx_graph *s = r->rw->src;
   const void *b1 = size1_constant(s, n->in[1], r->cx), *b0 = b1 ? NULL : size1_constant(s, n->in[0], r->cx);
   int k = b1 ? 1 : b0 ? 0 : -1;
-  if (k < 0 || !rlx_opt_same_type(&s->types[n->in[1 - k]], &s->types[n->out0]) ||
+  if (k < 0 || !rlx_type_same(&s->types[n->in[1 - k]], &s->types[n->out0]) ||
       s->types[n->in[1 - k]].dtype != s->types[n->in[k]].dtype)
     return NULL;
   rlx_graph *d = r->rw->dst;
