@@ -101,7 +101,6 @@ rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
   ex->w_last = calloc(nv, sizeof *ex->w_last);
   ex->epi.pre = calloc(nv, sizeof *ex->epi.pre);
   if (!ex->w_last || !ex->epi.pre) return RLX_OOM();
-  ex->epi.uses = ex->uses;
   RLX_TRY(rlx_mx_compile(rlx_l_epilogue_trace, NULL, false, &ex->epi.fn));
   for (size_t k = 0; k < g->n_nodes; k++) {
     const rlx_node *n = &g->nodes[k];

@@ -137,14 +137,13 @@ struct rlx_lower {
 /* Whether value v is read by one node only (known through L->uses; false when unknown). */
 static inline bool rlx_l_read_once(const rlx_lower *L, rlx_value v) { return L->uses && L->uses[v] == 1; }
 
-/* A Conv's bias add, an optional residual add and a ReLU as one compiled function: with uses per
- * value (its readers, a graph output counting as one), a Conv with a bias carrying the activation
+/* A Conv's bias add, an optional residual add and a ReLU as one compiled function: with L->uses
+ * (its readers per value, a graph output counting as one), a Conv with a bias carrying the activation
  * Relu, or a ReLU whose operand is y + b or (y + b) + r (y the output of a Conv with a bias and
  * no activation, b its bias, r a channels-last value of y's shape, each sum read once), computes
  * relu(y + b [+ r]) by fn (rlx_l_epilogue_trace), and the sums are never evaluated. pre: per value, the y, b, r of such a sum (NULLs elsewhere), reset every lowering. */
 typedef struct rlx_l_epilogue {
   rlx_mx_fn *fn;
-  const uint32_t *uses;
   rlx_mx_arr *(*pre)[3];
 } rlx_l_epilogue;
 /* The trace of rlx_l_epilogue.fn (rlx_mx_trace_fn): in = y, b[, r]; out = relu(y + b [+ r]). */

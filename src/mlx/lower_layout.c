@@ -106,7 +106,7 @@ static bool epilogue(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx
   rlx_l_epilogue *e = L->epilogue;
   if (n->op == RLX_OP_RELU) {
     rlx_mx_arr **p = e->pre[n->in[0]];
-    if (!p[0] || e->uses[n->in[0]] != 1) return false;
+    if (!p[0] || !rlx_l_read_once(L, n->in[0])) return false;
     rlx_mx_call(L->mx, e->fn, p, p[2] ? 3 : 2, out, 1);
     return true;
   }
@@ -116,7 +116,7 @@ static bool epilogue(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx
     rlx_value v = n->in[side], r = n->in[1 - side];
     const rlx_type *tr = rlx_in_type(L, n, 1 - side);
     rlx_mx_arr **p = e->pre[v];
-    if (!p[0] || p[2] || e->uses[v] != 1 || !L->cl[r] || tr->rank != to->rank || memcmp(tr->dims, to->dims, sizeof(int64_t) * (size_t)to->rank))
+    if (!p[0] || p[2] || !rlx_l_read_once(L, v) || !L->cl[r] || tr->rank != to->rank || memcmp(tr->dims, to->dims, sizeof(int64_t) * (size_t)to->rank))
       continue;
     e->pre[n->out0][0] = p[0], e->pre[n->out0][1] = p[1], e->pre[n->out0][2] = in[1 - side];
     return false;
