@@ -77,14 +77,18 @@ enum Scheme { kQ8_0 = 0, kQ4K = 1, kF32 = 2, kF16 = 3, kQ4_0 = 4, kQ4_1 = 5, kQ6
 constexpr int kLastScheme = kQ5_1;
 
 constexpr bool quantized(int s) { return s != kF32 && s != kF16; }
-// Schemes whose codes meet Q8_0 x in integers (codes32, visit_codes, rows8); Q6_K takes float x
-// (rows8: integers too).
+// Schemes with row kernels for Q8_0 x (codes32, visit_codes: integer dots row by row); the other
+// quantized ones meet Q8_0 x in integers only through rows8 (has_rows8).
 constexpr bool integer_dots(int s) { return s == kQ8_0 || s == kQ4K || s == kQ4_0 || s == kQ4_1; }
 // Schemes whose groups have an offset b (a c + b).
 constexpr bool offset(int s) { return s == kQ4K || s == kQ4_1 || s == kQ5K || s == kQ5_1; }
 // Q5_0 and Q5_1: the blocks of 32 with a fifth bit per code (no row kernel of their own for
 // AVX2: row by row the portable one; rows8 with a code per byte).
 constexpr bool five(int s) { return s == kQ5_0 || s == kQ5_1; }
+// Schemes with 16 scales per 256 (sub-blocks of 16).
+constexpr bool sixteen(int s) { return s == kQ6K || s == kQ3K || s == kQ2K; }
+// Schemes with a rows8 form (all the quantized ones).
+constexpr bool has_rows8(int s) { return integer_dots(s) || sixteen(s) || s == kQ5K || five(s); }
 // Elements and bytes of a block (a float "block" is one element).
 constexpr int64_t block_elems(int s) { return s == kQ4K || s == kQ6K || s == kQ5K || s == kQ3K || s == kQ2K ? 256 : quantized(s) ? 32 : 1; }
 constexpr int64_t block_bytes(int s) {
@@ -137,6 +141,22 @@ int q3k_code(const uint8_t *b, int g, int j) {
   return ((b[32 + 32 * (g / 4) + j] >> (2 * (g % 4))) & 3) - ((b[j] >> g) & 1 ? 0 : 4);
 }
 
+// The code (0..31) of element j (0..31) of the Q5_0 / Q5_1 block at b (ggml's block_q5_0: f16 d,
+// qh u32 (bit j: element j's fifth bit), qs[16] as Q4_0's; block_q5_1: f16 d, m, then as Q5_0's).
+template <int S>
+int q5_code(const uint8_t *b, int j) {
+  const uint8_t *qh = b + (S == kQ5_0 ? 2 : 4), *q = qh + 4;
+  return (j < 16 ? q[j] & 15 : q[j - 16] >> 4) | (qh[j / 8] >> (j % 8) & 1) << 4;
+}
+
+// The code (0..31) of element j of group g (0..7) of the Q5_K block at b (block_q5_K: d, dmin,
+// scales as Q4_K's, qh[32] (bit g: group g's fifth bit), qs[128] as Q4_K's).
+int q5k_code(const uint8_t *b, int g, int j) { return ((b[48 + 32 * (g / 2) + j] >> (4 * (g % 2))) & 15) | ((b[16 + j] >> g) & 1) << 4; }
+
+// The code (0..3) of element j of group g (0..7) of the Q2_K block at b (block_q2_K: scales[16],
+// qs[64], f16 d, dmin).
+int q2k_code(const uint8_t *b, int g, int j) { return (b[16 + 32 * (g / 4) + j] >> (2 * (g % 4))) & 3; }
+
 // Element k of a float32 or float16 row.
 template <int S>
 float weight1(const uint8_t *p, int64_t k) {
@@ -166,21 +186,17 @@ void weights32(const uint8_t *p, int64_t k, float *w) {
         w[j] = d * (float)(q[j] & 15) + half(b + 2);
         w[16 + j] = d * (float)(q[j] >> 4) + half(b + 2);
       }
-  } else if (five(S)) { /* block_q5_0: f16 d, qh u32 (bit j: element j's fifth bit), qs[16] as Q4_0's; block_q5_1: d, m, then as Q5_0 */
-    const uint8_t *b = p + k / 32 * block_bytes(S), *qh = b + (S == kQ5_0 ? 2 : 4), *q = qh + 4;
-    uint32_t h = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+  } else if (five(S)) { /* Q5_0: w = d (q - 16); Q5_1: w = d q + m */
+    const uint8_t *b = p + k / 32 * block_bytes(S);
     float d = half(b);
-    for (int j = 0; j < 32; j++) {
-      int c = (j < 16 ? q[j] & 15 : q[j - 16] >> 4) | (int)((h >> j) & 1) << 4;
-      w[j] = S == kQ5_0 ? d * (float)(c - 16) : d * (float)c + half(b + 2);
-    }
+    for (int j = 0; j < 32; j++) w[j] = S == kQ5_0 ? d * (float)(q5_code<S>(b, j) - 16) : d * (float)q5_code<S>(b, j) + half(b + 2);
   } else if (S == kQ2K) { /* block_q2_K: scales[16] (low nibble scale, high nibble min per 16), qs[64], f16 d, dmin */
     const uint8_t *b = p + k / 256 * 84;
     int g = (int)(k % 256 / 32);
     float d = half(b + 80), dmin = half(b + 82);
     for (int j = 0; j < 32; j++) {
       int sc = b[2 * g + j / 16];
-      w[j] = d * (float)(sc & 15) * (float)((b[16 + 32 * (g / 4) + j] >> (2 * (g % 4))) & 3) - dmin * (float)(sc >> 4);
+      w[j] = d * (float)(sc & 15) * (float)q2k_code(b, g, j) - dmin * (float)(sc >> 4);
     }
   } else if (S == kQ3K) { /* group g: scales 2 g and 2 g + 1 (16 elements each) */
     const uint8_t *b = p + k / 256 * 110;
@@ -190,11 +206,10 @@ void weights32(const uint8_t *p, int64_t k, float *w) {
     for (int j = 0; j < 32; j++) w[j] = d * (float)sc[2 * g + j / 16] * (float)q3k_code(b, g, j);
   } else if (S == kQ5K) { /* block_q5_K: d, dmin, scales as Q4_K's, qh[32] (bit g: group g's fifth bit), qs[128] as Q4_K's */
     const uint8_t *b = p + k / 256 * 176;
-    int g = (int)(k % 256 / 32), sc, mn, shift = 4 * (g % 2);
+    int g = (int)(k % 256 / 32), sc, mn;
     q4k_scale_min(b + 4, g, &sc, &mn);
     float ds = half(b) * (float)sc, dm = half(b + 2) * (float)mn;
-    const uint8_t *q = b + 48 + 32 * (g / 2);
-    for (int j = 0; j < 32; j++) w[j] = ds * (float)(((q[j] >> shift) & 15) | ((b[16 + j] >> g) & 1) << 4) - dm;
+    for (int j = 0; j < 32; j++) w[j] = ds * (float)q5k_code(b, g, j) - dm;
   } else if (S == kQ6K) { /* group g (0..7) of the block: half g / 4, quarter g % 4 (q6k_code) */
     const uint8_t *b = p + k / 256 * 210;
     int g = (int)(k % 256 / 32);
@@ -239,7 +254,7 @@ struct Q8Rows {
   const int8_t *q[kMaxRows];
   const float *d[kMaxRows], *s[kMaxRows];
   const int32_t *n[kMaxRows];
-  const int32_t *h[kMaxRows];  // rows8 of Q6_K only: the sums of the first 16 codes of each block
+  const int32_t *h[kMaxRows];  // rows8 of the sixteen() schemes only: the sums of each block's first 16 codes
 };
 
 // Row x[0..K) (K a multiple of 32) as gguf-py's Q8_0 quantize forms it (gguf/quants.py, ggml's
@@ -362,9 +377,8 @@ constexpr int64_t rows8_unit(int s) {
   return s == kQ8_0 || s == kQ5_0 ? 272 : s == kQ4_0 ? 144 : s == kQ4_1 ? 160 : s == kQ5_1 ? 288 : s == kQ6K || s == kQ3K ? 2192
          : s == kQ5K ? 2208 : s == kQ2K ? 2336 : 1184;
 }
-// The schemes with 16 scales per 256 (sub-blocks of 16), the offset of their rows8 codes (Q6_K's
-// and Q3_K's codes are signed) and where their scales start in a unit.
-constexpr bool sixteen(int s) { return s == kQ6K || s == kQ3K || s == kQ2K; }
+// The offset of the rows8 codes of the schemes with 16 scales per 256 (Q6_K's and Q3_K's codes are
+// signed) and where their scales start in a unit.
 constexpr int rows8_bias(int s) { return s == kQ6K ? 32 : s == kQ3K ? 4 : 0; }
 constexpr int rows8_scales(int s) { return s == kQ2K ? 32 : 16; }
 // Where group k's codes start in a unit of the K-quants' rows8 forms.
@@ -411,7 +425,7 @@ void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
         for (int j = 0; j < 16; j++) out[32 + 8 * j + r] = b[j] & 15, out[160 + 8 * j + r] = b[j] >> 4;
         for (int g = 0; g < 8; g++)
           for (int j = 0; j < 32; j++)
-            out[288 + 256 * g + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)((b[16 + 32 * (g / 4) + j] >> (2 * (g % 4))) & 3);
+            out[288 + 256 * g + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)q2k_code(b, g, j);
       }
       continue;
     }
@@ -425,10 +439,8 @@ void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
           q4k_scale_min(b + 4, k, &sc, &mn);
           out[32 + 8 * k + r] = (uint8_t)sc, out[96 + 8 * k + r] = (uint8_t)mn;
         }
-        for (int k = 0; S == kQ5K && k < 8; k++) /* group k: 4 bits of qs[32 (k / 2) + j], the fifth bit k of qh[j] */
-          for (int j = 0; j < 32; j++)
-            out[160 + 256 * k + 32 * (j / 4) + 4 * r + j % 4] =
-                (uint8_t)(((b[48 + 32 * (k / 2) + j] >> (4 * (k % 2))) & 15) | ((b[16 + j] >> k) & 1) << 4);
+        for (int k = 0; S == kQ5K && k < 8; k++)
+          for (int j = 0; j < 32; j++) out[160 + 256 * k + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)q5k_code(b, k, j);
         for (int k = 0; S == kQ4K && k < 8; k++) { /* group k: chunk k / 2, low or high nibbles */
           const uint8_t *q = b + 16 + 32 * (k / 2);
           int shift = 4 * (k % 2);
@@ -446,10 +458,7 @@ void rows8_pack(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out) {
       std::memcpy(out + 2 * r, b, 2);
       if (S == kQ4_1 || S == kQ5_1) std::memcpy(out + 16 + 2 * r, b + 2, 2);
       if (five(S)) { /* the codes with their fifth bits, a byte each (Q5_0's still plus 16) */
-        const uint8_t *qh = b + (S == kQ5_0 ? 2 : 4), *q = qh + 4;
-        uint32_t h = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
-        for (int j = 0; j < 32; j++)
-          out[head + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)((j < 16 ? q[j] & 15 : q[j - 16] >> 4) | ((h >> j) & 1) << 4);
+        for (int j = 0; j < 32; j++) out[head + 32 * (j / 4) + 4 * r + j % 4] = (uint8_t)q5_code<S>(b, j);
         continue;
       }
       for (int j = 0; j < qlen; j++) out[head + 32 * (j / 4) + 4 * r + j % 4] = b[qoff + j];
@@ -1060,38 +1069,39 @@ struct Kernels {
   DequantFn dequant;
   Q8RowFn row_q8[kMaxRows];  // quantized schemes only
   Rows8Fn rows8[kMaxRows];   // quantized schemes, where the CPU has a rows8 kernel (else NULL)
+  void (*pack)(const uint8_t *w, int64_t rb, int64_t K, uint8_t *out);  // has_rows8 schemes: rows8_pack
 };
 
 template <int S>
 Kernels kernels_of() {
+  Kernels k = {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {}, {}, nullptr};
+  if constexpr (has_rows8(S)) k.pack = rows8_pack<S>;
 #ifdef RLX_MATVEC_AVX2
-  constexpr bool q = quantized(S);
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   static const bool vnni = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
-  if constexpr (five(S)) { /* the portable rows; rows8 with VNNI */
-    Kernels k = {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {}, {}};
-    if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
-    return k;
-  } else if constexpr (q) {
-    if (avx2) {
-      Kernels k = {{row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>}, dequant_avx2<S>, {}, {}};
+  if (avx2) {
+    if constexpr (!quantized(S)) {
+      const RowFn rows[kMaxRows] = {row_avx2<S, 1>, row_avx2<S, 2>, row_avx2<S, 3>, row_avx2<S, 4>};
+      std::copy(rows, rows + kMaxRows, k.row), k.dequant = dequant_avx2<S>;
+    } else if constexpr (!five(S)) { /* Q5_0 and Q5_1 keep the portable rows */
+      const RowFn rows[kMaxRows] = {row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>};
+      std::copy(rows, rows + kMaxRows, k.row), k.dequant = dequant_avx2<S>;
       if constexpr (integer_dots(S)) {
-        k.row_q8[0] = row_q8_avx2<S, 1>, k.row_q8[1] = row_q8_avx2<S, 2>, k.row_q8[2] = row_q8_avx2<S, 3>, k.row_q8[3] = row_q8_avx2<S, 4>;
+        const Q8RowFn q8[kMaxRows] = {row_q8_avx2<S, 1>, row_q8_avx2<S, 2>, row_q8_avx2<S, 3>, row_q8_avx2<S, 4>};
+        std::copy(q8, q8 + kMaxRows, k.row_q8);
       }
-      if constexpr (integer_dots(S) || sixteen(S) || S == kQ5K)
-        if (vnni) k.rows8[0] = rows8_vnni<S, 1>, k.rows8[1] = rows8_vnni<S, 2>, k.rows8[2] = rows8_vnni<S, 3>, k.rows8[3] = rows8_vnni<S, 4>;
-      return k;
     }
-  } else if (avx2) {
-    return {{row_avx2<S, 1>, row_avx2<S, 2>, row_avx2<S, 3>, row_avx2<S, 4>}, dequant_avx2<S>, {}, {}};
+    if constexpr (has_rows8(S)) {
+      const Rows8Fn r8[kMaxRows] = {rows8_vnni<S, 1>, rows8_vnni<S, 2>, rows8_vnni<S, 3>, rows8_vnni<S, 4>};
+      if (vnni) std::copy(r8, r8 + kMaxRows, k.rows8);
+    }
+    return k;
   }
 #endif
-  Q8RowFn q8 = nullptr;
-  Rows8Fn r8 = nullptr;
-  if constexpr (integer_dots(S)) q8 = row_q8_portable<S>;
-  if constexpr (integer_dots(S) || sixteen(S) || S == kQ5K || five(S)) r8 = rows8_portable<S>;
-  return {{row_portable<S>, row_portable<S>, row_portable<S>, row_portable<S>}, dequant_portable<S>, {q8, q8, q8, q8}, {r8, r8, r8, r8}};
+  if constexpr (integer_dots(S)) std::fill(k.row_q8, k.row_q8 + kMaxRows, row_q8_portable<S>);
+  if constexpr (has_rows8(S)) std::fill(k.rows8, k.rows8 + kMaxRows, rows8_portable<S>);
+  return k;
 }
 
 Kernels kernels(int scheme) {
@@ -1181,132 +1191,130 @@ class MatVec : public CpuKernel {
  private:
   static void products(const mx::array &xa, const mx::array &wa, const mx::array &w8a, int64_t M, int64_t N, int64_t K, int64_t G,
                        int64_t rb, float *y, const Kernels &kern, bool q8, bool sums, bool rows8, bool ints, int scheme, int swiglu) {
-    {
-      thread_local std::vector<uint8_t> xbuf, wbuf, w8buf;
-      thread_local std::vector<int8_t> qx;
-      thread_local std::vector<float> xd, dx, sx, sum;
-      thread_local std::vector<int32_t> nx;
-      const float *x = static_cast<const float *>(dense(xa, xbuf));
-      const uint8_t *w = static_cast<const uint8_t *>(dense(wa, wbuf));
-      thread_local std::vector<float> act;
-      if (swiglu) { /* x = FusedSwiGLU of the operand, its rows split as that kernel splits them */
-        if ((int64_t)act.size() < M * K) act.resize(M * K);
-        float *a = act.data();
-        parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(K, 1)),
-                     [&](int64_t r0, int64_t r1) { swiglu_rows(x, r0, r1, K, swiglu == 1, a); });
-        x = a;
-      }
-      // this thread's buffers (the pool's threads have their own thread_local ones)
-      if (q8 && (int64_t)xd.size() < M * K) qx.resize(M * K), xd.resize(M * K);
-      if (q8 && (int64_t)dx.size() < M * G) dx.resize(M * G), sx.resize(M * G), nx.resize(M * G);
-      int8_t *cq = qx.data();
-      float *cd = dx.data(), *cs = sx.data(), *cxd = xd.data();
-      int32_t *cn = nx.data(), *ch = nullptr;
-      if (q8) { /* from here on x is the dequantized x */
-        QuantizeFn quantize = quantizer();
-        parallel_for(M, std::max<int64_t>(1, 8192 / K), [&](int64_t m0, int64_t m1) {
-          for (int64_t m = m0; m < m1; m++) quantize(x + m * K, K, cq + m * K, cd + m * G, cs + m * G, cn + m * G, cxd + m * K);
-        });
-        x = cxd;
-        thread_local std::vector<int32_t> hx;
-        if (rows8 && sixteen(scheme)) { /* the sums of each block's first 16 codes (rows8_vnni of Q6_K, Q3_K, Q2_K) */
-          if ((int64_t)hx.size() < M * G) hx.resize(M * G);
-          ch = hx.data();
-          for (int64_t i = 0; i < M * G; i++) {
-            int32_t t = 0;
-            for (int j = 0; j < 16; j++) t += cq[32 * i + j];
-            ch[i] = t;
-          }
+    thread_local std::vector<uint8_t> xbuf, wbuf, w8buf;
+    thread_local std::vector<int8_t> qx;
+    thread_local std::vector<float> xd, dx, sx, sum;
+    thread_local std::vector<int32_t> nx;
+    const float *x = static_cast<const float *>(dense(xa, xbuf));
+    const uint8_t *w = static_cast<const uint8_t *>(dense(wa, wbuf));
+    thread_local std::vector<float> act;
+    if (swiglu) { /* x = FusedSwiGLU of the operand, its rows split as that kernel splits them */
+      if ((int64_t)act.size() < M * K) act.resize(M * K);
+      float *a = act.data();
+      parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(K, 1)),
+                   [&](int64_t r0, int64_t r1) { swiglu_rows(x, r0, r1, K, swiglu == 1, a); });
+      x = a;
+    }
+    // this thread's buffers (the pool's threads have their own thread_local ones)
+    if (q8 && (int64_t)xd.size() < M * K) qx.resize(M * K), xd.resize(M * K);
+    if (q8 && (int64_t)dx.size() < M * G) dx.resize(M * G), sx.resize(M * G), nx.resize(M * G);
+    int8_t *cq = qx.data();
+    float *cd = dx.data(), *cs = sx.data(), *cxd = xd.data();
+    int32_t *cn = nx.data(), *ch = nullptr;
+    if (q8) { /* from here on x is the dequantized x */
+      QuantizeFn quantize = quantizer();
+      parallel_for(M, std::max<int64_t>(1, 8192 / K), [&](int64_t m0, int64_t m1) {
+        for (int64_t m = m0; m < m1; m++) quantize(x + m * K, K, cq + m * K, cd + m * G, cs + m * G, cn + m * G, cxd + m * K);
+      });
+      x = cxd;
+      thread_local std::vector<int32_t> hx;
+      if (rows8 && sixteen(scheme)) { /* the sums of each block's first 16 codes (rows8_vnni of Q6_K, Q3_K, Q2_K) */
+        if ((int64_t)hx.size() < M * G) hx.resize(M * G);
+        ch = hx.data();
+        for (int64_t i = 0; i < M * G; i++) {
+          int32_t t = 0;
+          for (int j = 0; j < 16; j++) t += cq[32 * i + j];
+          ch[i] = t;
         }
       }
-      if (M > kMaxRows && !rows8) { /* tiles of W dequantized once, each multiplied by all of x */
-        parallel_for((N + kTileRows - 1) / kTileRows, 1, [&](int64_t t0, int64_t t1) {
-          thread_local std::vector<float> tile;
-          if ((int64_t)tile.size() < kTileRows * K) tile.resize(kTileRows * K);
-          for (int64_t t = t0; t < t1; t++) {
-            int64_t n0 = t * kTileRows, rows = std::min(kTileRows, N - n0);
-            for (int64_t r = 0; r < rows; r++) kern.dequant(w + (n0 + r) * rb, K, tile.data() + r * K);
-            sgemm(false, true, M, rows, K, x, K, tile.data(), K, y + n0, N);
-          }
-        });
-        return;
-      }
-      // the sums of rows [m0, m0 + mm) of x per group of 32 (the float row kernels') into s
-      auto group_sums = [&](int64_t m0, int64_t mm, float *s) {
-        for (int64_t i = 0; i < mm * G; i++) {
-          float t = 0;
-          for (int j = 0; j < 32; j++) t += x[m0 * K + 32 * i + j];
-          s[i] = t;
+    }
+    if (M > kMaxRows && !rows8) { /* tiles of W dequantized once, each multiplied by all of x */
+      parallel_for((N + kTileRows - 1) / kTileRows, 1, [&](int64_t t0, int64_t t1) {
+        thread_local std::vector<float> tile;
+        if ((int64_t)tile.size() < kTileRows * K) tile.resize(kTileRows * K);
+        for (int64_t t = t0; t < t1; t++) {
+          int64_t n0 = t * kTileRows, rows = std::min(kTileRows, N - n0);
+          for (int64_t r = 0; r < rows; r++) kern.dequant(w + (n0 + r) * rb, K, tile.data() + r * K);
+          sgemm(false, true, M, rows, K, x, K, tile.data(), K, y + n0, N);
         }
-      };
-      if (sums && !q8) { /* float rows (M <= kMaxRows): every row of W needs them */
-        if ((int64_t)sum.size() < M * G) sum.resize(M * G);
-        group_sums(0, M, sum.data());
+      });
+      return;
+    }
+    // the sums of rows [m0, m0 + mm) of x per group of 32 (the float row kernels') into s
+    auto group_sums = [&](int64_t m0, int64_t mm, float *s) {
+      for (int64_t i = 0; i < mm * G; i++) {
+        float t = 0;
+        for (int j = 0; j < 32; j++) t += x[m0 * K + 32 * i + j];
+        s[i] = t;
       }
-      const float *csum = sum.data();
-      // rows [m0, m0 + mm) of x (mm <= kMaxRows): their Q8_0 blocks, float rows and sums
-      struct Chunk {
-        int64_t m0;
-        int mm;
-        Q8Rows q;
-        const float *xr[kMaxRows], *xs[kMaxRows];
-      };
-      auto chunk = [&](int64_t m0) {
-        Chunk c = {m0, (int)std::min<int64_t>(kMaxRows, M - m0), {}, {}, {}};
-        for (int m = 0; m < c.mm; m++) {
-          int64_t r = m0 + m;
-          c.xr[m] = x + r * K, c.xs[m] = sums && !q8 ? csum + r * G : nullptr;
-          if (q8) c.q.q[m] = cq + r * K, c.q.d[m] = cd + r * G, c.q.s[m] = cs + r * G, c.q.n[m] = cn + r * G, c.q.h[m] = ch + r * G;
-        }
-        return c;
-      };
-      // row n of W for chunk c the float way, when the integer results are not finite (force: always)
-      auto floats = [&](int64_t n, const Chunk &c, bool force) {
-        bool finite = !force;
-        for (int m = 0; m < c.mm; m++) finite = finite && std::isfinite(y[(c.m0 + m) * N + n]);
-        if (finite) return;
-        float o[kMaxRows];
-        const float *xs[kMaxRows];
-        std::copy(c.xs, c.xs + kMaxRows, xs);
-        thread_local std::vector<float> fs;
-        if (sums && q8) { /* a rare row (non-finite scales or x): its chunk's sums made here */
-          if ((int64_t)fs.size() < c.mm * G) fs.resize(c.mm * G);
-          group_sums(c.m0, c.mm, fs.data());
-          for (int m = 0; m < c.mm; m++) xs[m] = fs.data() + m * G;
-        }
-        kern.row[c.mm - 1](w + n * rb, K, c.xr, xs, c.mm, o);
-        for (int m = 0; m < c.mm; m++) y[(c.m0 + m) * N + n] = o[m];
-      };
-      int64_t n8 = 0; /* rows done in blocks of 8 */
-      if (rows8) {
-        n8 = N / kRows8 * kRows8;
-        const uint8_t *w8 = static_cast<const uint8_t *>(dense(w8a, w8buf));
-        int64_t ub = K / block_elems(scheme) * rows8_unit(scheme);
-        parallel_for(N / kRows8, M > kMaxRows ? 1 : 2, [&](int64_t b0, int64_t b1) {
-          for (int64_t b = b0; b < b1; b++)
-            for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
-              Chunk c = chunk(m0);
-              uint32_t bad = kern.rows8[c.mm - 1](w8 + b * ub, K, c.q, c.mm, y + m0 * N + b * kRows8, N);
-              for (int r = 0; bad && r < kRows8; r++)
-                if (bad & (0x01010101u << r)) floats(b * kRows8 + r, c, true);
-            }
-        });
+    };
+    if (sums && !q8) { /* float rows (M <= kMaxRows): every row of W needs them */
+      if ((int64_t)sum.size() < M * G) sum.resize(M * G);
+      group_sums(0, M, sum.data());
+    }
+    const float *csum = sum.data();
+    // rows [m0, m0 + mm) of x (mm <= kMaxRows): their Q8_0 blocks, float rows and sums
+    struct Chunk {
+      int64_t m0;
+      int mm;
+      Q8Rows q;
+      const float *xr[kMaxRows], *xs[kMaxRows];
+    };
+    auto chunk = [&](int64_t m0) {
+      Chunk c = {m0, (int)std::min<int64_t>(kMaxRows, M - m0), {}, {}, {}};
+      for (int m = 0; m < c.mm; m++) {
+        int64_t r = m0 + m;
+        c.xr[m] = x + r * K, c.xs[m] = sums && !q8 ? csum + r * G : nullptr;
+        if (q8) c.q.q[m] = cq + r * K, c.q.d[m] = cd + r * G, c.q.s[m] = cs + r * G, c.q.n[m] = cn + r * G, c.q.h[m] = ch + r * G;
       }
-      parallel_for(N - n8, M > kMaxRows ? 1 : 16, [&](int64_t n0, int64_t n1) {
-        float o[kMaxRows];
-        for (int64_t n = n8 + n0; n < n8 + n1; n++)
+      return c;
+    };
+    // row n of W for chunk c the float way, when the integer results are not finite (force: always)
+    auto floats = [&](int64_t n, const Chunk &c, bool force) {
+      bool finite = !force;
+      for (int m = 0; m < c.mm; m++) finite = finite && std::isfinite(y[(c.m0 + m) * N + n]);
+      if (finite) return;
+      float o[kMaxRows];
+      const float *xs[kMaxRows];
+      std::copy(c.xs, c.xs + kMaxRows, xs);
+      thread_local std::vector<float> fs;
+      if (sums && q8) { /* a rare row (non-finite scales or x): its chunk's sums made here */
+        if ((int64_t)fs.size() < c.mm * G) fs.resize(c.mm * G);
+        group_sums(c.m0, c.mm, fs.data());
+        for (int m = 0; m < c.mm; m++) xs[m] = fs.data() + m * G;
+      }
+      kern.row[c.mm - 1](w + n * rb, K, c.xr, xs, c.mm, o);
+      for (int m = 0; m < c.mm; m++) y[(c.m0 + m) * N + n] = o[m];
+    };
+    int64_t n8 = 0; /* rows done in blocks of 8 */
+    if (rows8) {
+      n8 = N / kRows8 * kRows8;
+      const uint8_t *w8 = static_cast<const uint8_t *>(dense(w8a, w8buf));
+      int64_t ub = K / block_elems(scheme) * rows8_unit(scheme);
+      parallel_for(N / kRows8, M > kMaxRows ? 1 : 2, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; b++)
           for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
             Chunk c = chunk(m0);
-            if (!ints) { /* float x, or the rounded x for a scheme without integer dots */
-              floats(n, c, true);
-              continue;
-            }
-            kern.row_q8[c.mm - 1](w + n * rb, K, c.q, c.mm, o);
-            for (int m = 0; m < c.mm; m++) y[(m0 + m) * N + n] = o[m];
-            floats(n, c, false);
+            uint32_t bad = kern.rows8[c.mm - 1](w8 + b * ub, K, c.q, c.mm, y + m0 * N + b * kRows8, N);
+            for (int r = 0; bad && r < kRows8; r++)
+              if (bad & (0x01010101u << r)) floats(b * kRows8 + r, c, true);
           }
       });
     }
+    parallel_for(N - n8, M > kMaxRows ? 1 : 16, [&](int64_t n0, int64_t n1) {
+      float o[kMaxRows];
+      for (int64_t n = n8 + n0; n < n8 + n1; n++)
+        for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
+          Chunk c = chunk(m0);
+          if (!ints) { /* float x, or the rounded x for a scheme without integer dots */
+            floats(n, c, true);
+            continue;
+          }
+          kern.row_q8[c.mm - 1](w + n * rb, K, c.q, c.mm, o);
+          for (int m = 0; m < c.mm; m++) y[(m0 + m) * N + n] = o[m];
+          floats(n, c, false);
+        }
+    });
   }
 
   int scheme_;  // Scheme
@@ -1354,16 +1362,7 @@ class Rows8Pack : public CpuKernel {
     int64_t rb = in[0].shape()[1], K = rb / block_bytes(scheme_) * block_elems(scheme_), ub = out.shape()[1];
     mx::array wa = in[0];
     uint8_t *y = out.data<uint8_t>();
-    void (*pack)(const uint8_t *, int64_t, int64_t, uint8_t *) = scheme_ == kQ8_0   ? rows8_pack<kQ8_0>
-                                                                 : scheme_ == kQ4_0 ? rows8_pack<kQ4_0>
-                                                                 : scheme_ == kQ4_1 ? rows8_pack<kQ4_1>
-                                                                 : scheme_ == kQ5_0 ? rows8_pack<kQ5_0>
-                                                                 : scheme_ == kQ5_1 ? rows8_pack<kQ5_1>
-                                                                 : scheme_ == kQ6K  ? rows8_pack<kQ6K>
-                                                                 : scheme_ == kQ3K  ? rows8_pack<kQ3K>
-                                                                 : scheme_ == kQ2K  ? rows8_pack<kQ2K>
-                                                                 : scheme_ == kQ5K  ? rows8_pack<kQ5K>
-                                                                                    : rows8_pack<kQ4K>;
+    void (*pack)(const uint8_t *, int64_t, int64_t, uint8_t *) = kernels(scheme_).pack;
     enc.dispatch([=]() {
       thread_local std::vector<uint8_t> buf;
       const uint8_t *w = static_cast<const uint8_t *>(dense(wa, buf));
@@ -1409,9 +1408,7 @@ extern "C" rlx_mx_arr *rlx_mx_dequant(rlx_mx *c, rlx_mx_arr *packed, int scheme)
 
 extern "C" bool rlx_mx_matvec_rows8_able(int scheme) {
   using namespace rlx_kernels;
-  return (scheme == kQ8_0 || scheme == kQ4_0 || scheme == kQ4_1 || scheme == kQ4K || scheme == kQ5K || sixteen(scheme) ||
-          five(scheme)) &&
-         kernels(scheme).rows8[0];
+  return scheme >= kQ8_0 && scheme <= kLastScheme && has_rows8(scheme) && kernels(scheme).rows8[0];
 }
 
 extern "C" rlx_mx_arr *rlx_mx_matvec_rows8(rlx_mx *c, rlx_mx_arr *w, int scheme) {
