@@ -990,7 +990,8 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
     constexpr int bias = rows8_bias(S), so = rows8_scales(S);
     for (int64_t u = 0; u < K / 256; u++, p += rows8_unit(S)) {
       __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
-      for (int k = 0; k < 8; k++) {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; k++) { /* unrolled: k & 1 picks an accumulator in registers, not on the stack */
         int64_t g = 8 * u + k;
         const uint8_t *v = p + rows8_codes(S, k);
         __m256i half2[M][2];
@@ -1024,6 +1025,7 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
     for (int64_t u = 0; u < K / 256; u++, p += rows8_unit(S)) {
       __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), mins[M];
       for (int m = 0; m < M; m++) mins[m] = _mm256_setzero_ps(), init[m] = 0;
+#pragma GCC unroll 8
       for (int k = 0; k < 8; k++) {
         int64_t g = 8 * u + k;
         for (int m = 0; m < M; m++) xq[m] = x.q[m] + 32 * g;
@@ -1037,18 +1039,25 @@ uint32_t rows8_vnni(const uint8_t *p, int64_t K, const Q8Rows &x, int, float *y,
       for (int m = 0; m < M; m++) off[m] = _mm256_fnmadd_ps(dmin, mins[m], off[m]);
     }
   } else {
-    for (int64_t g = 0; g < K / 32; g++, p += rows8_unit(S)) {
+    auto group = [&](int64_t g, auto parity) { /* parity a constant: the accumulators stay in registers */
       for (int m = 0; m < M; m++) {
         xq[m] = x.q[m] + 32 * g;
         init[m] = S == kQ4_0 ? -8 * x.n[m][g] : S == kQ8_0 ? -128 * x.n[m][g] : S == kQ5_0 ? -16 * x.n[m][g] : 0;
       }
       rows8_dots<S, M>(p + (S == kQ4_1 || S == kQ5_1 ? 32 : 16), xq, init, dot);
-      scaled(g, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), (int)(g & 1));
+      scaled(g, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)), decltype(parity)::value);
       if (S == kQ4_1 || S == kQ5_1) {
         __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
         for (int m = 0; m < M; m++) off[m] = _mm256_fmadd_ps(mv, _mm256_set1_ps(x.s[m][g]), off[m]);
       }
+      p += rows8_unit(S);
+    };
+    int64_t g = 0, G = K / 32;
+    for (; g + 1 < G; g += 2) {
+      group(g, kEven{});
+      group(g + 1, kOdd{});
     }
+    if (g < G) group(g, kEven{});
   }
   uint32_t bad = 0;
   for (int m = 0; m < M; m++) {
