@@ -191,8 +191,8 @@ rlx_mx_arr *rlx_l_rope(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t, rlx_mx_ar
   rlx_mx *c = L->mx;
   int64_t last = t->dims[t->rank - 1], D = head_dim ? head_dim : last, R = n_rot ? n_rot : D, S = t->dims[t->rank - 2];
   bool packed = D != last;
-  /* float32 on the CPU with tables of one batch: rlx's kernel, one node instead of about fifteen */
-  if (rlx_mx_get_device(c) != RLX_MX_GPU && t->dtype == RLX_DTYPE_F32 && tc->dtype == RLX_DTYPE_F32 && tc->rank == 2)
+  /* float32 with tables of one batch: rlx's kernel (CPU or GPU), one node instead of about fifteen */
+  if (t->dtype == RLX_DTYPE_F32 && tc->dtype == RLX_DTYPE_F32 && tc->rank == 2)
     return rlx_mx_rope(c, x, cs, sn, D, R, interleaved, (float)sign);
   rlx_type tx = *t;
   if (packed) { /* [.., S, H*D] -> [.., S, H, D] */

@@ -1,5 +1,5 @@
 // kernel_rope.cpp: the rotary position embedding (Rope, RopeBackward) of float32 x on the CPU as
-// one primitive (rlx_mx_rope).
+// one primitive (rlx_mx_rope; on a GPU, kernel_rope_cuda.cpp's kernel).
 //
 // Built from MLX ops a Rope is about fifteen graph nodes (slices of the tables and of x, reshapes,
 // four products, a sum and a difference, a stack or concatenation), each of which every run of a
@@ -81,11 +81,12 @@ extern "C" rlx_mx_arr *rlx_mx_rope(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *cs, rlx
   SHIM_OP(c, x && cs && sn, ([&] {
             mx::array xa = A(x), ca = A(cs), sa = A(sn);
             int64_t last = xa.ndim() >= 2 ? xa.shape().back() : 0, S = xa.ndim() >= 2 ? xa.shape(xa.ndim() - 2) : 0;
-            if (c->device != mx::Device::cpu || xa.dtype() != mx::float32 || ca.dtype() != mx::float32 || sa.dtype() != mx::float32 ||
-                xa.ndim() < 2 || ca.ndim() != 2 || ca.shape() != sa.shape() || head_dim < 1 || last % head_dim || n_rot < 0 ||
-                n_rot % 2 || n_rot > head_dim || ca.shape(0) < S || ca.shape(1) < n_rot / 2)
-              throw std::invalid_argument("rope takes float32 x [.., S, H * head_dim] and cos, sin [>= S, >= n_rot / 2] on the CPU, "
+            if (xa.dtype() != mx::float32 || ca.dtype() != mx::float32 || sa.dtype() != mx::float32 || xa.ndim() < 2 || ca.ndim() != 2 ||
+                ca.shape() != sa.shape() || head_dim < 1 || last % head_dim || n_rot < 0 || n_rot % 2 || n_rot > head_dim ||
+                ca.shape(0) < S || ca.shape(1) < n_rot / 2)
+              throw std::invalid_argument("rope takes float32 x [.., S, H * head_dim] and cos, sin [>= S, >= n_rot / 2], "
                                           "n_rot even and at most head_dim");
+            if (c->device != mx::Device::cpu) return rlx_kernels::rope_cuda(xa, ca, sa, head_dim, n_rot, interleaved, sign, c->stream);
             std::vector<mx::array> in = {xa, ca, sa};
             auto prim = std::make_shared<rlx_kernels::Rope>(c->stream, head_dim, n_rot, interleaved, sign);
             mx::Shape shape = xa.shape();

@@ -80,6 +80,12 @@ int64_t rows_of(const mx::array &x);
 // W [N, K] read as stored, on GPU stream s: a CUDA source kernel (kernel_matvec_cuda.cpp).
 mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s);
 
+// rlx_mx_rope (shim.h) of float32 x [.., S, last] (any strides) with the float32 tables cs, sn
+// [>= S, >= R / 2] (any strides) on GPU stream s, D dividing last: a CUDA source kernel
+// (kernel_rope_cuda.cpp); y row-contiguous.
+mx::array rope_cuda(const mx::array &x, const mx::array &cs, const mx::array &sn, int64_t D, int64_t R, bool interleaved,
+                    float sign, mx::Stream s);
+
 // Blocks of n items of at least `min` each, about `want` of them.
 int64_t blocks(int64_t n, int64_t min, int64_t want);
 

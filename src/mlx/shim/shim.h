@@ -203,7 +203,7 @@ rlx_mx_arr *rlx_mx_conv_general(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int nsp
  * and runs the op's fallback, 5-7 single-threaded passes. */
 rlx_mx_arr *rlx_mx_layer_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, float eps);
 rlx_mx_arr *rlx_mx_rms_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, float eps);
-/* Rope on the CPU (rlx's kernel, kernel_rope.cpp): float32 x [.., S, H * head_dim], each head's
+/* Rope (rlx's kernel: kernel_rope.cpp on the CPU, kernel_rope_cuda.cpp on a GPU): float32 x [.., S, H * head_dim], each head's
  * first n_rot values rotated by rows 0..S-1 of the float32 tables cos, sin [>= S, >= n_rot / 2]
  * (row s for index s of x's second last axis): interleaved pairs (2i, 2i + 1) or halves
  * (i, i + n_rot / 2); sign -1 the inverse rotation (RopeBackward). */
