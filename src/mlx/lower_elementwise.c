@@ -193,7 +193,7 @@ rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, 
   }
 }
 
-/* An Add of a CPU matvec product read only here and a float32 operand of its type: one kernel
+/* An Add of a matvec product (CPU or GPU) read only here and a float32 operand of its type: one kernel
  * that adds the operand as it stores the product (an LLM's residual stream: two nodes fewer per
  * layer), the same sums as the Add's. NULL where that does not apply. */
 static rlx_mx_arr *matvec_residual(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in) {

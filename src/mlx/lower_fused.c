@@ -20,14 +20,15 @@ static rlx_mx_arr *residual_norm(rlx_lower *L, const rlx_node *n, const rlx_fuse
                     (float)rlx_node_f(n, "epsilon"));
 }
 
-/* float32 on the CPU: rlx's kernel (one node); else slices, SiLU and a multiply. */
+/* float32: rlx_mx_swiglu (on the CPU rlx's kernel, one node; on a GPU MLX's ops that a float16
+ * product reading it once forms itself); else slices, SiLU and a multiply. */
 static rlx_mx_arr *swiglu(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x) {
   const rlx_type *t = rlx_in_type(L, n, 0);
   int ax = t->rank - 1;
   int64_t half = t->dims[ax] / 2;
   bool gate_first = rlx_node_i(n, "gate_first") != 0;
   rlx_mx_arr *y;
-  if (t->dtype == RLX_DTYPE_F32 && rlx_mx_get_device(L->mx) != RLX_MX_GPU) {
+  if (t->dtype == RLX_DTYPE_F32) {
     y = rlx_mx_swiglu(L->mx, x, gate_first);
   } else {
     rlx_mx_arr *lo = rlx_l_narrow(L, x, t, ax, 0, half), *hi = rlx_l_narrow(L, x, t, ax, half, half);

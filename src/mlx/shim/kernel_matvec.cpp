@@ -1438,6 +1438,13 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_rows8(rlx_mx *c, rlx_mx_arr *w, int scheme)
 extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r) {
   if (!c || c->err || !y || !r) return nullptr;
   try {
+    if (c->stream.device == mx::Device::gpu) { /* a float16 product recorded by rlx_mx_matvec, made again with r */
+      auto it = c->fusible.find(y);
+      const mx::array &ra = A(r);
+      if (it == c->fusible.end() || !it->second.product || ra.dtype() != mx::float32 || ra.shape() != A(y).shape()) return nullptr;
+      auto f = it->second;  // a copy: put may rehash the record
+      return c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu, &ra));
+    }
     std::optional<mx::array> s = rlx_kernels::MatVec::with_residual(A(y), A(r));
     return s ? c->put(*s) : nullptr;
   } catch (...) {
@@ -1446,14 +1453,32 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r
   }
 }
 
+// rlx_mx_matvec on a GPU: float16 W; x a SwiGLU read only here (x_once) is formed in the product.
+static rlx_mx_arr *matvec_gpu(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8, bool x_once) {
+  if (c->err) return nullptr;
+  if (!x || !w) {
+    c->fail(RLX_STATUS_INTERNAL, "NULL operand");
+    return nullptr;
+  }
+  try {
+    if (scheme != rlx_kernels::kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
+    auto it = x_once ? c->fusible.find(x) : c->fusible.end();
+    bool sw = it != c->fusible.end() && !it->second.product;
+    rlx_mx::Fusible f{true, {sw ? it->second.in[0] : A(x), A(w)}, sw ? it->second.swiglu : 0};
+    rlx_mx_arr *h = c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu));
+    c->fusible[h] = std::move(f);
+    return h;
+  } catch (...) {
+    c->fail_current();
+    return nullptr;
+  }
+}
+
 extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8, bool x_once) {
+  if (c && c->stream.device == mx::Device::gpu) return matvec_gpu(c, x, w, w8, scheme, q8, x_once);
   SHIM_OP(c, x && w, ([&] {
             using namespace rlx_kernels;
             mx::array xa = A(x), wa = A(w);
-            if (c->stream.device == mx::Device::gpu) {
-              if (scheme != kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
-              return matvec_f16_cuda(xa, wa, c->stream);
-            }
             bool known = scheme >= kQ8_0 && scheme <= kLastScheme;
             int64_t K = xa.ndim() >= 1 ? xa.shape().back() : 0, qk = known ? block_elems(scheme) : 1;
             int64_t cols = quantized(scheme) ? K / qk * block_bytes(scheme) : K;

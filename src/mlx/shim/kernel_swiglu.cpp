@@ -1,4 +1,4 @@
-// kernel_swiglu.cpp: FusedSwiGLU on float32 (rlx_mx_swiglu on the CPU): y[.., N] = silu(gate) * up
+// kernel_swiglu.cpp: FusedSwiGLU on float32 (rlx_mx_swiglu on the CPU; MLX's ops on a GPU): y[.., N] = silu(gate) * up
 // for x[.., 2N] holding the two halves side by side (an LLM's stacked gate/up product).
 //
 // MLX would run it as two slices, a SiLU and a multiply: graph nodes that a decode step replays
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mlx/shim/kernels.h"
+#include "mlx/shim/shim_impl.h"
 
 namespace rlx_kernels {
 namespace {
@@ -64,7 +65,32 @@ bool swiglu_of(const mx::array &y, mx::array *x, bool *gate_first) {
 
 }  // namespace rlx_kernels
 
+// rlx_mx_swiglu on a GPU: MLX's ops (slices, a sigmoid and two products, one fused kernel in
+// compiled mode), recorded in the context for a float16 product that reads it once to form it
+// itself (kernel_matvec_cuda.cpp).
+static rlx_mx_arr *swiglu_gpu(rlx_mx *c, const mx::array &xa, bool gate_first) {
+  int n = xa.shape().back() / 2, ax = (int)xa.ndim() - 1;
+  mx::array lo = mx::slice(xa, mx::Shape(xa.ndim(), 0), [&] { mx::Shape e = xa.shape(); e[ax] = n; return e; }(), c->stream);
+  mx::Shape b(xa.ndim(), 0);
+  b[ax] = n;
+  mx::array hi = mx::slice(xa, b, xa.shape(), c->stream);
+  const mx::array &gate = gate_first ? lo : hi, &up = gate_first ? hi : lo;
+  rlx_mx_arr *h = c->put(mx::multiply(up, mx::multiply(gate, mx::sigmoid(gate, c->stream), c->stream), c->stream));
+  c->fusible[h] = rlx_mx::Fusible{false, {xa}, gate_first ? 1 : 2};
+  return h;
+}
+
 extern "C" rlx_mx_arr *rlx_mx_swiglu(rlx_mx *c, rlx_mx_arr *x, bool gate_first) {
+  if (c && !c->err && x && c->stream.device == mx::Device::gpu) {
+    try {
+      const mx::array &xa = A(x);
+      if (xa.ndim() < 1 || xa.dtype() != mx::float32 || xa.shape().back() % 2) throw std::invalid_argument("swiglu takes float32 x [.., 2N]");
+      return swiglu_gpu(c, xa, gate_first);
+    } catch (...) {
+      c->fail_current();
+      return nullptr;
+    }
+  }
   SHIM_OP(c, x, ([&] {
             mx::array xa = A(x);
             if (xa.ndim() < 1 || xa.dtype() != mx::float32 || xa.shape().back() % 2)

@@ -219,8 +219,9 @@ rlx_mx_arr *rlx_mx_sdpa(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, 
  * v [B,Sk,Hkv*Dv] read as [B,H,S,D] through their strides (no split of the heads), y [B,Sq,Hq*Dv]. */
 rlx_mx_arr *rlx_mx_sdpa_packed(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, int64_t hq, int64_t hkv, float scale,
                                const char *mask_mode, rlx_mx_arr *mask);
-/* FusedSwiGLU on float32 x [.., 2N] (rlx's CPU kernel): y [.., N] = silu(gate) * up, gate the
- * first half of each row when gate_first, else the second; x may be strided. */
+/* FusedSwiGLU on float32 x [.., 2N] (rlx's CPU kernel; on a GPU MLX's ops, recorded for
+ * rlx_mx_matvec's x_once): y [.., N] = silu(gate) * up, gate the first half of each row when
+ * gate_first, else the second; x may be strided. */
 rlx_mx_arr *rlx_mx_swiglu(rlx_mx *c, rlx_mx_arr *x, bool gate_first);
 rlx_mx_arr *rlx_mx_gather_mm(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *b, rlx_mx_arr *lhs_idx, rlx_mx_arr *rhs_idx);
 /* mx::quantized_matmul; mode "affine" (biases given), "mxfp4", "nvfp4" or "mxfp8" (no biases). */
@@ -297,12 +298,12 @@ rlx_mx_arr *rlx_mx_resize2d(rlx_mx *c, rlx_mx_arr *x, int64_t oh, int64_t th, co
  * codes meet W's in integer dot products (Q5_0, Q5_1 and Q2_K..Q6_K but Q4_K: only through w8; row by row the
  * rounded x meets the weights in float32); w8 (NULL: none; only with q8) is rlx_mx_matvec_rows8(w),
  * which those products then read for W's first N / 8 * 8 rows. x_once: x is read by this product only; when it is
- * also rlx_mx_swiglu's result not yet evaluated (CPU), the product takes that kernel's operand and
+ * also rlx_mx_swiglu's result not yet evaluated (CPU and GPU), the product takes that kernel's operand and
  * forms x itself (the same rows), and x is not evaluated (a decode step's ffn_down: a node fewer
  * per layer). */
 #define RLX_MX_CUDA_MATVEC_MAX_ROWS 8
 rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8, bool x_once);
-/* y + r as one kernel, where y is an rlx_mx_matvec product on the CPU not yet evaluated and r is
+/* y + r as one kernel, where y is an rlx_mx_matvec product (CPU or GPU) not yet evaluated and r is
  * float32 of y's shape (any strides): a new product over y's operands that adds r to its rows once
  * they are formed (r + y, the sums of the Add); y itself is left as it is (not evaluated unless
  * read elsewhere). NULL, with no error set, when y is not such a product or r does not fit. */

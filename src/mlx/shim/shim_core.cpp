@@ -221,7 +221,10 @@ rlx_status *rlx_mx_create(rlx_mx_device device, rlx_mx **out) {
 }
 
 void rlx_mx_free(rlx_mx *c) { delete c; }
-void rlx_mx_clear(rlx_mx *c) { c->arena.clear(); }
+void rlx_mx_clear(rlx_mx *c) {
+  c->arena.clear();
+  c->fusible.clear();
+}
 
 void rlx_mx_retain_only(rlx_mx *c, rlx_mx_arr **keep, size_t n) {
   if (!c || c->err) return;
@@ -230,6 +233,7 @@ void rlx_mx_retain_only(rlx_mx *c, rlx_mx_arr **keep, size_t n) {
     kept.reserve(n);
     for (size_t i = 0; i < n; i++) kept.push_back(A(keep[i]));
     c->arena.clear();
+    c->fusible.clear();
     for (size_t i = 0; i < n; i++) keep[i] = c->put(std::move(kept[i]));
   } catch (...) {
     c->fail_current();
@@ -238,6 +242,7 @@ void rlx_mx_retain_only(rlx_mx *c, rlx_mx_arr **keep, size_t n) {
 
 void rlx_mx_reset(rlx_mx *c) {
   c->arena.clear();
+  c->fusible.clear();
   rlx_status_free(c->err);
   c->err = nullptr;
   try {

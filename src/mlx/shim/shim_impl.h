@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mlx/mlx.h"
@@ -23,6 +24,14 @@ struct rlx_mx {
   rlx_status *err = nullptr;
   // The most bytes one array may take (rlx_mx_set_max_allocation): put and admit refuse more.
   size_t max_alloc;
+  // On a GPU, how the arrays behind some handles of the arena were made, for a later op to fuse
+  // them (kernel_matvec_cuda.cpp): rlx's float16 products and SwiGLUs. Cleared with the arena.
+  struct Fusible {
+    bool product;               // else a SwiGLU
+    std::vector<mx::array> in;  // a product's {x, W}, a SwiGLU's {x}
+    int swiglu;                 // a product's x as matvec_f16_cuda's swiglu; a SwiGLU's: 1 gate first, 2 last
+  };
+  std::unordered_map<const rlx_mx_arr *, Fusible> fusible;
 
   rlx_mx(mx::Device d, mx::Stream s) : device(d), stream(s), max_alloc(rlx_mx_device_bytes(d)) {}
   ~rlx_mx() { rlx_status_free(err); }
