@@ -31,10 +31,13 @@
  *                dropped (each would be a node of every lazy run's MLX graph).
  *   scalarize    a size-1 constant operand of an elementwise op whose output shape it does not
  *                change becomes a rank-0 scalar (MLX compile fuses scalars into its kernels).
+ *   channel_scale  Conv(x * s, W, b), s one value per channel of x ([1, C, 1, ..], e.g. a
+ *                squeeze-and-excitation gate), group 1, x * s read only by the Conv, into
+ *                Conv(x, W * s, b) where W has fewer elements than x (sum_c W[o,c] s[c] x[c]).
  *
  * Levels: "none" (the graph is copied unchanged), "basic" (constfold, dce, cse, fold_affine,
  * epilogue, dce), "all" (constfold, dce, cse, fold_affine, activation, norm, attention, transpose,
- * identity, epilogue, scalarize, cse, dce). The passes run in that order, repeated until nothing changes
+ * identity, epilogue, channel_scale, scalarize, cse, dce). The passes run in that order, repeated until nothing changes
  * (at most 4 rounds). The floating-point results of a rewritten graph can differ from the original's in the
  * last bits (folded products, fused
  * kernels), as with any optimizing compiler (ONNX Runtime's graph optimizations do the same).

@@ -29,7 +29,8 @@ typedef rlx_status *(*rlx_pass_fn)(const rlx_graph *g, const rlx_opt_ctx *cx, rl
   X(attention, "MatMul(Q, K^T), scale, mask, Softmax, MatMul(V) into Attention (MLX's fused SDPA)") \
   X(transpose, "Transpose of a Transpose composed (dropped when the identity)")              \
   X(identity, "Reshape/Expand/Narrow/Slice that return their input dropped, Reshape of a Reshape composed") \
-  X(scalarize, "size-1 constants read by a binary elementwise op that they do not broadcast made rank-0 scalars")
+  X(scalarize, "size-1 constants read by a binary elementwise op that they do not broadcast made rank-0 scalars") \
+  X(channel_scale, "a per-channel scale of a group-1 Conv's input (squeeze-and-excitation) moved into its weights where they are smaller")
 
 #define RLX_X(name, doc) RLX_MUST_USE rlx_status *rlx_pass_##name(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_graph **out, bool *changed);
 RLX_OPT_PASSES(RLX_X)

@@ -53,12 +53,15 @@ def run(path, inputs, spec, d):
 
 
 CASES = []
+MUL_SHAPES = {}  # case name -> the output shapes of its Mul nodes after the passes
 
 
-def case(pass_name, name, m, inputs, before, after, tol=1e-5, spec=None):
+def case(pass_name, name, m, inputs, before, after, tol=1e-5, spec=None, mul_shapes=None):
     """before/after: {op: count} expected with --optimize none and with --optimize spec (default:
-    the pass, then dce)."""
+    the pass, then dce); mul_shapes: the output shapes its Mul nodes must then have."""
     CASES.append((pass_name, name, m, inputs, before, after, tol, spec or pass_name + ",dce"))
+    if mul_shapes is not None:
+        MUL_SHAPES[name] = sorted(mul_shapes)
 
 
 # ---- cse: duplicate subexpressions and constants ----
@@ -283,6 +286,41 @@ case("scalarize", "size1_operands", model([
     {"Mul": 1, "Add": 1, "Sub": 1}, spec="scalarize,dce")
 
 
+# ---- channel_scale: a per-channel scale of a Conv's input (squeeze-and-excitation) into its weights ----
+xse = f32(1, 8, 10, 12)
+se_nodes = [helper.make_node("GlobalAveragePool", ["x"], ["p"]), helper.make_node("Sigmoid", ["p"], ["g"]),
+            helper.make_node("Mul", ["x", "g"], ["m"])]
+case("channel_scale", "se_into_pointwise_conv", model(se_nodes + [helper.make_node("Conv", ["m", "W", "b"], ["y"])], {"x": xse}, ["y"],
+                                                       {"W": f32(4, 8, 1, 1), "b": f32(4)}),
+     {"x": xse}, {"Conv": 1, "Mul": 1}, {"Conv": 1, "Mul": 1}, mul_shapes=["[4,8,1,1]"])
+case("channel_scale", "gate_first_padded_conv", model(se_nodes[:2] + [helper.make_node("Mul", ["g", "x"], ["m"]),
+                                                     helper.make_node("Conv", ["m", "W"], ["y"], pads=[1, 1, 1, 1], strides=[2, 1])],
+                                                    {"x": xse}, ["y"], {"W": f32(3, 8, 3, 3)}),
+     {"x": xse}, {"Conv": 1, "Mul": 1}, {"Conv": 1, "Mul": 1}, mul_shapes=["[3,8,3,3]"])
+# kept: a grouped conv, weights larger than x, a scaled x with another reader
+case("channel_scale", "grouped_conv_kept", model(se_nodes + [helper.make_node("Conv", ["m", "W"], ["y"], group=2)], {"x": xse}, ["y"],
+                                                 {"W": f32(4, 4, 1, 1)}), {"x": xse}, {"Conv": 1, "Mul": 1}, {"Conv": 1, "Mul": 1},
+     mul_shapes=["[1,8,10,12]"])
+xsm = f32(1, 8, 3, 3)
+case("channel_scale", "larger_weights_kept", model(se_nodes + [helper.make_node("Conv", ["m", "W"], ["y"], pads=[1, 1, 1, 1])], {"x": xsm},
+                                                   ["y"], {"W": f32(16, 8, 3, 3)}), {"x": xsm}, {"Conv": 1, "Mul": 1}, {"Conv": 1, "Mul": 1},
+     mul_shapes=["[1,8,3,3]"])
+case("channel_scale", "second_reader_kept", model(se_nodes + [helper.make_node("Conv", ["m", "W"], ["c"]), helper.make_node("Relu", ["m"], ["r"]),
+                                                             helper.make_node("ReduceSum", ["r"], ["rs"], keepdims=0),
+                                                             helper.make_node("Add", ["c", "rs"], ["y"])], {"x": xse}, ["y"],
+                                                  {"W": f32(4, 8, 1, 1)}), {"x": xse}, {"Conv": 1, "Mul": 1}, {"Conv": 1, "Mul": 1},
+     mul_shapes=["[1,8,10,12]"])
+
+
+def op_shapes(path, inputs, spec, op):
+    """Output shapes of the nodes of op `op` in the graph printed by rlx info."""
+    args = [RLX, "info", path, "--graph", "--optimize", spec]
+    for k, v in inputs.items():
+        args += ["--shape", f"{k}=" + ",".join(map(str, v.shape))]
+    out = subprocess.run(args, capture_output=True, text=True).stdout
+    return re.findall(rf"= {op}\([^)]*\)[^:\n]*: \w+(\[[0-9,]*\])", out)
+
+
 def scalar_constants(path, inputs, spec):
     """Shapes of the constants in the graph printed by rlx info."""
     args = [RLX, "info", path, "--graph", "--optimize", spec]
@@ -318,6 +356,8 @@ def main():
                 shapes = sorted(scalar_constants(path, inputs, spec))
                 if shapes != ["[]", "[]"]:
                     bad.append(f"constants {shapes}, want two of shape []")
+            if name in MUL_SHAPES and sorted(op_shapes(path, inputs, spec, "Mul")) != MUL_SHAPES[name]:
+                bad.append(f"Mul shapes {sorted(op_shapes(path, inputs, spec, 'Mul'))}, want {MUL_SHAPES[name]}")
             failures += bool(bad)
             print(f"{'FAIL' if bad else 'ok  '} {pass_name} {name}: {'; '.join(bad) or f'max abs error {err:.2g}'}")
     print(f"{failures} failures")
