@@ -36,18 +36,18 @@ static void add_weight(rlx_executable *ex, rlx_value v, size_t leaf, unsigned ch
 static bool f32_matrix(const rlx_type *t) { return t->rank == 2 && t->dtype == RLX_DTYPE_F32; }
 
 /* The packed right operand of a MatMul / FusedMatMulBiasAct node n, when its left operand is
- * float32 with more than 4 rows (or a symbolic count: a few rows with a transposed weight take the
- * matvec kernel, lower_matmul.c) and the right one a float32 matrix held by a leaf, or the
- * transpose of one. */
+ * float32 and the right one a float32 matrix held by a leaf, or the transpose of one (then not for
+ * a MatMul whose left operand has at most 4 rows: those take the matvec kernel, which reads the
+ * weight as stored, lower_matmul.c). */
 static void add_packed(rlx_executable *ex, const rlx_node *n) {
   const rlx_graph *g = ex->g;
   const rlx_type *ta = &g->types[n->in[0]], *tb = &g->types[n->in[1]];
   if (ta->dtype != RLX_DTYPE_F32 || ta->rank < 1 || !f32_matrix(tb)) return;
-  int64_t rows = 1;
-  for (int i = 0; i + 1 < ta->rank; i++) rows = RLX_DIM_IS_STATIC(ta->dims[i]) && rows >= 0 ? rows * ta->dims[i] : -1;
-  if (rows >= 0 && rows <= 4) return;
   size_t leaf = rlx_exec_leaf_of(ex, n->in[1]);
   if (leaf != SIZE_MAX) return add_weight(ex, n->in[1], leaf, RLX_WL_PACK);
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < ta->rank; i++) rows = RLX_DIM_IS_STATIC(ta->dims[i]) && rows >= 0 ? rows * ta->dims[i] : -1;
+  if (n->op == RLX_OP_MATMUL && rows >= 0 && rows <= 4) return;
   const rlx_node *p = rlx_value_node(g, n->in[1]);
   size_t np = 0;
   const int64_t *perm = p->op == RLX_OP_TRANSPOSE ? rlx_node_is(p, "perm", &np) : NULL;

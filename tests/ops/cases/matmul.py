@@ -198,6 +198,17 @@ def packed_cases():
         yield Case(f"FusedMatMulBiasAct_const_{act}", [node("FusedMatMulBiasAct", ["x", "w", "b"], ["y"], activation=S(act))],
                    {"x": x}, {"y": fn(np.matmul(*f64(x, w)) + bias).astype(np.float32)}, atol=1e-4, rtol=1e-4,
                    constants={"w": w, "b": bias})
+    # few rows: a weight as stored is packed for any rows (an LSTM step's products), a transposed one
+    # too for FusedMatMulBiasAct (MatMul's take the matvec kernel)
+    x1 = uni((1, 1, 70))
+    yield Case("FusedMatMulBiasAct_const_1row", [node("FusedMatMulBiasAct", ["x", "w", "b"], ["y"], activation=S("Relu"))],
+               {"x": x1}, {"y": np.maximum(np.matmul(*f64(x1, w)) + bias, 0).astype(np.float32)}, atol=1e-4, rtol=1e-4,
+               constants={"w": w, "b": bias})
+    x3, wt, b23 = uni((3, 45)), uni((23, 45)), uni((23,))
+    yield Case("FusedMatMulBiasAct_const_transposed_3rows", [node("Transpose", ["w"], ["wt"], perm=IS([1, 0])),
+                                                             node("FusedMatMulBiasAct", ["x", "wt", "b"], ["y"])],
+               {"x": x3}, {"y": (x3.astype(np.float64) @ wt.T.astype(np.float64) + b23).astype(np.float32)}, atol=1e-4,
+               constants={"w": wt, "b": b23})
 
 
 def cases():
