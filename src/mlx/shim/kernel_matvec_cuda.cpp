@@ -106,9 +106,10 @@ mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s, 
   if (residual && (residual->shape() != shape || residual->dtype() != mx::float32))
     throw std::invalid_argument("matvec_f16_cuda's residual is float32 of the product's shape");
   if (N == 0) return mx::zeros(shape, mx::float32, s);
-  std::string plain = std::string(kHeader) + "#define RESIDUAL(i) 0.f\n", added = std::string(kHeader) + "#define RESIDUAL(i) r[i]\n";
-  static const auto fn = mx::fast::cuda_kernel("rlx_matvec_f16", {"x", "W"}, {"y"}, kSource, plain, true, 0);
-  static const auto fn_r = mx::fast::cuda_kernel("rlx_matvec_f16_res", {"x", "W", "r"}, {"y"}, kSource, added, true, 0);
+  static const auto fn =
+      mx::fast::cuda_kernel("rlx_matvec_f16", {"x", "W"}, {"y"}, kSource, std::string(kHeader) + "#define RESIDUAL(i) 0.f\n", true, 0);
+  static const auto fn_r = mx::fast::cuda_kernel("rlx_matvec_f16_res", {"x", "W", "r"}, {"y"}, kSource,
+                                                 std::string(kHeader) + "#define RESIDUAL(i) r[i]\n", true, 0);
   std::vector<mx::array> in = {mx::reshape(mx::astype(x, mx::float32, s), {(int)M, (int)x.shape().back()}, s), w};
   if (residual) in.push_back(mx::reshape(*residual, {(int)M, (int)N}, s));
   // warps per row: about 4096 warps in all (32 per SM of an H100) where W has few rows

@@ -65,39 +65,33 @@ bool swiglu_of(const mx::array &y, mx::array *x, bool *gate_first) {
 
 }  // namespace rlx_kernels
 
-// rlx_mx_swiglu on a GPU: MLX's ops (slices, a sigmoid and two products, one fused kernel in
-// compiled mode), recorded in the context for a float16 product that reads it once to form it
+// rlx_mx_swiglu on a GPU: MLX's ops (the two halves, a sigmoid and two products, one fused kernel
+// in compiled mode), recorded in the context for a float16 product that reads it once to form it
 // itself (kernel_matvec_cuda.cpp).
 static rlx_mx_arr *swiglu_gpu(rlx_mx *c, const mx::array &xa, bool gate_first) {
-  int n = xa.shape().back() / 2, ax = (int)xa.ndim() - 1;
-  mx::array lo = mx::slice(xa, mx::Shape(xa.ndim(), 0), [&] { mx::Shape e = xa.shape(); e[ax] = n; return e; }(), c->stream);
-  mx::Shape b(xa.ndim(), 0);
-  b[ax] = n;
-  mx::array hi = mx::slice(xa, b, xa.shape(), c->stream);
-  const mx::array &gate = gate_first ? lo : hi, &up = gate_first ? hi : lo;
-  rlx_mx_arr *h = c->put(mx::multiply(up, mx::multiply(gate, mx::sigmoid(gate, c->stream), c->stream), c->stream));
-  c->fusible[h] = rlx_mx::Fusible{false, {xa}, gate_first ? 1 : 2};
-  return h;
+  std::vector<mx::array> h = mx::split(xa, 2, (int)xa.ndim() - 1, c->stream);
+  const mx::array &gate = h[gate_first ? 0 : 1], &up = h[gate_first ? 1 : 0];
+  rlx_mx_arr *y = c->put(mx::multiply(up, mx::multiply(gate, mx::sigmoid(gate, c->stream), c->stream), c->stream));
+  c->fusible[y] = rlx_mx::Fusible{false, {xa}, gate_first ? 1 : 2};
+  return y;
 }
 
 extern "C" rlx_mx_arr *rlx_mx_swiglu(rlx_mx *c, rlx_mx_arr *x, bool gate_first) {
-  if (c && !c->err && x && c->stream.device == mx::Device::gpu) {
-    try {
-      const mx::array &xa = A(x);
-      if (xa.ndim() < 1 || xa.dtype() != mx::float32 || xa.shape().back() % 2) throw std::invalid_argument("swiglu takes float32 x [.., 2N]");
-      return swiglu_gpu(c, xa, gate_first);
-    } catch (...) {
-      c->fail_current();
-      return nullptr;
-    }
+  if (!c || c->err) return nullptr;
+  if (!x) {
+    c->fail(RLX_STATUS_INTERNAL, "NULL operand");
+    return nullptr;
   }
-  SHIM_OP(c, x, ([&] {
-            mx::array xa = A(x);
-            if (xa.ndim() < 1 || xa.dtype() != mx::float32 || xa.shape().back() % 2)
-              throw std::invalid_argument("swiglu takes float32 x [.., 2N]");
-            auto prim = std::make_shared<rlx_kernels::SwiGLU>(c->stream, gate_first);
-            std::vector<mx::array> in = {xa};
-            mx::Shape shape = prim->output_shapes(in)[0];
-            return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));
-          }()));
+  try {
+    const mx::array &xa = A(x);
+    if (xa.ndim() < 1 || xa.dtype() != mx::float32 || xa.shape().back() % 2) throw std::invalid_argument("swiglu takes float32 x [.., 2N]");
+    if (c->stream.device == mx::Device::gpu) return swiglu_gpu(c, xa, gate_first);
+    auto prim = std::make_shared<rlx_kernels::SwiGLU>(c->stream, gate_first);
+    std::vector<mx::array> in = {xa};
+    mx::Shape shape = prim->output_shapes(in)[0];
+    return c->put(mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in)));
+  } catch (...) {
+    c->fail_current();
+    return nullptr;
+  }
 }
