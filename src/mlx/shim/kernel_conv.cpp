@@ -270,10 +270,15 @@ const int32_t *tile_offsets(const Geom &g, const Implicit &im, int64_t rt, std::
 }
 
 // y's rows [oy0, oy0 + rt) of `m` output channels from o0 (row stride P) from a tile's result acc
-// (row `ld` floats per channel, output row r at im.row_at(r)).
-void copy_rows(const Geom &g, const Implicit &im, const float *acc, int64_t ld, int64_t m, int64_t rt, float *yt) {
-  for (int64_t o = 0; o < m; o++)
-    for (int64_t r = 0; r < rt; r++) std::memcpy(yt + o * g.P + r * g.OW, acc + o * ld + im.row_at(g, r, rt), g.OW * sizeof(float));
+// (row `ld` floats per channel, output row r at im.row_at(r)), each channel's rows then given
+// + bias[o] (NULL: none) and act while they are in cache (one pass over y, not two).
+void copy_rows(const Geom &g, const Implicit &im, const float *acc, int64_t ld, int64_t m, int64_t rt, float *yt, const float *bias,
+               const Act &act) {
+  for (int64_t o = 0; o < m; o++) {
+    float *yo = yt + o * g.P;
+    for (int64_t r = 0; r < rt; r++) std::memcpy(yo + r * g.OW, acc + o * ld + im.row_at(g, r, rt), g.OW * sizeof(float));
+    epilogue(yo, 0, 1, rt * g.OW, bias ? bias + o : nullptr, nullptr, act);
+  }
 }
 
 void implicit_conv(const Geom &g, const Implicit &im, const float *x, const float *w, const float *b, const Act &act,
@@ -294,8 +299,7 @@ void implicit_conv(const Geom &g, const Implicit &im, const float *x, const floa
       for (int64_t sp = 0; sp < im.spans(rt); sp++)
         gemm_block_offsets(m1 - m0, nv, g.K, w + o0 * g.K, g.K, buf + sp * g.sh * im.Wv, off, acc.data() + sp * nv, ld);
       float *yt = y + (n * g.Co + o0) * g.P + oy0 * g.OW;
-      copy_rows(g, im, acc.data(), ld, m1 - m0, rt, yt);
-      epilogue(yt, g.P, m1 - m0, rt * g.OW, b ? b + o0 : nullptr, nullptr, act);
+      copy_rows(g, im, acc.data(), ld, m1 - m0, rt, yt, b ? b + o0 : nullptr, act);
     }
   });
 }
@@ -373,8 +377,10 @@ void direct_conv(const Geom &g, const float *x, const float *w, const float *b, 
             direct_blocks(nv, t, buf, off, w + o * g.K, bias, acc.data());
           }
         }
-        if (!im.per_row) copy_rows(g, im, acc.data(), nv, 1, rt, yo);
-        apply_act(act, yo, rt * g.OW);
+        if (!im.per_row)
+          copy_rows(g, im, acc.data(), nv, 1, rt, yo, nullptr, act);
+        else
+          apply_act(act, yo, rt * g.OW);
       }
     }
   });
