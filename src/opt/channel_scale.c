@@ -10,10 +10,15 @@
 
 #include "opt/opt.h"
 
-static int64_t numel(const rlx_type *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
-  return n;
+/* w has fewer elements than x, both static. */
+static bool fewer_elements(const rlx_type *w, const rlx_type *x) {
+  int64_t nw = 0, nx = 0;
+  if (!rlx_type_is_static(w) || !rlx_type_is_static(x)) return false;
+  rlx_status *st = rlx_type_numel(w, &nw);
+  if (!st) st = rlx_type_numel(x, &nx);
+  bool ok = !st; /* else an overflow: no rewrite */
+  rlx_status_free(st);
+  return ok && nw < nx;
 }
 
 /* s is one float value per channel (axis 1) of x: [1, C, 1, ..] of x's rank and dtype. */
@@ -33,7 +38,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
   for (int side = 0; side < 2; side++) {
     rlx_value x = m->in[side], s = m->in[1 - side];
     if (!rlx_type_same(&d->types[x], ty) || !per_input_channel(&d->types[s], ty) || tw->dtype != ty->dtype || tw->rank != ty->rank ||
-        numel(tw) >= numel(ty))
+        !fewer_elements(tw, ty))
       continue;
     rlx_value ws, in[3] = {x, 0, n->n_in > 2 ? rlx_opt_mapped(r, n->in[2]) : 0}, y;
     RLX_TRY(rlx_graph_add1(d, RLX_OP_MUL, n->name, 2, (rlx_value[]){rlx_opt_mapped(r, n->in[1]), s}, 0, NULL, &ws));

@@ -31,14 +31,19 @@ def model(nodes, inputs, outputs, inits=None, opset=17):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def op_counts(path, inputs, spec):
+def graph_text(path, inputs, spec):
+    """The graph that rlx info prints after the passes of spec."""
     args = [RLX, "info", path, "--graph", "--optimize", spec]
     for k, v in inputs.items():
         args += ["--shape", f"{k}=" + ",".join(map(str, v.shape))]
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(r.stderr)
-    return Counter(re.findall(r"^\s*%\d+(?:, %\d+)* = (\w+)", r.stdout, re.M))
+    return r.stdout
+
+
+def op_counts(path, inputs, spec):
+    return Counter(re.findall(r"^\s*%\d+(?:, %\d+)* = (\w+)", graph_text(path, inputs, spec), re.M))
 
 
 def run(path, inputs, spec, d):
@@ -314,20 +319,12 @@ case("channel_scale", "second_reader_kept", model(se_nodes + [helper.make_node("
 
 def op_shapes(path, inputs, spec, op):
     """Output shapes of the nodes of op `op` in the graph printed by rlx info."""
-    args = [RLX, "info", path, "--graph", "--optimize", spec]
-    for k, v in inputs.items():
-        args += ["--shape", f"{k}=" + ",".join(map(str, v.shape))]
-    out = subprocess.run(args, capture_output=True, text=True).stdout
-    return re.findall(rf"= {op}\([^)]*\)[^:\n]*: \w+(\[[0-9,]*\])", out)
+    return re.findall(rf"= {op}\([^)]*\)[^:\n]*: \w+(\[[0-9,]*\])", graph_text(path, inputs, spec))
 
 
 def scalar_constants(path, inputs, spec):
     """Shapes of the constants in the graph printed by rlx info."""
-    args = [RLX, "info", path, "--graph", "--optimize", spec]
-    for k, v in inputs.items():
-        args += ["--shape", f"{k}=" + ",".join(map(str, v.shape))]
-    out = subprocess.run(args, capture_output=True, text=True).stdout
-    return re.findall(r"= Constant : float32(\[[0-9,]*\])", out)
+    return re.findall(r"= Constant : float32(\[[0-9,]*\])", graph_text(path, inputs, spec))
 
 
 def main():

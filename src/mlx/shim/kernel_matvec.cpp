@@ -1442,7 +1442,7 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r
       auto it = c->fusible.find(y);
       const mx::array &ra = A(r);
       if (it == c->fusible.end() || !it->second.product || ra.dtype() != mx::float32 || ra.shape() != A(y).shape()) return nullptr;
-      auto f = it->second;  // a copy: put may rehash the record
+      const rlx_mx::Fusible &f = it->second;
       return c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu, &ra));
     }
     std::optional<mx::array> s = rlx_kernels::MatVec::with_residual(A(y), A(r));
@@ -1455,23 +1455,15 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r
 
 // rlx_mx_matvec on a GPU: float16 W; x a SwiGLU read only here (x_once) is formed in the product.
 static rlx_mx_arr *matvec_gpu(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8, bool x_once) {
-  if (c->err) return nullptr;
-  if (!x || !w) {
-    c->fail(RLX_STATUS_INTERNAL, "NULL operand");
-    return nullptr;
-  }
-  try {
-    if (scheme != rlx_kernels::kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
-    auto it = x_once ? c->fusible.find(x) : c->fusible.end();
-    bool sw = it != c->fusible.end() && !it->second.product;
-    rlx_mx::Fusible f{true, {sw ? it->second.in[0] : A(x), A(w)}, sw ? it->second.swiglu : 0};
-    rlx_mx_arr *h = c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu));
-    c->fusible[h] = std::move(f);
-    return h;
-  } catch (...) {
-    c->fail_current();
-    return nullptr;
-  }
+  SHIM_OP_HANDLE(c, x && w, ([&] {
+                   if (scheme != rlx_kernels::kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
+                   auto it = x_once ? c->fusible.find(x) : c->fusible.end();
+                   bool sw = it != c->fusible.end() && !it->second.product;
+                   rlx_mx::Fusible f{true, {sw ? it->second.in[0] : A(x), A(w)}, sw ? it->second.swiglu : 0};
+                   rlx_mx_arr *h = c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu));
+                   c->fusible[h] = std::move(f);
+                   return h;
+                 }()));
 }
 
 extern "C" rlx_mx_arr *rlx_mx_matvec(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8, bool x_once) {

@@ -77,21 +77,14 @@ static rlx_mx_arr *swiglu_gpu(rlx_mx *c, const mx::array &xa, bool gate_first) {
 }
 
 extern "C" rlx_mx_arr *rlx_mx_swiglu(rlx_mx *c, rlx_mx_arr *x, bool gate_first) {
-  if (!c || c->err) return nullptr;
-  if (!x) {
-    c->fail(RLX_STATUS_INTERNAL, "NULL operand");
-    return nullptr;
-  }
-  try {
-    const mx::array &xa = A(x);
-    if (xa.ndim() < 1 || xa.dtype() != mx::float32 || xa.shape().back() % 2) throw std::invalid_argument("swiglu takes float32 x [.., 2N]");
-    if (c->stream.device == mx::Device::gpu) return swiglu_gpu(c, xa, gate_first);
-    auto prim = std::make_shared<rlx_kernels::SwiGLU>(c->stream, gate_first);
-    std::vector<mx::array> in = {xa};
-    mx::Shape shape = prim->output_shapes(in)[0];
-    return c->put(mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in)));
-  } catch (...) {
-    c->fail_current();
-    return nullptr;
-  }
+  SHIM_OP_HANDLE(c, x, ([&] {
+                   const mx::array &xa = A(x);
+                   if (xa.ndim() < 1 || xa.dtype() != mx::float32 || xa.shape().back() % 2)
+                     throw std::invalid_argument("swiglu takes float32 x [.., 2N]");
+                   if (c->stream.device == mx::Device::gpu) return swiglu_gpu(c, xa, gate_first);
+                   auto prim = std::make_shared<rlx_kernels::SwiGLU>(c->stream, gate_first);
+                   std::vector<mx::array> in = {xa};
+                   mx::Shape shape = prim->output_shapes(in)[0];
+                   return c->put(mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in)));
+                 }()));
 }

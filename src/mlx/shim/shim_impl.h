@@ -71,19 +71,22 @@ mx::Shape to_shape(int rank, const int64_t *dims);
 #define RLX_MX_STATUS_TAG "[rlx "
 std::string rlx_mx_encode_status(const rlx_status *st);
 
-// Runs `body` (returning mx::array) in a guarded way: NULL on failed contexts or NULL operands;
-// exceptions are captured into the context.
-#define SHIM_OP(c, operands_ok, body)          \
-  do {                                          \
-    if (!(c) || (c)->err) return nullptr;       \
-    if (!(operands_ok)) {                       \
-      (c)->fail(RLX_STATUS_INTERNAL, "NULL operand"); \
-      return nullptr;                           \
-    }                                           \
-    try {                                       \
-      return (c)->put(body);                    \
-    } catch (...) {                             \
-      (c)->fail_current();                      \
-      return nullptr;                           \
-    }                                           \
+// Runs `body` (returning an rlx_mx_arr handle) in a guarded way: NULL on failed contexts or NULL
+// operands; exceptions are captured into the context.
+#define SHIM_OP_HANDLE(c, operands_ok, body)          \
+  do {                                                 \
+    if (!(c) || (c)->err) return nullptr;              \
+    if (!(operands_ok)) {                              \
+      (c)->fail(RLX_STATUS_INTERNAL, "NULL operand");  \
+      return nullptr;                                  \
+    }                                                  \
+    try {                                              \
+      return (body);                                   \
+    } catch (...) {                                    \
+      (c)->fail_current();                             \
+      return nullptr;                                  \
+    }                                                  \
   } while (0)
+
+// SHIM_OP_HANDLE for a `body` returning mx::array, put into the arena.
+#define SHIM_OP(c, operands_ok, body) SHIM_OP_HANDLE(c, operands_ok, (c)->put(body))
