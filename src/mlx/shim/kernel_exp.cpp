@@ -285,60 +285,45 @@ class Softmax : public CpuKernel {
 
 }  // namespace
 
-namespace {
-
-// GCC/Clang vector extension; 16 bytes, so that passing one by value needs no AVX
-typedef float v4 __attribute__((vector_size(4 * sizeof(float))));
-
-// y[i] = f(y[i]) four at a time (branch-free min/max on vectors), the tail one by one.
-template <class F>
-inline void map4(float *y, int64_t n, F f) {
+// y[i] = act(x[i] + bias) 16 at a time (NONE: the sum), the loop body written out per kind: no
+// function takes or returns a vector (its ABI would depend on AVX). max / min keep a NaN in their
+// first operand, as std::max / std::min do. Cloned: AVX-512 and AVX2 run the vectors.
+RLX_KERNEL_CLONES_512
+bool bias_act_copy(const Act &act, float bias, const float *x, float *y, int64_t n) {
+  typedef float v16 __attribute__((vector_size(16 * sizeof(float))));
+  const v16 zero = {}, one = zero + 1.f, va = zero + act.a, vb = zero + act.b, vbias = zero + bias;
   int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    v4 v;
-    memcpy(&v, y + i, sizeof v);
-    v = f(v);
-    memcpy(y + i, &v, sizeof v);
+#define RLX_MAX(p, q) ((p) < (q) ? (q) : (p))
+#define RLX_MIN(p, q) ((q) < (p) ? (q) : (p))
+#define RLX_BIAS_ACT_LOOP(EXPR)   \
+  for (; i + 16 <= n; i += 16) {  \
+    v16 v;                        \
+    memcpy(&v, x + i, sizeof v);  \
+    v += vbias;                   \
+    v = EXPR;                     \
+    memcpy(y + i, &v, sizeof v);  \
+  }                               \
+  for (; i < n; i++) {            \
+    v16 v = zero + (x[i] + bias); \
+    v = EXPR;                     \
+    y[i] = v[0];                  \
+  }                               \
+  return true;
+  switch (act.kind) {
+    case RLX_MX_ACT_NONE: RLX_BIAS_ACT_LOOP(v)
+    case RLX_MX_ACT_RELU: RLX_BIAS_ACT_LOOP(RLX_MAX(v, zero))
+    case RLX_MX_ACT_CLIP: RLX_BIAS_ACT_LOOP(RLX_MIN(RLX_MAX(v, va), vb))
+    case RLX_MX_ACT_HARD_SIGMOID: RLX_BIAS_ACT_LOOP(RLX_MIN(RLX_MAX(va * v + vb, zero), one))
+    case RLX_MX_ACT_HARD_SWISH: RLX_BIAS_ACT_LOOP(v * RLX_MIN(RLX_MAX(va * v + vb, zero), one))
+    default: return false;
   }
-  for (; i < n; i++) {
-    v4 v = {y[i]};
-    y[i] = f(v)[0];
-  }
+#undef RLX_BIAS_ACT_LOOP
+#undef RLX_MIN
+#undef RLX_MAX
 }
-
-// std::max / std::min element-wise (a NaN in a is kept, as they keep it)
-inline v4 vmax(v4 a, v4 b) { return a < b ? b : a; }
-inline v4 vmin(v4 a, v4 b) { return b < a ? b : a; }
-
-// The piecewise-linear activations (the caller does the others).
-RLX_KERNEL_CLONES
-void clamp_act(int kind, float a, float b, float *y, int64_t n) {
-  const v4 zero = {}, one = zero + 1.f, va = zero + a, vb = zero + b;
-  switch (kind) {
-    case RLX_MX_ACT_RELU:
-      return map4(y, n, [&](v4 v) { return vmax(v, zero); });
-    case RLX_MX_ACT_CLIP:
-      return map4(y, n, [&](v4 v) { return vmin(vmax(v, va), vb); });
-    case RLX_MX_ACT_HARD_SIGMOID:
-      return map4(y, n, [&](v4 v) { return vmin(vmax(va * v + vb, zero), one); });
-    case RLX_MX_ACT_HARD_SWISH:
-      return map4(y, n, [&](v4 v) { return v * vmin(vmax(va * v + vb, zero), one); });
-    default:
-      return;
-  }
-}
-
-}  // namespace
 
 void apply_act(const Act &act, float *y, int64_t n) {
-  switch (act.kind) {
-    case RLX_MX_ACT_NONE: return;
-    case RLX_MX_ACT_RELU:
-    case RLX_MX_ACT_CLIP:
-    case RLX_MX_ACT_HARD_SIGMOID:
-    case RLX_MX_ACT_HARD_SWISH: return clamp_act(act.kind, act.a, act.b, y, n);
-    default: return smooth_act(act.kind, y, n);
-  }
+  if (act.kind && !bias_act_copy(act, 0.f, y, y, n)) smooth_act(act.kind, y, n);
 }
 
 namespace {

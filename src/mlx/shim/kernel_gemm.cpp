@@ -235,8 +235,10 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, in
 }
 
 void epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const float *row_bias, const float *col_bias, const Act &act) {
+  if (!row_bias && !col_bias && !act.kind) return;
   for (int64_t i = 0; i < m; i++) {
     float *y = c + i * ldc;
+    if (!col_bias && bias_act_copy(act, row_bias ? row_bias[i] : 0.f, y, y, n)) continue;  // one pass
     if (row_bias)
       for (int64_t j = 0; j < n; j++) y[j] += row_bias[i];
     if (col_bias)

@@ -159,6 +159,10 @@ const void *dense(const mx::array &a, std::vector<uint8_t> &buf);
 // Applies act to acc[0..n) in place (float).
 void apply_act(const Act &act, float *acc, int64_t n);
 
+// y[i] = act(x[i] + bias) for i < n (y may be x) when act is piecewise linear (NONE, RELU, CLIP,
+// HARD_SIGMOID, HARD_SWISH) and true; else false, y untouched. One pass: a kernel's copy-out.
+bool bias_act_copy(const Act &act, float bias, const float *x, float *y, int64_t n);
+
 // FusedSwiGLU's rows r0..r1 of x [rows, 2 n] (gate and up halves side by side, gate first or
 // last): y[r, j] = silu(gate) * up (kernel_swiglu.cpp), on the calling thread.
 void swiglu_rows(const float *x, int64_t r0, int64_t r1, int64_t n, bool gate_first, float *y);

@@ -227,6 +227,14 @@ def conv_cases():
         ref = f(conv_ref(xa, wa, ba, pads=[1, 1, 1, 1]))
         yield simple(f"Conv2d_gemm_act_{act}", "Conv", {"x": xa, "w": wa, "b": ba}, ref.astype(np.float32), atol=1e-4,
                      rtol=1e-4, pads=IS([1, 1, 1, 1]), activation=S(act))
+    # the implicit GEMM's copy-out (rows wide enough), which applies bias and a piecewise-linear
+    # activation in one pass, over 12 and over 2 input channels
+    for cin in (12, 2):
+        xi, wi = uni((1, cin, 6, 40), -3, 3), uni((10, cin, 3, 3))
+        for act, f in (("Relu", lambda v: np.maximum(v, 0)), ("HardSwish", lambda v: v * np.clip(v / 6 + 0.5, 0, 1))):
+            ref = f(conv_ref(xi, wi, ba, pads=[1, 1, 1, 1]))
+            yield simple(f"Conv2d_implicit_c{cin}_act_{act}", "Conv", {"x": xi, "w": wi, "b": ba}, ref.astype(np.float32),
+                         atol=1e-4, rtol=1e-4, pads=IS([1, 1, 1, 1]), activation=S(act))
     xd, wd = uni((2, 3, 7, 9), -3, 3), uni((3, 1, 3, 3))
     yield simple("Conv2d_direct_act_HardSwish", "Conv", {"x": xd, "w": wd},
                  (lambda v: v * np.clip(v / 6 + 0.5, 0, 1))(conv_ref(xd, wd, group=3)).astype(np.float32), atol=1e-4,
