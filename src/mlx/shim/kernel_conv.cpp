@@ -270,21 +270,20 @@ const int32_t *tile_offsets(const Geom &g, const Implicit &im, int64_t rt, std::
 }
 
 // y's rows [oy0, oy0 + rt) of `m` output channels from o0 (row stride P) from a tile's result acc
-// (row `ld` floats per channel, output row r at im.row_at(r)) + bias[o] (NULL: none), then act: a
-// piecewise-linear act in the copy itself (bias_act_copy), another on each channel's rows while
-// they are in cache.
+// (row `ld` floats per channel, output row r at im.row_at(r)) + bias[o] (NULL: none) in the copy
+// (bias_act_copy), then act: a piecewise-linear one in the copy too, another on each channel's
+// rows while they are in cache.
 void copy_rows(const Geom &g, const Implicit &im, const float *acc, int64_t ld, int64_t m, int64_t rt, float *yt, const float *bias,
                const Act &act) {
   for (int64_t o = 0; o < m; o++) {
     float *yo = yt + o * g.P;
     const float *ao = acc + o * ld;
     const float bo = bias ? bias[o] : 0.f;
-    if (bias_act_copy(act, bo, ao, yo, g.OW)) {  // a piecewise-linear activation: one pass
-      for (int64_t r = 1; r < rt; r++) bias_act_copy(act, bo, ao + im.row_at(g, r, rt), yo + r * g.OW, g.OW);
-      continue;
-    }
-    for (int64_t r = 0; r < rt; r++) std::memcpy(yo + r * g.OW, ao + im.row_at(g, r, rt), g.OW * sizeof(float));
-    epilogue(yo, 0, 1, rt * g.OW, bias ? bias + o : nullptr, nullptr, act);
+    const bool linear = bias_act_copy(act, bo, ao, yo, g.OW);  // a piecewise-linear act in the copy
+    const Act in_copy = linear ? act : Act{};
+    if (!linear) bias_act_copy(in_copy, bo, ao, yo, g.OW);
+    for (int64_t r = 1; r < rt; r++) bias_act_copy(in_copy, bo, ao + im.row_at(g, r, rt), yo + r * g.OW, g.OW);
+    if (!linear) apply_act(act, yo, rt * g.OW);
   }
 }
 

@@ -227,11 +227,12 @@ def conv_cases():
         ref = f(conv_ref(xa, wa, ba, pads=[1, 1, 1, 1]))
         yield simple(f"Conv2d_gemm_act_{act}", "Conv", {"x": xa, "w": wa, "b": ba}, ref.astype(np.float32), atol=1e-4,
                      rtol=1e-4, pads=IS([1, 1, 1, 1]), activation=S(act))
-    # the implicit GEMM's copy-out (rows wide enough), which applies bias and a piecewise-linear
-    # activation in one pass, over 12 and over 2 input channels
+    # the implicit GEMM's copy-out (rows wide enough), which applies the bias and a piecewise-linear
+    # activation in one pass (others after it), over 12 and over 2 input channels
     for cin in (12, 2):
         xi, wi = uni((1, cin, 6, 40), -3, 3), uni((10, cin, 3, 3))
-        for act, f in (("Relu", lambda v: np.maximum(v, 0)), ("HardSwish", lambda v: v * np.clip(v / 6 + 0.5, 0, 1))):
+        for act, f in (("Relu", lambda v: np.maximum(v, 0)), ("HardSwish", lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
+                       ("Silu", lambda v: v / (1 + np.exp(-v)))):
             ref = f(conv_ref(xi, wi, ba, pads=[1, 1, 1, 1]))
             yield simple(f"Conv2d_implicit_c{cin}_act_{act}", "Conv", {"x": xi, "w": wi, "b": ba}, ref.astype(np.float32),
                          atol=1e-4, rtol=1e-4, pads=IS([1, 1, 1, 1]), activation=S(act))
