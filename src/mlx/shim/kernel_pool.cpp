@@ -86,8 +86,8 @@ inline void taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t pb, int64_t
 
 // One output row, separably: the window's input rows reduced into row[0..W), then each output
 // reduces its window's columns of row (one tap offset at a time over the outputs it is inside
-// for). mean divides by the window's count: (rows x columns) inside the input, or inside the
-// padded extent with count_include_pad.
+// for; with stride 2, 8 outputs from the even lanes of 16 columns). mean divides by the window's
+// count: (rows x columns) inside the input, or inside the padded extent with count_include_pad.
 template <int K>
 __attribute__((always_inline)) inline void pool_row_op(const PoolGeom &g, const float *x, int64_t H, int64_t W, int64_t oy,
                                                        float *y, int64_t OW, float *row) {
@@ -106,6 +106,20 @@ __attribute__((always_inline)) inline void pool_row_op(const PoolGeom &g, const 
     int64_t off = kx * g.d[1] - g.p[1], b = first_out(off, sw), e = end_out(off, sw, W, OW);
     if (sw == 1) {
       if (e > b) combine<K>(y + b, row + b + off, e - b);
+    } else if (sw == 2) {  // the tap's columns of 8 outputs: the even lanes of 16 columns
+      int64_t ox = b;
+      for (; ox + BLK <= e; ox += BLK) {
+        v8 lo, hi, a;
+        memcpy(&lo, row + 2 * ox + off, sizeof lo);
+        memcpy(&hi, row + 2 * ox + off + BLK, sizeof hi);
+        v8 v = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
+        memcpy(&a, y + ox, sizeof a);
+        if constexpr (K == 0) a = a < v ? v : a;
+        else if constexpr (K == 1) a = v < a ? v : a;
+        else a += v;
+        memcpy(y + ox, &a, sizeof a);
+      }
+      for (; ox < e; ox++) y[ox] = reduce<K>(y[ox], row[ox * sw + off]);
     } else {
       for (int64_t ox = b; ox < e; ox++) y[ox] = reduce<K>(y[ox], row[ox * sw + off]);
     }
@@ -130,8 +144,8 @@ void pool_row(const PoolGeom &g, const float *x, int64_t H, int64_t W, int64_t o
 void pool(const PoolGeom &g, const float *x, float *y, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW) {
   int64_t per_row = std::max<int64_t>(1, g.k[0] * W + OW * g.k[1]);
   parallel_for(planes * OH, std::max<int64_t>(1, 16384 / per_row), [&](int64_t r0, int64_t r1) {
-    thread_local std::vector<float> row;
-    if ((int64_t)row.size() < W) row.resize(W);
+    thread_local std::vector<float> row;  // W floats and the one past them a stride-2 tap's last vector reads
+    if ((int64_t)row.size() < W + 1) row.resize(W + 1);
     for (int64_t r = r0; r < r1; r++) pool_row(g, x + (r / OH) * H * W, H, W, r % OH, y + r * OW, OW, row.data());
   });
 }

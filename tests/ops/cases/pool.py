@@ -59,6 +59,11 @@ def cases():
     # shapes from real networks, large enough for rlx's CPU kernel to split rows over threads
     yield pool_case("Pool2d_mean_k3x2_s3x2_batch", uni((2, 16, 9, 40)), "mean", [3, 2], strides=[3, 2])
     yield pool_case("Pool2d_max_k3_s2_p1", uni((1, 8, 23, 31)), "max", [3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    # stride 2 along rows of 8 outputs and more (the kernel's vector path), its last tap reading the
+    # row's last column; with a dilation and pads
+    yield pool_case("Pool2d_max_k2_s2_wide_ceil", uni((1, 3, 6, 61)), "max", [2, 2], strides=[2, 2], ceil_mode=1)
+    yield pool_case("Pool2d_min_k2_s2_dil_pads", uni((1, 2, 7, 44)), "min", [2, 3], strides=[2, 2], pads=[1, 2, 0, 1],
+                    dilations=[1, 2])
     yield pool_case("Pool2d_max_f16_ceil", uni((1, 3, 9, 11), dtype=np.float16), "max", [2, 3], strides=[2, 2],
                     ceil_mode=1, atol=1e-3, rtol=1e-3)
     # kernels of more than 64 taps reduce a window view (not one slice per tap)
