@@ -42,7 +42,7 @@ FAMILIES = [
     ("rlx attention", r"librlx.*(Attention|attention|softmax_block)"),
     ("rlx LayerNorm / RMSNorm", r"librlx.*(norm_row|Norm)"),
     ("rlx softmax / SLEEF transcendentals / activations",
-     r"(librlx|sleef).*([Ss]oftmax|Sleef|exp|Exp|apply_act|act_|_act\b|BiasAct)"),
+     r"(librlx|sleef).*([Ss]oftmax|Sleef|exp|Exp|apply_act|act_|_act\b|smooth_act|BiasAct)"),
     ("rlx thread pool", r"librlx.*(Pool::|parallel_for|chunks|work)"),
     ("MLX compiled (JIT) kernels", r"^\((?!.*(libmlx|librlx|libc|libm|python|openblas|sleef|onnxruntime|kernel))"),
     ("MLX elementwise", r"libmlx.*(binary_op|unary_op|ternary_op|Vector|Scalar|detail::|select|Select|erf|Erf|"

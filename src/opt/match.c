@@ -100,6 +100,8 @@ rlx_status *rlx_opt_scalar_const(rlx_graph *g, rlx_dtype dt, double v, rlx_value
   switch (dt) {
     case RLX_DTYPE_F32: *(float *)buf = (float)v; break;
     case RLX_DTYPE_F64: *(double *)buf = v; break;
+    case RLX_DTYPE_I32: *(int32_t *)buf = (int32_t)v; break;
+    case RLX_DTYPE_I64: *(int64_t *)buf = (int64_t)v; break;
     default: return RLX_ERR(INTERNAL, "scalar constant of dtype %s", RLX_TYPE_STR(&t));
   }
   return rlx_graph_add_constant(g, &t, buf, rlx_dtype_size(dt), out);

@@ -30,7 +30,8 @@ typedef rlx_status *(*rlx_pass_fn)(const rlx_graph *g, const rlx_opt_ctx *cx, rl
   X(transpose, "Transpose of a Transpose composed (dropped when the identity)")              \
   X(identity, "Reshape/Expand/Narrow/Slice that return their input dropped, Reshape of a Reshape composed") \
   X(scalarize, "size-1 constants read by a binary elementwise op that they do not broadcast made rank-0 scalars") \
-  X(channel_scale, "a per-channel scale of a group-1 Conv's input (squeeze-and-excitation) moved into its weights where they are smaller")
+  X(channel_scale, "a per-channel scale of a group-1 Conv's input (squeeze-and-excitation) moved into its weights where they are smaller") \
+  X(onehot, "a one-hot encoding's product with a matrix (Cast(Equal(idx, 0..V-1)) @ W) into a gather of W's rows")
 
 #define RLX_X(name, doc) RLX_MUST_USE rlx_status *rlx_pass_##name(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_graph **out, bool *changed);
 RLX_OPT_PASSES(RLX_X)
@@ -73,7 +74,8 @@ bool rlx_opt_const_f64(const rlx_graph *g, rlx_value v, const rlx_opt_ctx *cx, d
 bool rlx_opt_scalar(const rlx_graph *g, rlx_value v, const rlx_opt_ctx *cx, double *out);
 /* A float32 constant of type t from doubles (converted) in rw->dst. */
 RLX_MUST_USE rlx_status *rlx_opt_const_from_f64(rlx_graph *g, const rlx_type *t, const double *data, rlx_value *out);
-/* A rank-0 constant of dtype dt holding v (converted like a C cast) in g. */
+/* A rank-0 constant of dtype dt (F32, F64, I32 or I64; INTERNAL for others) holding v (converted
+ * like a C cast) in g. */
 RLX_MUST_USE rlx_status *rlx_opt_scalar_const(rlx_graph *g, rlx_dtype dt, double v, rlx_value *out);
 /* The dst value of src value v. */
 static inline rlx_value rlx_opt_mapped(const rlx_opt_rule_ctx *r, rlx_value v) { return r->rw->map[v]; }

@@ -25,7 +25,7 @@ def f32(*shape, lo=-1.0, hi=1.0):
 
 
 def model(nodes, inputs, outputs, inits=None, opset=17):
-    vi = [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()]
+    vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in inputs.items()]
     vo = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs]
     g = helper.make_graph(nodes, "g", vi, vo, [numpy_helper.from_array(v, k) for k, v in (inits or {}).items()])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
@@ -315,6 +315,27 @@ case("channel_scale", "second_reader_kept", model(se_nodes + [helper.make_node("
                                                              helper.make_node("Add", ["c", "rs"], ["y"])], {"x": xse}, ["y"],
                                                   {"W": f32(4, 8, 1, 1)}), {"x": xse}, {"Conv": 1, "Mul": 1}, {"Conv": 1, "Mul": 1},
      mul_shapes=["[1,8,10,12]"])
+
+
+# ---- onehot: a one-hot encoding's product with a matrix into a gather of its rows ----
+# indices in [0, V) and outside it (negative, V and beyond: zero rows), the range as [V] or
+# [1, 1, V] and on either side of Equal, int32 and int64; kept: a range that is not 0..V-1
+def onehot_model(idx, V, D, range_shape=None, range_first=False, start=0):
+    rng_v = np.arange(start, start + V, dtype=idx.dtype).reshape(range_shape or (V,))
+    eq = ["r", "i"] if range_first else ["i", "r"]
+    return model([helper.make_node("Unsqueeze", ["idx", "ax"], ["i"]), helper.make_node("Equal", eq, ["e"]),
+                  helper.make_node("Cast", ["e"], ["oh"], to=TensorProto.FLOAT), helper.make_node("MatMul", ["oh", "W"], ["y"])],
+                 {"idx": idx}, ["y"], {"ax": np.array([-1], np.int64), "r": rng_v, "W": f32(V, D)})
+
+
+idx32 = rng.integers(-3, 12, size=(2, 7)).astype(np.int32)
+case("onehot", "embedding_int32", onehot_model(idx32, 10, 6), {"idx": idx32}, {"MatMul": 1, "Equal": 1},
+     {"MatMul": 0, "Equal": 0, "Gather": 1, "Concat": 1})
+idx64 = rng.integers(-2, 260, size=(1, 300)).astype(np.int64)
+case("onehot", "range_first_rank3_int64", onehot_model(idx64, 257, 16, (1, 1, 257), range_first=True), {"idx": idx64},
+     {"MatMul": 1, "Equal": 1}, {"MatMul": 0, "Equal": 0, "Gather": 1})
+case("onehot", "range_from_1_kept", onehot_model(idx32, 10, 6, start=1), {"idx": idx32}, {"MatMul": 1, "Equal": 1},
+     {"MatMul": 1, "Equal": 1, "Gather": 0})
 
 
 def op_shapes(path, inputs, spec, op):
