@@ -34,14 +34,19 @@
  *   channel_scale  Conv(x * s, W, b), s one value per channel of x ([1, C, 1, ..], e.g. a
  *                squeeze-and-excitation gate), group 1, x * s read only by the Conv, into
  *                Conv(x, W * s, b) where W has fewer elements than x (sum_c W[o,c] s[c] x[c]).
+ *   sink_reshape an activation, or Add/Sub/Mul/Div by a constant, of a Reshape's result moved
+ *                before the Reshape when it only drops or inserts size-1 axes and has no other
+ *                reader (the constant's axes laid out as the Reshape's input's), so that a 1D
+ *                convolution written as a 2D one over [N, C, L, 1] and squeezed gets its bias and
+ *                activation from fold_affine and epilogue.
  *   onehot       MatMul(Cast(Equal(idx [.., N, 1], 0 .. V-1)), W [V, D]) (a one-hot encoding times
  *                a float32 matrix: jax.nn.one_hot(idx) @ W) into Gather(Concat(W, zeros [1, D]),
  *                Where(0 <= i < V, i, V)): W's row per index, zeros for an index outside [0, V),
  *                as the one-hot product gives.
  *
  * Levels: "none" (the graph is copied unchanged), "basic" (constfold, dce, cse, fold_affine,
- * epilogue, dce), "all" (constfold, dce, cse, fold_affine, activation, norm, attention, transpose,
- * identity, onehot, epilogue, channel_scale, scalarize, cse, dce). The passes run in that order, repeated until nothing changes
+ * epilogue, dce), "all" (constfold, dce, cse, sink_reshape, fold_affine, activation, norm, attention,
+ * transpose, identity, onehot, epilogue, channel_scale, scalarize, cse, dce). The passes run in that order, repeated until nothing changes
  * (at most 4 rounds). The floating-point results of a rewritten graph can differ from the original's in the
  * last bits (folded products, fused
  * kernels), as with any optimizing compiler (ONNX Runtime's graph optimizations do the same).

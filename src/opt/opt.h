@@ -31,7 +31,8 @@ typedef rlx_status *(*rlx_pass_fn)(const rlx_graph *g, const rlx_opt_ctx *cx, rl
   X(identity, "Reshape/Expand/Narrow/Slice that return their input dropped, Reshape of a Reshape composed") \
   X(scalarize, "size-1 constants read by a binary elementwise op that they do not broadcast made rank-0 scalars") \
   X(channel_scale, "a per-channel scale of a group-1 Conv's input (squeeze-and-excitation) moved into its weights where they are smaller") \
-  X(onehot, "a one-hot encoding's product with a matrix (Cast(Equal(idx, 0..V-1)) @ W) into a gather of W's rows")
+  X(onehot, "a one-hot encoding's product with a matrix (Cast(Equal(idx, 0..V-1)) @ W) into a gather of W's rows") \
+  X(sink_reshape, "an activation, or Add/Sub/Mul/Div by a constant, after a Reshape that only drops or inserts size-1 axes moved before it")
 
 #define RLX_X(name, doc) RLX_MUST_USE rlx_status *rlx_pass_##name(const rlx_graph *g, const rlx_opt_ctx *cx, rlx_graph **out, bool *changed);
 RLX_OPT_PASSES(RLX_X)

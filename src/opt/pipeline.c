@@ -16,8 +16,8 @@ static const pass_info passes[] = {
 };
 
 static const char *const basic[] = {"constfold", "dce", "cse", "fold_affine", "epilogue", "dce"};
-static const char *const all[] = {"constfold", "dce", "cse", "fold_affine", "activation", "norm", "attention", "transpose",
-                                  "identity", "onehot", "epilogue", "channel_scale", "scalarize", "cse", "dce"};
+static const char *const all[] = {"constfold", "dce", "cse", "sink_reshape", "fold_affine", "activation", "norm", "attention",
+                                  "transpose", "identity", "onehot", "epilogue", "channel_scale", "scalarize", "cse", "dce"};
 
 static const pass_info *find_pass(const char *name, size_t len) {
   for (size_t i = 0; i < RLX_ARRAY_LEN(passes); i++)

@@ -338,6 +338,34 @@ case("onehot", "range_from_1_kept", onehot_model(idx32, 10, 6, start=1), {"idx":
      {"MatMul": 1, "Equal": 1, "Gather": 0})
 
 
+# ---- sink_reshape: an elementwise op after a Reshape that only drops or inserts size-1 axes moved before it ----
+# a 1D convolution written as a 2D one over [N, C, L, 1], squeezed, then bias and activation: with
+# the passes that follow, the Conv takes both; axes inserted, a constant on either side; kept: a
+# Reshape that regroups axes, and one with a second reader
+def i64(*v):
+    return np.array(v, np.int64)
+
+
+x1 = f32(1, 4, 10, 1)
+case("sink_reshape", "conv1d_squeezed_bias_act", model([
+    helper.make_node("Conv", ["x", "W"], ["c"]), helper.make_node("Reshape", ["c", "s"], ["r"]),
+    helper.make_node("Add", ["r", "b"], ["a"]), helper.make_node("Tanh", ["a"], ["y"])], {"x": x1}, ["y"],
+    {"W": f32(6, 4, 3, 1), "s": i64(1, 6, 8), "b": f32(6, 1)}), {"x": x1}, {"Conv": 1, "Add": 1, "Tanh": 1},
+    {"Conv": 1, "Add": 0, "Tanh": 0, "Reshape": 1}, spec="sink_reshape,constfold,fold_affine,epilogue,dce")
+x2 = f32(2, 6)
+case("sink_reshape", "inserted_axis_mul_sub", model([
+    helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Mul", ["r", "m"], ["p"]),
+    helper.make_node("Sub", ["c", "p"], ["y"])], {"x": x2}, ["y"], {"s": i64(2, 1, 6), "m": f32(6), "c": f32(1, 1, 6)}),
+    {"x": x2}, {"Mul": 1, "Sub": 1}, {"Mul": 1, "Sub": 1}, mul_shapes=["[2,6]"])
+case("sink_reshape", "regrouping_kept", model([
+    helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Mul", ["r", "m"], ["y"])], {"x": x2}, ["y"],
+    {"s": i64(3, 4), "m": f32(4)}), {"x": x2}, {"Mul": 1}, {"Mul": 1}, mul_shapes=["[3,4]"])
+case("sink_reshape", "reshape_with_second_reader_kept", model([
+    helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Mul", ["r", "m"], ["p"]),
+    helper.make_node("Add", ["p", "r"], ["y"])], {"x": x2}, ["y"], {"s": i64(2, 1, 6), "m": f32(6)}),
+    {"x": x2}, {"Mul": 1}, {"Mul": 1}, mul_shapes=["[2,1,6]"])
+
+
 def op_shapes(path, inputs, spec, op):
     """Output shapes of the nodes of op `op` in the graph printed by rlx info."""
     return re.findall(rf"= {op}\([^)]*\)[^:\n]*: \w+(\[[0-9,]*\])", graph_text(path, inputs, spec))
