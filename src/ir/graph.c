@@ -1,5 +1,6 @@
 /* graph.c: the IR graph builder: leaves, nodes with inference and verification, outputs. */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,11 +15,25 @@ rlx_status *rlx_graph_create(rlx_graph **out) {
   return NULL;
 }
 
+/* A Constant's payload: the bytes after a reference count, shared by the graphs that copy the
+ * Constant (rlx_graph_add_constant_of: each optimization pass writes a new graph, and a model's
+ * weights were copied by every pass of every round). Never written after it is filled. */
+typedef struct blob {
+  _Atomic size_t refs;
+  _Alignas(max_align_t) unsigned char bytes[];
+} blob;
+
+static blob *blob_of(void *data) { return (blob *)((unsigned char *)data - offsetof(blob, bytes)); }
+
+static void blob_unref(void *data) {
+  if (data && atomic_fetch_sub(&blob_of(data)->refs, 1) == 1) free(blob_of(data));
+}
+
 static void node_clear(rlx_node *n) {
   free(n->name);
   free(n->in);
   rlx_attrs_free(n->attrs, n->n_attrs, true);
-  free(n->data);
+  blob_unref(n->data);
 }
 
 void rlx_graph_ref(const rlx_graph *g) { atomic_fetch_add(&((rlx_graph *)g)->refs, 1); }
@@ -146,10 +161,23 @@ rlx_status *rlx_graph_add_constant(rlx_graph *g, const rlx_type *type, const voi
   RLX_TRY(reserve(g, 1));
   rlx_node n = {.op = RLX_OP_CONSTANT, .nbytes = need};
   if (need) {
-    if (!(n.data = malloc(need))) return RLX_OOM();
-    memcpy(n.data, data, need);
+    blob *b = malloc(sizeof *b + need);
+    if (!b) return RLX_OOM();
+    atomic_init(&b->refs, 1);
+    memcpy(b->bytes, data, need);
+    n.data = b->bytes;
   }
   append(g, &n, &t, 1, out);
+  return NULL;
+}
+
+rlx_status *rlx_graph_add_constant_of(rlx_graph *g, const rlx_graph *src, const rlx_node *c, rlx_value *out) {
+  if (!g || !src || !c || !out || c->op != RLX_OP_CONSTANT) return RLX_ERR(INVALID_ARGUMENT, "add constant: not a Constant node");
+  RLX_TRY(rlx_graph_check_mutable(g, "add constant"));
+  RLX_TRY(reserve(g, 1));
+  rlx_node n = {.op = RLX_OP_CONSTANT, .nbytes = c->nbytes, .data = c->data};
+  if (n.data) atomic_fetch_add(&blob_of(n.data)->refs, 1);
+  append(g, &n, &src->types[c->out0], 1, out);
   return NULL;
 }
 

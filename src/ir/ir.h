@@ -51,6 +51,11 @@ struct rlx_graph {
   _Atomic size_t refs;  /* references: the creator's (until rlx_graph_free) and each executable's */
 };
 
+/* Adds a Constant to g holding the payload of Constant node c of graph src, shared, not copied
+ * (its type: c's output type in src). Errors: INVALID_ARGUMENT (c not a Constant),
+ * FAILED_PRECONDITION (g used by an executable), RESOURCE_EXHAUSTED. Not thread-safe for g. */
+RLX_MUST_USE rlx_status *rlx_graph_add_constant_of(rlx_graph *g, const rlx_graph *src, const rlx_node *c, rlx_value *out);
+
 /* Takes a reference on g (an executable's: g stays alive and unchangeable until the matching
  * rlx_graph_unref). Thread-safe. */
 void rlx_graph_ref(const rlx_graph *g);

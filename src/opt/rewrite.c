@@ -47,7 +47,7 @@ rlx_status *rlx_rw_copy(rlx_rw *rw, const rlx_node *n) {
   } else if (n->op == RLX_OP_PARAM) {
     RLX_TRY(rlx_graph_add_param(rw->dst, n->name, t, out));
   } else if (n->op == RLX_OP_CONSTANT) {
-    RLX_TRY(rlx_graph_add_constant(rw->dst, t, n->data, n->nbytes, out));
+    RLX_TRY(rlx_graph_add_constant_of(rw->dst, s, n, out));
   } else {
     rlx_value in[256];
     for (uint32_t i = 0; i < n->n_in; i++) {
