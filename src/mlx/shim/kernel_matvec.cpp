@@ -1286,8 +1286,8 @@ class MatVec : public CpuKernel {
       float o[kMaxRows];
       const float *xs[kMaxRows];
       std::copy(c.xs, c.xs + kMaxRows, xs);
-      thread_local std::vector<float> fs;
       if (sums && q8) { /* a rare row (non-finite scales or x): its chunk's sums made here */
+        thread_local std::vector<float> fs;
         if ((int64_t)fs.size() < c.mm * G) fs.resize(c.mm * G);
         group_sums(c.m0, c.mm, fs.data());
         for (int m = 0; m < c.mm; m++) xs[m] = fs.data() + m * G;
@@ -1312,9 +1312,9 @@ class MatVec : public CpuKernel {
     }
     parallel_for(N - n8, M > kMaxRows ? 1 : 16, [&](int64_t n0, int64_t n1) {
       float o[kMaxRows];
-      for (int64_t n = n8 + n0; n < n8 + n1; n++)
-        for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
-          Chunk c = chunk(m0);
+      for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
+        const Chunk c = chunk(m0); /* once per chunk of x, not per row of W */
+        for (int64_t n = n8 + n0; n < n8 + n1; n++) {
           if (!ints) { /* float x, or the rounded x for a scheme without integer dots */
             floats(n, c, true);
             continue;
@@ -1323,6 +1323,7 @@ class MatVec : public CpuKernel {
           for (int m = 0; m < c.mm; m++) y[(m0 + m) * N + n] = o[m];
           floats(n, c, false);
         }
+      }
     });
   }
 
