@@ -179,17 +179,25 @@ Pool &pool() {
 // Silero VAD 5 (1).
 constexpr int64_t kMinGrains = 4;
 
+namespace {
+std::atomic<uint64_t> published{0};
+}
+
+void kernels_publish() { published.fetch_add(1, std::memory_order_release); }
+void kernels_observe() { (void)published.load(std::memory_order_acquire); }
+
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn) {
   if (n <= 0) return;
   int nt = num_threads();
   grain = std::max<int64_t>(grain, 1);
   if (nt <= 1 || n < kMinGrains * grain) {
     fn(0, n);
-    return;
+  } else {
+    // About four chunks per thread: even shares when threads are preempted (shared machines).
+    int64_t chunk = std::max(grain, (n + 4 * nt - 1) / (4 * nt));
+    if (!pool().run(n, chunk, fn)) fn(0, n);
   }
-  // About four chunks per thread: even shares when threads are preempted (shared machines).
-  int64_t chunk = std::max(grain, (n + 4 * nt - 1) / (4 * nt));
-  if (!pool().run(n, chunk, fn)) fn(0, n);
+  kernels_publish();
 }
 
 }  // namespace rlx_kernels

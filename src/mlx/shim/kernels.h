@@ -48,6 +48,15 @@ int num_threads();
 // fn must not throw.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn);
 
+// The hand-off of a kernel's work to the thread that waits for the evaluation, made visible to
+// ThreadSanitizer: MLX signals a finished task through its own atomics, which an uninstrumented
+// MLX hides from TSan, so a buffer a pool worker read and the waiting thread then freed (and MLX's
+// allocator gave to another thread) was reported as a race. parallel_for ends with
+// kernels_publish (a release, after its workers have joined); rlx_mx_eval and rlx_mx_to_host call
+// kernels_observe (an acquire) once MLX's wait returns. Thread-safe.
+void kernels_publish();
+void kernels_observe();
+
 // Makes BLAS single-threaded (OpenBLAS, unless OPENBLAS_NUM_THREADS is set) for the products
 // MLX still hands to it (other dtypes, addmm): rlx's own split their work over this pool
 // (kernel_gemm.cpp). Idempotent.

@@ -313,6 +313,7 @@ bool rlx_mx_to_host(rlx_mx *c, rlx_mx_arr *a, void *dst, size_t nbytes) {
   try {
     mx::array b = A(a);
     b.eval();
+    rlx_kernels::kernels_observe();
     // Outputs are usually dense already; only strided or broadcast views need a copy.
     if (!b.flags().row_contiguous || b.data_size() != b.size()) {
       b = mx::contiguous(b, false, c->stream);
@@ -355,6 +356,7 @@ void rlx_mx_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n) {
   if (!c || c->err) return;
   try {
     mx::eval(gather_arrays(a, n));
+    rlx_kernels::kernels_observe();
   } catch (...) {
     c->fail_current();
   }
