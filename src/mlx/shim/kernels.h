@@ -51,9 +51,9 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
 // The hand-off of a kernel's work to the thread that waits for the evaluation, made visible to
 // ThreadSanitizer: MLX signals a finished task through its own atomics, which an uninstrumented
 // MLX hides from TSan, so a buffer a pool worker read and the waiting thread then freed (and MLX's
-// allocator gave to another thread) was reported as a race. parallel_for ends with
-// kernels_publish (a release, after its workers have joined); rlx_mx_eval and rlx_mx_to_host call
-// kernels_observe (an acquire) once MLX's wait returns. Thread-safe.
+// allocator gave to another thread) was reported as a race. parallel_for and a custom op's host
+// kernel end with kernels_publish (a release, after the pool's workers have joined); rlx_mx_eval
+// and rlx_mx_to_host call kernels_observe (an acquire) once MLX's wait returns. Thread-safe.
 void kernels_publish();
 void kernels_observe();
 
