@@ -43,10 +43,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
     rlx_value ws, in[3] = {x, 0, n->n_in > 2 ? rlx_opt_mapped(r, n->in[2]) : 0}, y;
     RLX_TRY(rlx_graph_add1(d, RLX_OP_MUL, n->name, 2, (rlx_value[]){rlx_opt_mapped(r, n->in[1]), s}, 0, NULL, &ws));
     in[1] = ws;
-    rlx_attr at[16];
-    if (n->n_attrs > 16) return RLX_ERR(INTERNAL, "channel_scale: %u attributes", n->n_attrs);
-    RLX_TRY(rlx_rw_attrs(n, at));
-    RLX_TRY(rlx_graph_add1(d, RLX_OP_CONV, n->name, n->n_in, in, n->n_attrs, at, &y));
+    RLX_TRY(rlx_rw_add_like(d, n, n->n_in, in, &y));
     rlx_opt_replace(r, n, 0, y);
     *fired = true;
     return NULL;

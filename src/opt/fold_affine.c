@@ -111,10 +111,7 @@ static rlx_status *input_side(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fire
   free(B);
   RLX_TRY(st);
   in[0] = u;
-  rlx_attr at[16];
-  if (n->n_attrs > 16) return RLX_ERR(INTERNAL, "fold_affine: %u attributes", n->n_attrs);
-  RLX_TRY(rlx_rw_attrs(n, at));
-  RLX_TRY(rlx_graph_add1(d, RLX_OP_CONV, n->name, 3, in, n->n_attrs, at, &out));
+  RLX_TRY(rlx_rw_add_like(d, n, 3, in, &out));
   rlx_opt_replace(r, n, 0, out);
   *fired = true;
   return NULL;

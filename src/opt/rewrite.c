@@ -38,6 +38,15 @@ rlx_status *rlx_rw_attrs(const rlx_node *n, rlx_attr *a) {
   return NULL;
 }
 
+rlx_status *rlx_rw_add_like(rlx_graph *dst, const rlx_node *n, size_t n_in, const rlx_value *in, rlx_value *out) {
+  rlx_attr a[64];
+  if (n->n_attrs > 64) return RLX_ERR(INTERNAL, "rewrite: %u attributes", n->n_attrs);
+  RLX_TRY(rlx_rw_attrs(n, a));
+  rlx_status *st = rlx_graph_add1(dst, n->op, n->name, n_in, in, n->n_attrs, a, out);
+  if (st) rlx_rw_attrs_release(a, n->n_attrs);
+  return st;
+}
+
 rlx_status *rlx_rw_copy(rlx_rw *rw, const rlx_node *n) {
   const rlx_graph *s = rw->src;
   rlx_value out[RLX_MAX_NODE_OUTPUTS];

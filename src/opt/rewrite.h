@@ -31,6 +31,10 @@ RLX_MUST_USE rlx_status *rlx_rw_finish(rlx_rw *rw, rlx_graph **out);
  * rlx_rw_attrs_release on failure). a has room for n->n_attrs entries. */
 RLX_MUST_USE rlx_status *rlx_rw_attrs(const rlx_node *n, rlx_attr *a);
 void rlx_rw_attrs_release(rlx_attr *a, size_t n);
+/* Adds to dst a node of n's op, name and attributes over inputs in[0..n_in) (dst values), its one
+ * output to *out: a node rebuilt over rewritten operands. Errors of the graph builder; INTERNAL for
+ * more than 64 attributes. */
+RLX_MUST_USE rlx_status *rlx_rw_add_like(rlx_graph *dst, const rlx_node *n, size_t n_in, const rlx_value *in, rlx_value *out);
 
 /* A deep copy of g. */
 RLX_MUST_USE rlx_status *rlx_graph_clone(const rlx_graph *g, rlx_graph **out);

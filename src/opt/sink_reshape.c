@@ -53,10 +53,7 @@ static rlx_status *rule(rlx_opt_rule_ctx *r, const rlx_node *n, bool *fired) {
       RLX_TRY(rlx_graph_add1(d, RLX_OP_RESHAPE, n->name, 1, &c, 1, &a, &in[1 - side]));
     }
     in[side] = y;
-    rlx_attr at[16];
-    if (n->n_attrs > 16) return RLX_ERR(INTERNAL, "sink_reshape: %u attributes", n->n_attrs);
-    RLX_TRY(rlx_rw_attrs(n, at));
-    RLX_TRY(rlx_graph_add1(d, n->op, n->name, binary ? 2 : 1, in, n->n_attrs, at, &out));
+    RLX_TRY(rlx_rw_add_like(d, n, binary ? 2 : 1, in, &out));
     rlx_attr shape = RLX_ATTR_IS("shape", tr.rank, tr.dims);
     RLX_TRY(rlx_graph_add1(d, RLX_OP_RESHAPE, n->name, 1, &out, 1, &shape, &back));
     rlx_opt_replace(r, n, 0, back);
