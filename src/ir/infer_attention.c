@@ -73,7 +73,8 @@ rlx_status *rlx_infer_attention_operands(const rlx_infer_ctx *c, int mask_in, rl
   if (AF("softcap") < 0) FAIL(INVALID_ARGUMENT, "softcap must be >= 0, got %g", AF("softcap"));
   *y = *q;
   if (q->rank == 4) y->dims[3] = Dv;
-  else y->dims[2] = hq * Dv;
+  else if (!rlx_mul_i64(hq, Dv, &y->dims[2]))
+    FAIL(RESOURCE_EXHAUSTED, "the packed output dim num_heads %lld * %lld overflows int64", (long long)hq, (long long)Dv);
   return NULL;
 }
 

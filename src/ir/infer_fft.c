@@ -42,7 +42,10 @@ rlx_status *rlx_infer_fft(rlx_infer_ctx *c) {
       if (x->rank < 1) FAIL(INVALID_ARGUMENT, "input 0 must have rank >= 1 (the signal is its last axis), got %s", TSTR(x));
       int64_t n = x->dims[x->rank - 1];
       if (n == 0) FAIL(INVALID_ARGUMENT, "input 0 %s: the signal is empty", TSTR(x));
-      y->dims[x->rank - 1] = n < 0 ? RLX_DIM_DYNAMIC : 2 * (n / 2 + 1);
+      int64_t m = RLX_DIM_DYNAMIC;
+      if (n >= 0 && !rlx_mul_i64(2, n / 2 + 1, &m))
+        FAIL(RESOURCE_EXHAUSTED, "input 0 %s: the spectrum's real block 2 * (N / 2 + 1) overflows int64", TSTR(x));
+      y->dims[x->rank - 1] = m;
       return NULL;
     }
     case RLX_OP_IRFFT: {

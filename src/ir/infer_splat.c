@@ -60,6 +60,11 @@ rlx_status *rlx_infer_splat(rlx_infer_ctx *c) {
   if (AI("sh_band") < 0) FAIL(INVALID_ARGUMENT, "sh_band %lld must be >= 0", (long long)AI("sh_band"));
   if (!(AF("loss_grad_clip") >= 0)) FAIL(INVALID_ARGUMENT, "loss_grad_clip %g must be >= 0 (0: no clamp)", AF("loss_grad_clip"));
   int64_t K = IN(5)->dims[1];
-  OUT(0)->dims[0] = RLX_DIM_IS_STATIC(N) && RLX_DIM_IS_STATIC(K) ? N * 14 + N * (K > 1 ? K : 1) * 3 : RLX_DIM_DYNAMIC;
+  OUT(0)->dims[0] = RLX_DIM_DYNAMIC;
+  if (RLX_DIM_IS_STATIC(N) && RLX_DIM_IS_STATIC(K)) {
+    int64_t per = 0; /* 14 + 3 K parameters per Gaussian */
+    if (!rlx_mul_i64(K > 1 ? K : 1, 3, &per) || !rlx_add_i64(per, 14, &per) || !rlx_mul_i64(N, per, &OUT(0)->dims[0]))
+      FAIL(RESOURCE_EXHAUSTED, "the gradient of %lld Gaussians with %lld SH coefficients overflows int64", (long long)N, (long long)K);
+  }
   return NULL;
 }

@@ -137,6 +137,31 @@ static void test_pool_geometry_overflow(void **state) {
   rlx_graph_free(g);
 }
 
+/* Output dims computed from huge input dims (an empty tensor may have any other dim) that leave
+ * int64: Rfft's 2 * (N / 2 + 1), Dequantize's blocks times elements per block, packed Attention's
+ * num_heads * Dv (the products were undefined behaviour: fuzz_graph). */
+static void test_length_arithmetic_overflow(void **state) {
+  (void)state;
+  rlx_graph *g;
+  OK(rlx_graph_create(&g));
+  rlx_value x, p, q, k, v, y;
+  const int64_t h = (int64_t)1 << 40;
+  rlx_type tx = ttype(RLX_DTYPE_F32, 2, (int64_t[]){0, INT64_MAX});
+  rlx_type tp = ttype(RLX_DTYPE_U8, 2, (int64_t[]){0, 18 * (((int64_t)1 << 58) + 1)}); /* 2^58 + 1 q4_0 blocks of 32 */
+  rlx_type tq = ttype(RLX_DTYPE_F32, 3, (int64_t[]){0, 1, h}), tk = ttype(RLX_DTYPE_F32, 3, (int64_t[]){0, 1, 1});
+  OK(rlx_graph_add_input(g, "x", &tx, &x));
+  OK(rlx_graph_add_input(g, "p", &tp, &p));
+  OK(rlx_graph_add_input(g, "q", &tq, &q));
+  OK(rlx_graph_add_input(g, "k", &tk, &k));
+  OK(rlx_graph_add_input(g, "v", &tq, &v));
+  FAILS(rlx_graph_add1(g, RLX_OP_RFFT, NULL, 1, &x, 0, NULL, &y), RESOURCE_EXHAUSTED, "overflows int64");
+  rlx_attr q4 = RLX_ATTR_S("scheme", "gguf_q4_0");
+  FAILS(rlx_graph_add1(g, RLX_OP_DEQUANTIZE, NULL, 1, &p, 1, &q4, &y), RESOURCE_EXHAUSTED, "more than 2^63 values");
+  rlx_attr heads[] = {RLX_ATTR_I("num_heads", h), RLX_ATTR_I("num_kv_heads", 1)};
+  FAILS(rlx_graph_add1(g, RLX_OP_ATTENTION, NULL, 3, (rlx_value[]){q, k, v}, 2, heads, &y), RESOURCE_EXHAUSTED, "overflows int64");
+  rlx_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status),
@@ -145,6 +170,7 @@ int main(void) {
       cmocka_unit_test(test_constant_size_checked),
       cmocka_unit_test(test_conv_group_overflow),
       cmocka_unit_test(test_pool_geometry_overflow),
+      cmocka_unit_test(test_length_arithmetic_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
