@@ -19,7 +19,9 @@
  *                Tanh) into one FusedMatMulBiasAct.
  *   norm         layer norm written out ((x - mean) / sqrt(var + eps) * gamma + beta, with
  *                ReduceMean, Sub, Pow 2 or Mul, Sqrt, Div) into LayerNorm (MLX fast::layer_norm),
- *                x / sqrt(mean(x^2) + eps) * gamma into RmsNorm (fast::rms_norm).
+ *                x / sqrt(mean(x^2) + eps) * gamma into RmsNorm (fast::rms_norm); also the
+ *                moments form jax's LayerNorm exports ((x - m) * rsqrt(max(E[x^2] - m^2, 0) +
+ *                eps) * gamma, the means as sums times 1/N), over any one axis.
  *   activation   x/2 (1 + erf(x / sqrt 2)) into Gelu, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
  *                into GeluApprox, x sigmoid(x) into Silu, min(max(x + 3, 0), 6) / 6 (or
  *                clip(x/6 + 1/2, 0, 1)) into HardSigmoid and x HardSigmoid(x) into HardSwish.

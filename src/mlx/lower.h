@@ -246,8 +246,6 @@ rlx_mx_arr *rlx_l_lowp_decode(rlx_lower *L, rlx_mx_arr *x, rlx_dtype dt);
 rlx_mx_arr *rlx_l_lowp_encode(rlx_lower *L, rlx_mx_arr *x, rlx_dtype from, rlx_dtype to, bool saturate);
 rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axis, int64_t start, int64_t len);
 
-/* LayerNorm (rms false) or RmsNorm of x (rank `rank`) over `axis` with gamma g and optional beta b. */
-rlx_mx_arr *rlx_l_norm(rlx_lower *L, bool rms, rlx_mx_arr *x, int rank, int axis, rlx_mx_arr *g, rlx_mx_arr *b, float eps);
 /* act(x) for an activation attribute: "none" or a float unary op name (validated by inference). */
 rlx_mx_arr *rlx_l_activation(rlx_lower *L, const char *act, rlx_mx_arr *x, rlx_dtype dt);
 /* An activation attribute ("none" or an op name) as the CPU kernels' fused activation (Relu,

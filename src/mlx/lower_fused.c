@@ -1,4 +1,4 @@
-/* lower_fused.c: the fused blocks, composed from the shared lowering helpers (rlx_l_norm,
+/* lower_fused.c: the fused blocks, composed from the shared lowering helpers (rlx_mx_norm,
  * rlx_l_rope, rlx_l_attention, rlx_l_activation). */
 #include <math.h>
 
@@ -16,8 +16,8 @@ static rlx_mx_arr *residual_norm(rlx_lower *L, const rlx_node *n, const rlx_fuse
   const rlx_type *t = rlx_in_type(L, n, 0);
   rlx_mx_arr *x = rlx_mx_binary(L->mx, RLX_MXB_ADD, in[io->x], in[io->r]);
   if (io->bias >= 0) x = rlx_mx_binary(L->mx, RLX_MXB_ADD, x, in[io->bias]);
-  return rlx_l_norm(L, n->op == RLX_OP_FUSED_RESIDUAL_RMS_NORM, x, t->rank, t->rank - 1, in[io->gamma], opt_in(in, io->beta),
-                    (float)rlx_node_f(n, "epsilon"));
+  return rlx_mx_norm(L->mx, n->op == RLX_OP_FUSED_RESIDUAL_RMS_NORM, x, t->rank - 1, in[io->gamma], opt_in(in, io->beta),
+                     (float)rlx_node_f(n, "epsilon"));
 }
 
 /* float32: rlx_mx_swiglu (on the CPU rlx's kernel, one node; on a GPU MLX's ops that a float16
@@ -61,11 +61,11 @@ static rlx_mx_arr *transformer_layer(rlx_lower *L, const rlx_node *n, const rlx_
   rlx_mx *c = L->mx;
   const rlx_type *th = rlx_in_type(L, n, 0);
   rlx_mx_arr *a = attention_block(L, n, io, in);
-  rlx_mx_arr *y1 = rlx_l_norm(L, false, rlx_mx_binary(c, RLX_MXB_ADD, in[io->x], a), 3, 2, in[io->ln1_g], in[io->ln1_b],
-                              (float)rlx_node_f(n, "epsilon1"));
+  rlx_mx_arr *y1 = rlx_mx_norm(c, false, rlx_mx_binary(c, RLX_MXB_ADD, in[io->x], a), 2, in[io->ln1_g], in[io->ln1_b],
+                               (float)rlx_node_f(n, "epsilon1"));
   rlx_mx_arr *f = rlx_l_activation(L, rlx_node_s(n, "activation"), linear(L, y1, in[io->ff1_w], opt_in(in, io->ff1_b)), th->dtype);
   f = linear(L, f, in[io->ff2_w], opt_in(in, io->ff2_b));
-  return rlx_l_norm(L, false, rlx_mx_binary(c, RLX_MXB_ADD, y1, f), 3, 2, in[io->gamma], in[io->beta], (float)rlx_node_f(n, "epsilon2"));
+  return rlx_mx_norm(c, false, rlx_mx_binary(c, RLX_MXB_ADD, y1, f), 2, in[io->gamma], in[io->beta], (float)rlx_node_f(n, "epsilon2"));
 }
 
 void rlx_lower_fused(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {

@@ -1,21 +1,6 @@
 /* lower_norm.c: LayerNorm, LayerNorm2d, RmsNorm, GroupNorm, Softmax, LogSoftmax. */
 #include "mlx/lower.h"
 
-/* fast::layer_norm / rms_norm over `axis`, moved last and back. */
-rlx_mx_arr *rlx_l_norm(rlx_lower *L, bool rms, rlx_mx_arr *x, int rank, int axis, rlx_mx_arr *g, rlx_mx_arr *b, float eps) {
-  rlx_mx *c = L->mx;
-  bool move = axis != rank - 1;
-  if (move) x = rlx_l_swap(L, x, rank, axis, rank - 1);
-  rlx_mx_arr *y;
-  if (rms) {
-    y = rlx_mx_rms_norm(c, x, g, eps);
-    if (b) y = rlx_mx_binary(c, RLX_MXB_ADD, y, b);
-  } else {
-    y = rlx_mx_layer_norm(c, x, g, b, eps);
-  }
-  return move ? rlx_l_swap(L, y, rank, axis, rank - 1) : y;
-}
-
 static rlx_mx_arr *group_norm(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in) {
   rlx_mx *c = L->mx;
   const rlx_type *t = rlx_in_type(L, n, 0);
@@ -46,10 +31,10 @@ void rlx_lower_norm(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_
     case RLX_OP_LAYER_NORM:
     case RLX_OP_RMS_NORM:
       axis = rlx_l_axis(n, t->rank);
-      out[0] = rlx_l_norm(L, n->op == RLX_OP_RMS_NORM, in[0], t->rank, (int)axis, in[1], beta, eps);
+      out[0] = rlx_mx_norm(c, n->op == RLX_OP_RMS_NORM, in[0], (int)axis, in[1], beta, eps);
       return;
     case RLX_OP_LAYER_NORM_2D:
-      out[0] = rlx_l_norm(L, false, in[0], 4, 1, in[1], beta, eps);
+      out[0] = rlx_mx_norm(c, false, in[0], 1, in[1], beta, eps);
       return;
     case RLX_OP_GROUP_NORM:
       out[0] = group_norm(L, n, in);

@@ -25,7 +25,7 @@ typedef rlx_status *(*rlx_pass_fn)(const rlx_graph *g, const rlx_opt_ctx *cx, rl
   X(fold_affine, "Conv/MatMul followed by a per-channel Mul/Div/Add/Sub by constants (BatchNorm, scalar scale) folded into weights and bias") \
   X(epilogue, "MatMul + bias Add + activation into FusedMatMulBiasAct")                      \
   X(activation, "GELU (exact, tanh), SiLU, HardSigmoid and HardSwish written out into their ops") \
-  X(norm, "LayerNorm and RmsNorm written out (mean, subtract, square, sqrt, divide) into LayerNorm / RmsNorm") \
+  X(norm, "LayerNorm and RmsNorm written out (mean, subtract, square, sqrt, divide; or jax's E[x^2] - E[x]^2 moments) into LayerNorm / RmsNorm") \
   X(attention, "MatMul(Q, K^T), scale, mask, Softmax, MatMul(V) into Attention (MLX's fused SDPA)") \
   X(transpose, "Transpose of a Transpose composed (dropped when the identity)")              \
   X(identity, "Reshape/Expand/Narrow/Slice that return their input dropped, Reshape of a Reshape composed") \

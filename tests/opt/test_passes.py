@@ -230,6 +230,31 @@ case("norm", "not_layer_norm_kept", model([
     {"x": xn}, ["y"], nc), {"x": xn}, {"Sqrt": 1}, {"LayerNorm": 0, "RmsNorm": 0, "Sqrt": 1})
 
 
+
+# the moments form that jax (flax.linen.LayerNorm through tf2onnx) writes: sums scaled by 1/N,
+# E[x^2] - m^2 clamped at 0, gamma times the reciprocal square root, Reshapes restoring the axis
+def moments_nodes(scale="rn"):
+    return [helper.make_node("ReduceSum", ["x", "ax"], ["s1"], keepdims=0), helper.make_node("Mul", ["x", "x"], ["x2"]),
+            helper.make_node("ReduceSum", ["x2", "ax"], ["s2"], keepdims=0), helper.make_node("Mul", ["s2", scale], ["e2"]),
+            helper.make_node("Mul", ["s1", scale], ["m"]), helper.make_node("Mul", ["m", "m"], ["mm"]),
+            helper.make_node("Sub", ["e2", "mm"], ["v"]), helper.make_node("Max", ["zero", "v"], ["vc"]),
+            helper.make_node("Add", ["vc", "eps"], ["ve"]), helper.make_node("Reshape", ["ve", "kshape"], ["ver"]),
+            helper.make_node("Sqrt", ["ver"], ["sd"]), helper.make_node("Reciprocal", ["sd"], ["r"]),
+            helper.make_node("Mul", ["r", "g"], ["rg"]), helper.make_node("Reshape", ["m", "kshape"], ["mr"]),
+            helper.make_node("Sub", ["x", "mr"], ["c"]), helper.make_node("Mul", ["c", "rg"], ["y0"]),
+            helper.make_node("Add", ["y0", "b"], ["y"])]
+
+
+xj = f32(2, 6, 5, lo=-2, hi=3)
+njc = {"ax": np.array([1], np.int64), "rn": np.array(1 / 6, np.float32), "rn7": np.array(1 / 7, np.float32),
+       "zero": np.array(0, np.float32), "eps": np.array(1e-6, np.float32), "kshape": np.array([2, 1, 5], np.int64),
+       "g": f32(1, 6, 1, lo=0.5, hi=1.5), "b": f32(1, 6, 1)}
+case("norm", "layer_norm_moments_jax", model(moments_nodes(), {"x": xj}, ["y"], njc), {"x": xj},
+     {"Sqrt": 1, "LayerNorm": 0}, {"LayerNorm": 1, "Reduce": 0, "Sqrt": 0, "Max": 0, "Mul": 0, "Add": 0, "Sub": 0})
+# scaled by 1/7 over an axis of 6: not a mean, kept
+case("norm", "layer_norm_moments_wrong_scale_kept", model(moments_nodes("rn7"), {"x": xj}, ["y"], njc), {"x": xj},
+     {"Sqrt": 1}, {"LayerNorm": 0, "Sqrt": 1})
+
 # ---- attention: MatMul, scale, mask, Softmax, MatMul ----
 B, H, S, D = 2, 3, 7, 8
 qkv = {"q": f32(B, H, S, D), "k": f32(B, H, S, D), "v": f32(B, H, S, D)}

@@ -198,11 +198,11 @@ rlx_mx_arr *rlx_mx_addmm(rlx_mx *c, rlx_mx_arr *bias, rlx_mx_arr *a, rlx_mx_arr 
 rlx_mx_arr *rlx_mx_conv_general(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, int nsp, const int64_t *stride,
                                 const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *kernel_dilation,
                                 const int64_t *input_dilation, int groups, bool flip);
-/* fast::layer_norm / rms_norm over the last axis; w, b may be NULL. On the CPU, float32 x (with
- * float32 w, b of x's last dim of values) runs rlx's kernel (kernel_norm.cpp): MLX has none there
- * and runs the op's fallback, 5-7 single-threaded passes. */
-rlx_mx_arr *rlx_mx_layer_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, float eps);
-rlx_mx_arr *rlx_mx_rms_norm(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, float eps);
+/* LayerNorm (rms false) or RMSNorm (then plus b) of x over `axis` (0 <= axis < ndim); w, b may be
+ * NULL. On the CPU, float32 x (with float32 w, b of that axis's size in values) runs rlx's kernel
+ * (kernel_norm.cpp) in x's layout: MLX has none there and runs the op's fallback, 5-7
+ * single-threaded passes. Elsewhere fast::layer_norm / rms_norm, the axis moved last and back. */
+rlx_mx_arr *rlx_mx_norm(rlx_mx *c, bool rms, rlx_mx_arr *x, int axis, rlx_mx_arr *w, rlx_mx_arr *b, float eps);
 /* Rope (rlx's kernel: kernel_rope.cpp on the CPU, kernel_rope_cuda.cpp on a GPU): float32 x [.., S, H * head_dim], each head's
  * first n_rot values rotated by rows 0..S-1 of the float32 tables cos, sin [>= S, >= n_rot / 2]
  * (row s for index s of x's second last axis): interleaved pairs (2i, 2i + 1) or halves

@@ -35,6 +35,12 @@ def ln_cases(op, ref, eps_default):
     g, b = rnd(771, lo=0.5, hi=1.5), rnd(771)
     yield simple(f"{short}_rows", op, {"x": x, "g": g, "b": b}, ref(x, g, b, eps=eps_default).astype(np.float32),
                  atol=1e-4, rtol=1e-4)
+    # over a middle axis: [2, 40, 150] over axis 1, the kernel's column blocks (64, 64 and a ragged
+    # 22) in several tasks, with the same offset
+    x = rnd(2, 40, 150) + 10
+    g, b = rnd(40, lo=0.5, hi=1.5), rnd(40)
+    yield simple(f"{short}_cols", op, {"x": x, "g": g, "b": b}, ref(x, g, b, axis=1, eps=eps_default).astype(np.float32),
+                 atol=1e-4, rtol=1e-4, axis=I(1))
     xh = rnd(3, 16, dtype=np.float16)
     gh, bh = rnd(16, dtype=np.float16), rnd(16, dtype=np.float16)
     yield simple(f"{short}_f16", op, {"x": xh, "g": gh, "b": bh}, ref(xh, gh, bh, eps=eps_default).astype(np.float16),
