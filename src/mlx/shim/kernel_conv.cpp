@@ -12,6 +12,8 @@
 //   of 4 x 16 outputs held in vector registers (direct_conv).
 // - GEMM without patches (implicit_conv), for rows wide enough: the micro-kernel reads its right
 //   operand from the buffer at the offsets (kernels.h gemm_block_offsets), the weight rows in place.
+// - Dot products (dot_conv), for at most 4 output positions per image: each weight row read once
+//   for all the positions' patches, where the GEMM's 16-column panels would compute 16 columns.
 // - GEMM with patches (gemm_conv), for the rest: a tile is (image, group, block of output
 //   positions, block of output channels) (kernels.h tiles); its patches col[K = C/g * kh * kw,
 //   block] are written straight into the GEMM's panels in a per-thread buffer (for 1x1
@@ -392,7 +394,86 @@ void direct_conv(const Geom &g, const float *x, const float *w, const float *b, 
   });
 }
 
+// Convolutions with at most kDotPositions output positions per image (1D ones over a few frames,
+// the last layers of a small map), where the GEMM's 16-column panels would compute 16 columns for
+// each one needed: per (image, group) the P patches are written as rows patch[p][k] (k = (c, ky,
+// kx), zeros in the padding), then each output channel's weight row is read once for all of them,
+// y[o, p] = w[o, :] . patch[p] (8-wide partial sums). Blocks of output channels on the pool.
+constexpr int64_t kDotPositions = 4;  // dot_rows's cases
+
+typedef float v8 __attribute__((vector_size(8 * sizeof(float))));
+
+// P positions as a constant: two 8-wide accumulators per position, in registers (inlined into
+// dot_rows's clones).
+template <int P>
+[[gnu::always_inline]] inline void dot_rows_p(const float *w, const float *patches, int64_t K, int64_t rows, float *y, int64_t ldy) {
+  for (int64_t o = 0; o < rows; o++, w += K, y += ldy) {
+    v8 acc[P][2] = {};
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16)
+      for (int h = 0; h < 2; h++) {
+        v8 wv, pv;
+        std::memcpy(&wv, w + k + 8 * h, sizeof wv);
+        for (int p = 0; p < P; p++) {
+          std::memcpy(&pv, patches + p * K + k + 8 * h, sizeof pv);
+          acc[p][h] += wv * pv;
+        }
+      }
+    for (int p = 0; p < P; p++) {
+      v8 a = acc[p][0] + acc[p][1];
+      float sum = 0;
+      for (int j = 0; j < 8; j++) sum += a[j];
+      for (int64_t kk = k; kk < K; kk++) sum += w[kk] * patches[p * K + kk];
+      y[p] = sum;
+    }
+  }
+}
+
+RLX_KERNEL_CLONES_512
+void dot_rows(const float *w, const float *patches, int64_t K, int64_t P, int64_t rows, float *y, int64_t ldy) {
+  switch (P) {
+    case 1: return dot_rows_p<1>(w, patches, K, rows, y, ldy);
+    case 2: return dot_rows_p<2>(w, patches, K, rows, y, ldy);
+    case 3: return dot_rows_p<3>(w, patches, K, rows, y, ldy);
+    default: return dot_rows_p<4>(w, patches, K, rows, y, ldy);
+  }
+}
+
+void dot_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
+  int64_t groups = g.Co / g.og, items = g.N * groups, bm = 32, mb = (g.og + bm - 1) / bm;
+  int64_t grain = std::max<int64_t>(1, ((int64_t)1 << 16) / std::max<int64_t>(1, bm * g.K * g.P));
+  parallel_for(items * mb, grain, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> patches;
+    if ((int64_t)patches.size() < g.P * g.K) patches.resize(g.P * g.K);
+    int64_t built = -1;
+    for (int64_t i = t0; i < t1; i++) {
+      int64_t item = i / mb, m0 = i % mb * bm, rows = std::min(g.og - m0, bm), n = item / groups, grp = item % groups;
+      if (item != built) {  // the patches of this image's group (taps in the padding are zeros)
+        const float *xg = x + (n * g.C + grp * g.cg) * g.H * g.W;
+        float *pt = patches.data();
+        for (int64_t p = 0; p < g.P; p++) {
+          int64_t oy = p / g.OW, ox = p % g.OW;
+          for (int64_t c = 0; c < g.cg; c++)
+            for (int64_t ky = 0; ky < g.kh; ky++) {
+              int64_t iy = (oy * g.sh + ky * g.dh) - g.ph;  // <= the padded extent: no overflow (see geom)
+              for (int64_t kx = 0; kx < g.kw; kx++) {
+                int64_t ix = (ox * g.sw + kx * g.dw) - g.pw;
+                *pt++ = iy >= 0 && iy < g.H && ix >= 0 && ix < g.W ? xg[(c * g.H + iy) * g.W + ix] : 0.f;
+              }
+            }
+        }
+        built = item;
+      }
+      int64_t o0 = grp * g.og + m0;
+      float *yt = y + (n * g.Co + o0) * g.P;
+      dot_rows(w + o0 * g.K, patches.data(), g.K, g.P, rows, yt, g.P);
+      epilogue(yt, g.P, rows, g.P, b ? b + o0 : nullptr, nullptr, act);
+    }
+  });
+}
+
 void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
+  if (g.P <= kDotPositions) return dot_conv(g, x, w, b, act, y);
   Implicit im;
   if (implicit_plan(g, &im)) return implicit_conv(g, im, x, w, b, act, y);
   int64_t groups = g.Co / g.og, items = g.N * groups;

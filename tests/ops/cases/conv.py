@@ -212,6 +212,18 @@ def conv_cases():
     yield conv_case("Conv2d_gemm_1x1_stride2", uni((1, 40, 17, 19)), uni((36, 40, 1, 1)), strides=[2, 2], atol=1e-4)
     yield conv_case("Conv2d_gemm_few_positions", uni((1, 96, 3, 3)), uni((200, 96, 3, 3)), uni((200,)),
                     pads=[1, 1, 1, 1], ref_check=False, atol=1e-4)
+    # at most 4 output positions per image: dot products of each weight row with the patches (1D
+    # over a few frames as Silero VAD has them: taps in the padding, strides, batch 2; 2D maps of
+    # 2 x 2 and 1 x 1; groups; contractions under 16 and not a multiple of 16)
+    for P, (L, st, pd) in enumerate(((3, 1, [0, 0]), (3, 2, [1, 1]), (5, 2, [2, 1]), (4, 1, [1, 1])), 1):
+        yield conv_case(f"Conv1d_dot_P{P}", uni((2, 20, L)), uni((70, 20, 3)), uni((70,)), strides=[st], pads=pd, atol=1e-4)
+    yield conv_case("Conv2d_dot_2x2", uni((1, 24, 2, 2)), uni((40, 24, 3, 3)), uni((40,)), pads=[1, 1, 1, 1], atol=1e-4)
+    yield conv_case("Conv2d_dot_group2_1x1map", uni((1, 16, 3, 3)), uni((10, 8, 3, 3)), group=2, atol=1e-4)
+    yield conv_case("Conv1d_dot_short_k", uni((1, 5, 3)), uni((33, 5, 2)), uni((33,)), atol=1e-4)
+    xs, ws, bs = uni((1, 20, 4), -3, 3), uni((36, 20, 3)), uni((36,))
+    yield simple("Conv1d_dot_act_Relu", "Conv", {"x": xs, "w": ws, "b": bs},
+                 np.maximum(conv_ref(xs, ws, bs, pads=[1, 0]), 0).astype(np.float32), atol=1e-4, rtol=1e-4, pads=IS([1, 0]),
+                 activation=S("Relu"))
     # columns ([N,C,L,1], kernel width 1: 1D convolutions as jax2tf writes them) run as rows, on
     # both kernels; not with pads along W
     yield conv_case("Conv2d_column_gemm", uni((2, 6, 17, 1)), uni((5, 6, 3, 1)), uni((5,)), strides=[2, 1],
