@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -164,6 +165,11 @@ inline mx::array row_contiguous(const mx::array &x, const mx::Stream &s) {
 // node of its graph: one per operand per product otherwise), and a rare strided operand costs a
 // copy in the task.
 const void *dense(const mx::array &a, std::vector<uint8_t> &buf);
+
+// The sum (or mean) of float32 x over `axes` (any order, negative from the end) with rlx's kernel
+// (kernel_reduce.cpp) when they are x's last axes and s is a CPU stream; otherwise no value (the
+// caller runs MLX's reduction). x non-empty.
+std::optional<mx::array> sum_trailing(const mx::Stream &s, const mx::array &x, std::vector<int> axes, bool mean, bool keepdims);
 
 // Applies act to acc[0..n) in place (float).
 void apply_act(const Act &act, float *acc, int64_t n);

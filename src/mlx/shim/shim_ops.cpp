@@ -1,4 +1,5 @@
 // shim_ops.cpp: one C function per mlx::core op used by the lowering.
+#include "mlx/shim/kernels.h"
 #include "mlx/shim/shim_impl.h"
 
 namespace {
@@ -292,6 +293,8 @@ rlx_mx_arr *rlx_mx_reduce(rlx_mx *c, rlx_mx_arr *a, int kind, int n_axes, const 
               mx::Dtype t = kind >= 6 ? mx::bool_ : kind == 0 || kind == 4 ? sum.dtype() : kind == 1 && !inexact ? mx::float32 : x.dtype();
               return identity(sum.shape(), t, ident[kind], s);
             }
+            if (kind <= 1)
+              if (auto k = rlx_kernels::sum_trailing(s, x, ax, kind == 1, keepdims)) return *k;
             switch (kind) {
               case 0: return mx::sum(x, ax, keepdims, s);
               case 1: return mx::mean(x, ax, keepdims, s);

@@ -58,6 +58,12 @@ def reduce_cases():
     b = rng.integers(0, 2, size=(3, 4)).astype(bool)
     yield simple("Reduce_max_bool", "Reduce", {"x": b}, b.any(axis=1), kind=S("max"), axes=IS([1]))
     yield simple("Reduce_min_bool", "Reduce", {"x": b}, b.all(axis=0, keepdims=True), kind=S("min"), axes=IS([0]), keepdims=I(1))
+    # over trailing axes (rlx's CPU kernel: rows of 32-wide blocks and a ragged end, split over
+    # threads): the averages of squeeze-and-excitation blocks, an offset the sums carry
+    xr = uni(2, 40, 12, 37) + 5
+    for kind, axes, keep in (("sum", [2, 3], 1), ("mean", [-1], 0), ("mean", [3, 2], 0), ("sum", [1, 2, 3], 0)):
+        yield simple(f"Reduce_{kind}_trailing_{len(axes)}_k{keep}", "Reduce", {"x": xr}, reduce_ref(xr, kind, axes, keep), atol=1e-4,
+                     rtol=1e-5, kind=S(kind), axes=IS(axes), keepdims=I(keep))
     xt = uni(4, 3)
     yield Case("Reduce_of_transpose", [node("Transpose", ["x"], ["t"], perm=IS([1, 0])),
                                        node("Reduce", ["t"], ["y"], kind=S("sum"), axes=IS([1]))], {"x": xt}, {"y": xt.T.sum(1)})
