@@ -8,16 +8,20 @@ gguf-py from seeded weights: llama, 12 layers, dim 768, 12 heads (4 KV heads), S
 F16 and Q8_0 by gguf-py, Q4_K and Q4_0 (every matrix, embedding included) and Q4_K_M / Q5_K_M
 (llama.cpp's mixes as downloaded files have them: Q6_K for the embedding/output and some attn_v and
 ffn_down matrices, Q4_K / Q5_K for the rest) by llama.cpp's llama_model_quantize (gguf-py cannot write K-quants).
-Both sides run the same prompt of --prompt tokens as one batch, then --gen greedy one-token steps; the first of --reps + 1 runs warms up
-(compiled mode traces there), the median of the rest is reported. rlx: RLX_NUM_THREADS =
+Both sides run the same prompt of --prompt tokens as one batch, then --gen greedy one-token steps,
+--reps times, interleaved (rlx's run then llama.cpp's, the order alternating every repetition: the
+machine's memory bandwidth, which bounds decode, varies with its neighbours' load from one minute
+to the next); rlx's model is opened and warmed up once (compiled mode traces there), llama.cpp's
+program loads the model and makes one untimed run before each timed one; medians are reported. rlx: RLX_NUM_THREADS =
 --threads (its kernel pool, which runs BLAS single-threaded tiles); llama.cpp (scripts/llama_cpp.sh's oracle program): n_threads =
 n_threads_batch = --threads, F32 KV cache like rlx's, flash attention off.
 
-usage: .venv/bin/python bench/llm_bench.py [--threads 2] [--prompt 128] [--gen 64] [--reps 3]
+usage: .venv/bin/python bench/llm_bench.py [--threads 2] [--prompt 128] [--gen 64] [--reps 5]
        [--types f16,q8_0,q4_k[,q4_0,q4_k_m,q5_k_m]] [--dir DIR] [--build build] [--prepare-only] [--json FILE]"""
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -28,7 +32,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--prompt", type=int, default=128)
 ap.add_argument("--gen", type=int, default=64)
-ap.add_argument("--reps", type=int, default=3)
+ap.add_argument("--reps", type=int, default=5)
 ap.add_argument("--types", default="f16,q8_0,q4_k")
 ap.add_argument("--dir", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rlx", "llm_bench"))
 ap.add_argument("--build", default=os.path.join(root, "build"))
@@ -74,20 +78,28 @@ def model_path(kind):
     return path
 
 
-def bench_rlx(rlx, path):
-    m = rlx.open_model(path, capacity=args.prompt + args.gen + 1)
-    prompt = (1 + np.arange(args.prompt) % (CFG["vocab"] - 1)).astype(np.int32)
-    try:
-        return rlx.time_generation(m, prompt, args.gen, args.reps)
-    finally:
-        rlx.close_model(m)
-
-
 def bench_llama_cpp(path):
-    out = subprocess.run([oracle, "bench", path] + [str(v) for v in (args.threads, args.prompt, args.gen, args.reps)], capture_output=True, text=True,
+    """One timed run (after the program's untimed one): (prefill, decode) tokens/s."""
+    out = subprocess.run([oracle, "bench", path] + [str(v) for v in (args.threads, args.prompt, args.gen, 1)], capture_output=True, text=True,
                          check=True).stdout
     r = json.loads(out)
     return r["prefill_tok_s"], r["decode_tok_s"]
+
+
+def bench_pair(rlx, path):
+    """(rlx prefill, llama.cpp prefill, rlx decode, llama.cpp decode): medians of --reps interleaved runs."""
+    m = rlx.open_model(path, capacity=args.prompt + args.gen + 1)
+    prompt = (1 + np.arange(args.prompt) % (CFG["vocab"] - 1)).astype(np.int32)
+    runs = {"rlx": [], "llama": []}
+    try:
+        rlx.time_generation(m, prompt, args.gen, 1)  # warm-up (and one run, not kept)
+        for r in range(args.reps):
+            for side in ("rlx", "llama") if r % 2 == 0 else ("llama", "rlx"):
+                runs[side].append(rlx.time_generation(m, prompt, args.gen, 1, warmup=False) if side == "rlx" else bench_llama_cpp(path))
+    finally:
+        rlx.close_model(m)
+    med = lambda side, i: statistics.median(v[i] for v in runs[side])  # noqa: E731
+    return med("rlx", 0), med("llama", 0), med("rlx", 1), med("llama", 1)
 
 
 kinds = args.types.split(",")
@@ -96,11 +108,10 @@ if args.prepare_only:
     sys.exit(0)
 rlx = Rlx(args.build)
 rows = []
-print(f"threads {args.threads}, prompt {args.prompt} tokens, {args.gen} decode steps, median of {args.reps}")
+print(f"threads {args.threads}, prompt {args.prompt} tokens, {args.gen} decode steps, median of {args.reps} interleaved runs")
 print(f"{'weights':8} {'rlx prefill':>12} {'llama.cpp':>10} {'rlx decode':>11} {'llama.cpp':>10}  (tokens/s)")
 for k in kinds:
-    rp, rd = bench_rlx(rlx, paths[k])
-    lp, ld = bench_llama_cpp(paths[k])
+    rp, lp, rd, ld = bench_pair(rlx, paths[k])
     rows.append(dict(weights=k, rlx_prefill=rp, llama_cpp_prefill=lp, rlx_decode=rd, llama_cpp_decode=ld))
     print(f"{k:8} {rp:12.1f} {lp:10.1f} {rd:11.1f} {ld:10.1f}", flush=True)
 if args.json:

@@ -79,12 +79,12 @@ class Rlx:
         self.check(self.lib.rlx_llm_step(m, ids.ctypes.data_as(i32p), len(ids), None, ctypes.byref(nxt)), f"step of {len(ids)} tokens")
         return nxt.value
 
-    def time_generation(self, m, prompt, gen, reps):
-        """(prefill tokens/s, decode tokens/s): reps + 1 runs of the prompt as one step then gen
-        greedy one-token steps, from a reset model; the first run warms up (compiled mode traces
-        there), the medians of the rest."""
+    def time_generation(self, m, prompt, gen, reps, warmup=True):
+        """(prefill tokens/s, decode tokens/s): reps runs of the prompt as one step then gen greedy
+        one-token steps, from a reset model, after one untimed run when warmup (compiled mode traces
+        there); the medians."""
         pp, tg = [], []
-        for r in range(reps + 1):
+        for r in range(reps + 1 if warmup else reps):
             self.reset(m)
             t0 = time.perf_counter()
             t = self.next_token(m, prompt)
@@ -92,7 +92,7 @@ class Rlx:
             for _ in range(gen):
                 t = self.next_token(m, [t])
             t2 = time.perf_counter()
-            if r:
+            if r or not warmup:
                 pp.append(len(prompt) / (t1 - t0))
                 tg.append(gen / (t2 - t1))
         return statistics.median(pp), statistics.median(tg)
