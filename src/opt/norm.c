@@ -103,7 +103,7 @@ static bool any_mean_of(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, 
 /* The moments form (see the top): v = Mul(Sub(x, m), s), s = R or Mul(R, gamma),
  * R = rsqrt(D) as Rsqrt or Reciprocal(Sqrt), D = Add(V, eps) with V = [Max(., 0) of] E[x^2] - m'^2. */
 static bool moments(const rlx_graph *d, const rlx_opt_ctx *cx, rlx_value v, rlx_value *x, int64_t *axis, double *eps, rlx_value *gamma) {
-  const rlx_node *mul = rlx_opt_def(d, v, RLX_OP_MUL);
+  const rlx_node *mul = rlx_dtype_is_float(d->types[v].dtype) ? rlx_opt_def(d, v, RLX_OP_MUL) : NULL;
   for (int i = 0; mul && i < 2; i++) {
     const rlx_node *sub = rlx_opt_def(d, mul->in[i], RLX_OP_SUB);
     rlx_value xm, sq, xs, xq, var, rinv = mul->in[1 - i], g = 0;
