@@ -183,7 +183,7 @@ static rlx_status *infer_dequantize(rlx_infer_ctx *c) {
          (long long)in->block_bytes, in->name);
   *OUT(0) = *q;
   OUT(0)->dtype = RLX_DTYPE_F32;
-  OUT(0)->dims[q->rank - 1] = -1;
+  OUT(0)->dims[q->rank - 1] = RLX_DIM_DYNAMIC;
   if (rb >= 0 && !rlx_mul_i64(rb / in->block_bytes, in->block_elems, &OUT(0)->dims[q->rank - 1]))
     FAIL(RESOURCE_EXHAUSTED, "input 0 %s: %lld %s blocks per row make more than 2^63 values", TSTR(q), (long long)(rb / in->block_bytes), in->name);
   return NULL;

@@ -8,11 +8,11 @@
 // is built without -mfma): about 100 ns per sigmoid. SLEEF (Debian libsleef; 1.0 ULP functions)
 // computes 16 at a time with AVX-512, 8 with AVX2 and FMA, else 4 (its SSE2 baseline functions,
 // dispatched at run time to SSE4/AVX2-128): Softmax's and the unary ops' exponentials took 44% of
-// a [100, 6625] Softmax in the 4-wide functions, 1.4 ns per value. Softmax of a row: m = max(x); e = exp(x - m); y = e / sum(e) (ONNX Softmax-13); over an
-// axis that is not the last one (YOLOv8's box distributions: axis 1 of [1, 16, 4, 8400]) the same
-// per column, on contiguous spans of columns (MLX would compose it from strided reductions
-// and its scalar exp). Elements (rows or column blocks for Softmax) are split over the kernel
-// thread pool.
+// a [100, 6625] Softmax in the 4-wide functions, 1.4 ns per value. Softmax of a row: m = max(x);
+// e = exp(x - m); y = e / sum(e) (ONNX Softmax-13); over an axis that is not the last one
+// (YOLOv8's box distributions: axis 1 of [1, 16, 4, 8400]) the same per column, on contiguous
+// spans of columns (MLX would compose it from strided reductions and its scalar exp). Elements
+// (rows or column blocks for Softmax) are split over the kernel thread pool.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

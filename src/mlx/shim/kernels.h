@@ -12,8 +12,8 @@
 
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
