@@ -16,7 +16,7 @@ rlx_status *rlx_exec_check_type(const char *what, const char *name, const rlx_ty
 rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_arr **slot) {
   rlx_mx *c = ex->ctx;
   rlx_mx_reset(c);
-  rlx_mx_arr *a = rlx_mx_from_bytes(c, rlx_tensor_cdata(value), rlx_tensor_type(value));
+  rlx_mx_arr *a = rlx_mx_from_bytes_resident(c, rlx_tensor_cdata(value), rlx_tensor_type(value));
   rlx_mx_eval(c, &a, 1);
   rlx_mx_arr *kept = rlx_mx_keep(c, a);
   rlx_status *st = rlx_mx_take_error(c);
@@ -210,7 +210,7 @@ static void make_leaves(rlx_executable *ex, rlx_mx *c) {
   for (size_t j = 0; j < nc; j++) {
     if (!ex->const_arr[j]) {
       const rlx_node *n = rlx_value_node(g, ex->consts[j]);
-      ex->const_arr[j] = rlx_mx_keep(c, rlx_mx_from_bytes(c, n->data, &g->types[ex->consts[j]]));
+      ex->const_arr[j] = rlx_mx_keep(c, rlx_mx_from_bytes_resident(c, n->data, &g->types[ex->consts[j]]));
     }
     ex->leaves[ni + j] = ex->const_arr[j];
   }

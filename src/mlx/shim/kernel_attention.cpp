@@ -40,13 +40,15 @@ constexpr int64_t TASK_WORK = 1 << 17;  // multiply-adds per chunk of the pool a
 typedef float v8 __attribute__((vector_size(32)));
 
 // S[j] = q . k_j for the keys j < n (k_j at k + j ks), D elements each: one call per query row
-// (a call per key cost as much as the 64-element product of a decode step's head). Four keys at a
-// time: a key's products are one chain of dependent adds (8 lanes, D / 8 steps), so four chains in
-// flight hide the add latency; each key's sum is formed as with one key at a time (lanes summed
-// in order, then the tail).
+// (a call per key cost as much as the 64-element product of a decode step's head). Eight keys at
+// a time: a key's products are one chain of dependent adds (8 lanes, D / 8 steps), eight chains in
+// flight hide the add latency, and the eight keys' lanes are summed together: three rounds of
+// pairwise adds of shuffled lanes, 7 shuffle pairs for the 8 sums (summed one key at a time, the
+// scalar adds took as long as the products: a decode step's attention was ~10% of it, dots two
+// thirds of that).
 RLX_KERNEL_CLONES
 void dots(const float *q, const float *k, int64_t ks, int64_t n, int64_t D, float *S) {
-  constexpr int U = 4;
+  constexpr int U = 8;
   for (int64_t j = 0; j < n; j += U) {
     int u_n = (int)std::min<int64_t>(U, n - j);
     v8 a[U] = {}, qv, kv;
@@ -57,12 +59,19 @@ void dots(const float *q, const float *k, int64_t ks, int64_t n, int64_t D, floa
         a[u] += qv * kv;
       }
     }
+    v8 b[4], c[2];
+    for (int u = 0; u < 4; u++) /* b[u]: lanes 2i and 2i + 1 of a[2u] and a[2u + 1] added */
+      b[u] = __builtin_shufflevector(a[2 * u], a[2 * u + 1], 0, 8, 2, 10, 4, 12, 6, 14) +
+             __builtin_shufflevector(a[2 * u], a[2 * u + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+    for (int u = 0; u < 2; u++) /* c[u]: a[4u .. 4u + 4)'s sums of lanes 0..3 in lanes 0..3, of 4..7 in 4..7 */
+      c[u] = __builtin_shufflevector(b[2 * u], b[2 * u + 1], 0, 1, 8, 9, 4, 5, 12, 13) +
+             __builtin_shufflevector(b[2 * u], b[2 * u + 1], 2, 3, 10, 11, 6, 7, 14, 15);
+    v8 s = __builtin_shufflevector(c[0], c[1], 0, 1, 2, 3, 8, 9, 10, 11) + __builtin_shufflevector(c[0], c[1], 4, 5, 6, 7, 12, 13, 14, 15);
     for (int u = 0; u < u_n; u++) {
       const float *kj = k + (j + u) * ks;
-      float s = 0;
-      for (int l = 0; l < 8; l++) s += a[u][l];
-      for (int64_t i = D / 8 * 8; i < D; i++) s += q[i] * kj[i];
-      S[j + u] = s;
+      float t = s[u];
+      for (int64_t i = D / 8 * 8; i < D; i++) t += q[i] * kj[i];
+      S[j + u] = t;
     }
   }
 }

@@ -1,4 +1,8 @@
-// kernel_dense.cpp: an operand of rlx's kernels as row-major elements (see kernels.h dense).
+// kernel_dense.cpp: an operand of rlx's kernels as row-major elements (see kernels.h dense), and
+// the huge pages of buffers that kernels stream through (see kernels.h advise_huge_pages).
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -24,6 +28,43 @@ const void *dense(const mx::array &a, std::vector<uint8_t> &buf) {
     for (int d = nd - 2; d >= 0 && ++idx[d] == a.shape(d); d--) idx[d] = 0;
   }
   return buf.data();
+}
+
+namespace {
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1's value (asm-generic/mman-common.h); older glibc headers lack it */
+#endif
+constexpr uintptr_t kPage = 4096, kHuge = 2u << 20; /* x86-64's and arm64's base and PMD pages */
+constexpr size_t kMinHuge = 1u << 20;
+
+// Only the CPU build's allocator (std::malloc): with a GPU backend MLX's host arrays are its
+// CUDA allocator's (managed or pinned memory), which madvise should not touch.
+bool host_malloc() {
+  static const bool cpu_only = !mx::is_available(mx::Device::gpu);
+  return cpu_only;
+}
+
+}  // namespace
+
+void advise_huge_pages(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  if (!p || n < kMinHuge || !host_malloc()) return;
+  uintptr_t b = (uintptr_t)p & ~(kPage - 1);
+  madvise((void *)b, (uintptr_t)p + n - b, MADV_HUGEPAGE); /* advice: a failure changes nothing */
+#else
+  (void)p, (void)n;
+#endif
+}
+
+void collapse_huge_pages(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  if (!p || n < kMinHuge || !host_malloc()) return;
+  uintptr_t b = (uintptr_t)p & ~(kHuge - 1), e = ((uintptr_t)p + n + kHuge - 1) & ~(kHuge - 1);
+  for (uintptr_t a = b; a < e; a += kHuge) madvise((void *)a, kHuge, MADV_COLLAPSE); /* each region on its own: one that fails leaves the others */
+#else
+  (void)p, (void)n;
+#endif
 }
 
 }  // namespace rlx_kernels

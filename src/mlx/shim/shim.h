@@ -77,6 +77,9 @@ rlx_mx_arr *rlx_mx_keep(rlx_mx *c, rlx_mx_arr *a);
 void rlx_mx_release(rlx_mx_arr *a); /* NULL accepted */
 /* Copies host bytes (numel * dtype size, little-endian) into a new array of the given type. */
 rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t);
+/* rlx_mx_from_bytes for an array kept across runs (params, device handles, constants): on the
+ * CPU, one of 1 MB or more is put in transparent huge pages (kernels.h advise_huge_pages). */
+rlx_mx_arr *rlx_mx_from_bytes_resident(rlx_mx *c, const void *data, const rlx_type *t);
 /* A scalar (rank 0) of `dtype` holding v (bool: v != 0; complex: real part; integers: v
  * saturated at the dtype's limits, NaN as 0). rlx_mx_full fills the same way. */
 rlx_mx_arr *rlx_mx_scalar(rlx_mx *c, double v, rlx_dtype dtype);

@@ -280,7 +280,7 @@ rlx_mx_arr *rlx_mx_keep(rlx_mx *c, rlx_mx_arr *a) {
 
 void rlx_mx_release(rlx_mx_arr *a) { delete reinterpret_cast<mx::array *>(a); }
 
-rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t) {
+static rlx_mx_arr *from_bytes(rlx_mx *c, const void *data, const rlx_type *t, bool resident) {
   SHIM_OP(c, t, ([&] {
             mx::Shape shape = to_shape(t->rank, t->dims);
             c->admit(shape, to_mx(t->dtype), "an array copied from the host");
@@ -289,11 +289,18 @@ rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t) {
             if (n == 0) return mx::zeros(shape, to_mx(t->dtype), c->stream);
             if (!data) throw std::invalid_argument("no data for " + std::to_string(n) + " bytes");
             auto buf = mx::allocator::malloc(n);
-            if (!buf.buffer().raw_ptr()) throw std::bad_alloc(); /* MLX's allocator returns NULL */
-            std::memcpy(buf.buffer().raw_ptr(), data, n);
+            void *p = buf.buffer().raw_ptr();
+            if (!p) throw std::bad_alloc(); /* MLX's allocator returns NULL */
+            if (resident) rlx_kernels::advise_huge_pages(p, n);
+            std::memcpy(p, data, n);
+            if (resident) rlx_kernels::collapse_huge_pages(p, n);
             return mx::array(std::move(buf), shape, to_mx(t->dtype));
           }()));
 }
+
+rlx_mx_arr *rlx_mx_from_bytes(rlx_mx *c, const void *data, const rlx_type *t) { return from_bytes(c, data, t, false); }
+
+rlx_mx_arr *rlx_mx_from_bytes_resident(rlx_mx *c, const void *data, const rlx_type *t) { return from_bytes(c, data, t, true); }
 
 rlx_mx_arr *rlx_mx_scalar(rlx_mx *c, double v, rlx_dtype dtype) {
   v = saturate_for(v, dtype);
