@@ -938,43 +938,9 @@ void dequant_avx2(const uint8_t *p, int64_t K, float *w) {
 
 #pragma GCC pop_options
 
-// ---- AVX-512: float rows, and rows8 with VNNI (its 256-bit forms) ----
+// ---- rows8 with AVX-512 VNNI (its 256-bit forms) ----
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")
-
-// A float32 or float16 row as row_avx2 takes it, 16 weights per instruction: with one thread the
-// float16 rows of the llm_bench model streamed at ~21 GB/s against ~17 8-wide (two threads, which
-// share the memory bus, ~33 either way).
-template <int S, int M>
-void row_avx512(const uint8_t *p, int64_t K, const float *const *x, const float *const *, int, float *out) {
-  constexpr int C = kChains<M>;
-  __m512 acc[M][C];
-  for (int m = 0; m < M; m++)
-    for (int c = 0; c < C; c++) acc[m][c] = _mm512_setzero_ps();
-  auto weights = [&](int64_t k) {
-    /* the zero-masked forms: GCC 12 warns that _mm512_cvtph_ps's undefined source is uninitialized */
-    return S == kF16 ? _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256((const __m256i *)(p + 2 * k))) : _mm512_loadu_ps((const float *)(p + 4 * k));
-  };
-  int64_t k = 0;
-  for (; k + 16 * C <= K; k += 16 * C)
-    for (int c = 0; c < C; c++) {
-      __m512 w = weights(k + 16 * c);
-      for (int m = 0; m < M; m++) acc[m][c] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x[m] + k + 16 * c), acc[m][c]);
-    }
-  for (; k + 16 <= K; k += 16) {
-    __m512 w = weights(k);
-    for (int m = 0; m < M; m++) acc[m][0] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x[m] + k), acc[m][0]);
-  }
-  for (int m = 0; m < M; m++) {
-    __m512 v = acc[m][0];
-    for (int c = 1; c < C; c++) v = _mm512_add_ps(v, acc[m][c]);
-    alignas(64) float h[16]; /* GCC 12 calls the undefined sources of AVX-512's extracts and shuffles uninitialized */
-    _mm512_store_ps(h, v);
-    out[m] = hsum(_mm256_add_ps(_mm256_load_ps(h), _mm256_load_ps(h + 8)));
-  }
-  for (int64_t j = K / 16 * 16; j < K; j++)
-    for (int m = 0; m < M; m++) out[m] += weight1<S>(p, j) * x[m][j];
-}
 
 // The codes of one group of the 8 rows (vectors at v) dotted with M rows of x (codes at xq[m],
 // this group's): dot[m] lane r = sum_j c[r][j] q_x[j] + init[m]. vpdpbusd multiplies unsigned
@@ -1126,8 +1092,7 @@ Kernels kernels_of() {
   if (avx2) {
     if constexpr (!quantized(S)) {
       const RowFn rows[kMaxRows] = {row_avx2<S, 1>, row_avx2<S, 2>, row_avx2<S, 3>, row_avx2<S, 4>};
-      const RowFn wide[kMaxRows] = {row_avx512<S, 1>, row_avx512<S, 2>, row_avx512<S, 3>, row_avx512<S, 4>};
-      std::copy(vnni ? wide : rows, (vnni ? wide : rows) + kMaxRows, k.row), k.dequant = dequant_avx2<S>;
+      std::copy(rows, rows + kMaxRows, k.row), k.dequant = dequant_avx2<S>;
     } else if constexpr (!five(S)) { /* Q5_0 and Q5_1 keep the portable rows */
       const RowFn rows[kMaxRows] = {row_groups_avx2<S, 1>, row_groups_avx2<S, 2>, row_groups_avx2<S, 3>, row_groups_avx2<S, 4>};
       std::copy(rows, rows + kMaxRows, k.row), k.dequant = dequant_avx2<S>;

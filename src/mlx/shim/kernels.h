@@ -167,16 +167,17 @@ inline mx::array row_contiguous(const mx::array &x, const mx::Stream &s) {
 const void *dense(const mx::array &a, std::vector<uint8_t> &buf);
 
 // Huge pages for a buffer that lives as long as an executable and is streamed at every run (an
-// LLM's weights, read once per token): with 4 KB pages a thread streamed float16 rows at ~16 GB/s,
-// with 2 MB pages at ~19 (two threads ~26 -> ~33: a TLB miss every 4 KB otherwise); a decode step
-// of the llm_bench model in F16 went from 8.0 to 7.4 ms, Q4_0 from 3.3 to 2.9. Transparent huge
-// pages (Linux, /sys/kernel/mm/transparent_hugepage/enabled "madvise" or "always"):
-// advise_huge_pages(p, n) before the buffer is first written (madvise MADV_HUGEPAGE over its 4 KB
-// pages, so that its 2 MB-aligned pages fault in huge), collapse_huge_pages(p, n) once it is
-// written (MADV_COLLAPSE, Linux 6.1, over each 2 MB page it touches: those it shares with its
-// neighbours, which MLX's std::malloc places anywhere, are made huge too; their contents are
-// kept). Buffers under 1 MB, non-Linux systems, kernels that decline, and builds with a GPU backend
-// (MLX's host memory is then its CUDA allocator's): no-ops. Thread-safe.
+// LLM's weights, read once per token): two threads streaming 200 MB of float16 rows (AVX2, this
+// project's 2-core VM) read 21-30 GB/s with 4 KB pages, 31-34 with 2 MB pages (a TLB miss every
+// 4 KB otherwise); a decode step of the llm_bench model in F16 went from 8.0 to 7.4 ms, Q4_0 from
+// 3.3 to 2.9. Transparent huge pages (Linux, /sys/kernel/mm/transparent_hugepage/enabled
+// "madvise" or "always"): advise_huge_pages(p, n) before the buffer is first written (madvise
+// MADV_HUGEPAGE over its 4 KB pages, so that its 2 MB-aligned pages fault in huge),
+// collapse_huge_pages(p, n) once it is written (MADV_COLLAPSE, Linux 6.1, over each 2 MB page it
+// touches: those it shares with its neighbours, which MLX's std::malloc places anywhere, are made
+// huge too; their contents are kept). Buffers under 1 MB, non-Linux systems, kernels that
+// decline, and builds with a GPU backend (MLX's host memory is then its CUDA allocator's):
+// no-ops. Thread-safe.
 void advise_huge_pages(void *p, size_t n);
 void collapse_huge_pages(void *p, size_t n);
 

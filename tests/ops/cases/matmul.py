@@ -71,7 +71,7 @@ def matmul_cases():
     # x @ W^T for a weight param W [N, K]: float32 (the CPU's matvec kernel for at most 4 rows of x)
     # and float16 widened by a Cast (the kernel reads it as float16 for any rows: row by row up to
     # 4 rows, past that tiles of 64 rows of W widened for sgemm); K = 70 leaves a tail after the
-    # 8-, 16-, 32- and 128-wide loops, N = 150 a partial tile
+    # 8- and 32-wide loops, N = 150 a partial tile
     w32, w16 = uni((150, 70)), uni((150, 70), dtype=np.float16)
     for xs in [(70,), (1, 70), (3, 70), (2, 2, 70), (9, 70), (2, 5, 70)]:
         x = uni(xs)
