@@ -135,7 +135,14 @@ bool rlx_l_pool_separable_ok(const rlx_node *n) {
   return taps <= RLX_POOL_SEPARABLE_TAPS;
 }
 
-/* Pool: rlx's CPU kernel where it applies; else, for kernels of a few taps, separable slices
+/* Whether 2D pooling windows k tile the input: strides equal to the windows, no pads, dilation 1. */
+static bool windows_tile(const int64_t *k, const rlx_conv_geom *gm) {
+  for (int i = 0; i < 2; i++)
+    if (gm->s[i] != k[i] || gm->d[i] != 1 || gm->p[i] || gm->p[i + 2]) return false;
+  return true;
+}
+
+/* Pool: a max pool of a CPU convolution's result in the convolution (rlx_mx_conv_max_pool); rlx's CPU kernel where it applies; else, for kernels of a few taps, separable slices
  * (rlx_l_pool_separable: no array larger than the padded input; MLX's CUDA reduction of a strided
  * window view took 0.49 ms on ResNet-50's 3x3 max pool at batch 8, PyTorch 0.035 ms); else over
  * windows: pad with the kind's neutral value, view [N,C,o..,k..] (rlx_l_pool_windows, output x
@@ -153,6 +160,9 @@ static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
   rlx_conv_geom_read(n, nsp, &gm);
   rlx_conv_list_get(n, "kernel_shape", nsp, 1, k);
   bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU;
+  if (!L->cl && cpu && kind == 2 && nsp == 2 && t->dtype == RLX_DTYPE_F32 && rlx_l_read_once(L, n->in[0]) && !rlx_node_i(n, "ceil_mode") &&
+      windows_tile(k, &gm) && (out[0] = rlx_mx_conv_max_pool(c, x, k)))
+    return; /* a convolution's result read only here: pooled as the convolution forms it */
   if (!L->cl && cpu && nsp <= 2 && rlx_dtype_is_float(t->dtype) && t->dtype != RLX_DTYPE_F64 && kind < 4) {
     out[0] = pool_kernel(L, n, x, t, to, kind, k, &gm);
     return;

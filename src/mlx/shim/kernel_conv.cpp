@@ -19,12 +19,16 @@
 //   block] are written straight into the GEMM's panels in a per-thread buffer (for 1x1
 //   convolutions with stride 1 and no pads the patches are the input itself, packed as it is),
 //   then y[rows, block] = w[rows, K] @ col by rlx's GEMM (kernels.h gemm_block).
-// Each tile's bias and activation are applied while it is in cache.
+// Each tile's bias and activation are applied while it is in cache. A max pool whose windows tile
+// the result (rlx_mx_conv_max_pool) is applied there too: the implicit GEMM pools each tile's rows
+// as they leave its result (conv_max_pool).
 //
 // float32 only (the shim converts other float types).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "mlx/backend/cpu/encoder.h"
@@ -173,7 +177,7 @@ void plan_rows(const Geom &g, Implicit *im, int64_t floats, int64_t want) {
 // How gemm_conv's convolution runs without patches, or false: 1x1 convolutions with stride 1 and
 // no pads (their patches are the input, packed as it is), and rows so narrow that the dropped
 // columns would waste more than a tenth of the work.
-bool implicit_plan(const Geom &g, Implicit *im) {
+bool implicit_plan(const Geom &g, Implicit *im, int64_t row_multiple = 1) {
   if (g.unit || g.sw < 1) return false;
   im->Wv = phase_width(g), im->per_row = g.sh > 1;
   int64_t lanes = im->per_row ? (g.OW + NR - 1) / NR * NR : im->Wv;  // computed per output row
@@ -187,6 +191,8 @@ bool implicit_plan(const Geom &g, Implicit *im) {
     im->nb = std::max(im->nb, (g.OH * im->bm * lanes + ((int64_t)64 << 10) - 1) / ((int64_t)64 << 10));
     im->rt = (g.OH + im->nb - 1) / im->nb, im->nb = (g.OH + im->rt - 1) / im->rt;
   }
+  if (row_multiple > 1) /* tiles that start at multiples of row_multiple rows (a max pool's windows) */
+    im->rt = (im->rt + row_multiple - 1) / row_multiple * row_multiple, im->nb = (g.OH + im->rt - 1) / im->rt;
   im->grain = std::max<int64_t>(1, ((int64_t)1 << 17) / std::max<int64_t>(1, im->bm * im->rt * g.OW * g.K));
   return true;
 }
@@ -289,8 +295,66 @@ void copy_rows(const Geom &g, const Implicit &im, const float *acc, int64_t ld, 
   }
 }
 
+// The max over each ph x pw window of the ph rows at src (row stride W): dst[j] for j < PW, window
+// j at columns [j pw, j pw + pw); max as kernel_pool.cpp takes it (from -inf, v replaces the max
+// only when it compares greater, rows then columns). Windows 2 wide 16 at a time (each row's 32
+// columns split into even and odd ones by shuffles). Cloned: AVX-512 and AVX2 run the vectors.
+RLX_KERNEL_CLONES_512
+void max_pool_rows(const float *src, int64_t W, int64_t ph, int64_t pw, int64_t PW, float *dst) {
+  int64_t j = 0;
+  if (pw == 2)
+    for (; j + NR <= PW; j += NR) {
+      v16 m = v16{} - std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < ph; i++) {
+        v16 lo, hi;
+        std::memcpy(&lo, src + i * W + 2 * j, sizeof lo);
+        std::memcpy(&hi, src + i * W + 2 * j + NR, sizeof hi);
+        v16 ev = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        v16 od = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+        m = m < ev ? ev : m;
+        m = m < od ? od : m;
+      }
+      std::memcpy(dst + j, &m, sizeof m);
+    }
+  for (; j < PW; j++) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < ph; i++)
+      for (int64_t t = 0; t < pw; t++) {
+        float v = src[i * W + j * pw + t];
+        m = m < v ? v : m;
+      }
+    dst[j] = m;
+  }
+}
+
+// copy_rows followed by a max pool of ph x pw windows (strides ph, pw): the tile's rows from oy0
+// (a multiple of ph) pooled into yp (channel o0's pooled plane [OH / ph, OW / pw]), ph rows at a
+// time through a row buffer, so the convolution's rows are never written to y.
+void copy_rows_max_pool(const Geom &g, const Implicit &im, const float *acc, int64_t ld, int64_t m, int64_t oy0, int64_t rt,
+                        float *yp, const float *bias, const Act &act, int64_t ph, int64_t pw) {
+  const int64_t PH = g.OH / ph, PW = g.OW / pw, q1 = std::min(PH, (oy0 + rt) / ph);
+  thread_local std::vector<float> rows;
+  if ((int64_t)rows.size() < ph * g.OW) rows.resize(ph * g.OW);
+  for (int64_t o = 0; o < m; o++) {
+    const float *ao = acc + o * ld;
+    const float bo = bias ? bias[o] : 0.f;
+    for (int64_t q = oy0 / ph; q < q1; q++) {
+      bool linear = true;
+      for (int64_t i = 0; i < ph; i++) {
+        const float *ar = ao + im.row_at(g, q * ph + i - oy0, rt);
+        linear = bias_act_copy(act, bo, ar, rows.data() + i * g.OW, g.OW);  // a piecewise-linear act in the copy
+        if (!linear) bias_act_copy(Act{}, bo, ar, rows.data() + i * g.OW, g.OW);
+      }
+      if (!linear) apply_act(act, rows.data(), ph * g.OW);
+      max_pool_rows(rows.data(), g.OW, ph, pw, PW, yp + o * PH * PW + q * PW);
+    }
+  }
+}
+
+// ph x pw > 1: y is the max pool of the convolution (copy_rows_max_pool), [N, Co, OH / ph, OW / pw],
+// im's tiles starting at multiples of ph rows.
 void implicit_conv(const Geom &g, const Implicit &im, const float *x, const float *w, const float *b, const Act &act,
-                   float *y) {
+                   float *y, int64_t ph = 1, int64_t pw = 1) {
   int64_t groups = g.Co / g.og, items = g.N * groups;
   parallel_for(items * im.mb * im.nb, im.grain, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> acc;
@@ -306,6 +370,11 @@ void implicit_conv(const Geom &g, const Implicit &im, const float *x, const floa
       if ((int64_t)acc.size() < (m1 - m0) * ld) acc.resize((m1 - m0) * ld);
       for (int64_t sp = 0; sp < im.spans(rt); sp++)
         gemm_block_offsets(m1 - m0, nv, g.K, w + o0 * g.K, g.K, buf + sp * g.sh * im.Wv, off, acc.data() + sp * nv, ld);
+      if (ph * pw > 1) {
+        copy_rows_max_pool(g, im, acc.data(), ld, m1 - m0, oy0, rt, y + (n * g.Co + o0) * (g.OH / ph) * (g.OW / pw),
+                           b ? b + o0 : nullptr, act, ph, pw);
+        continue;
+      }
       float *yt = y + (n * g.Co + o0) * g.P + oy0 * g.OW;
       copy_rows(g, im, acc.data(), ld, m1 - m0, rt, yt, b ? b + o0 : nullptr, act);
     }
@@ -502,42 +571,86 @@ void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, co
   });
 }
 
+// The convolution by the algorithm for its geometry (see the top of the file), on the pool.
+void conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, bool gemm, float *y) {
+  // without patch rows (no input channels) the direct loop writes the bias, then the activation
+  if (gemm && g.K) return gemm_conv(g, x, w, b, act, y);
+  // Few input channels but 8 or more output channels per group (a first layer over 1-4 channels):
+  // the GEMM without patches reads each input row once for every output channel of a tile, where
+  // the direct loop reads it once per output channel (bench_kernels.py's stems: 1.8-2.7x faster).
+  Implicit im;
+  if (g.K && g.og >= 8 && implicit_plan(g, &im)) return implicit_conv(g, im, x, w, b, act, y);
+  im.Wv = phase_width(g);  // padded rows too wide for a tile's buffer: the GEMM with patches
+  if (g.K && !tile_fits(g, im)) return gemm_conv(g, x, w, b, act, y);
+  direct_conv(g, x, w, b, act, y);
+}
+
+// The convolution followed by a max pool of ph x pw windows at strides ph, pw without pads (ONNX
+// MaxPool, floor mode: the last OH % ph rows and OW % pw columns are in no window): y [N, Co,
+// OH / ph, OW / pw]. Where conv would take the implicit GEMM, each tile's rows are pooled as they
+// leave its result (DNSMOS P.808's first convolution wrote 13.8 MB that its MaxPool read back for
+// 3.5 MB); the other algorithms write the convolution to a buffer, pooled from there.
+void conv_max_pool(const Geom &g, const float *x, const float *w, const float *b, const Act &act, bool gemm, int64_t ph,
+                   int64_t pw, float *y) {
+  Implicit im;
+  if (g.K && (gemm ? g.P > kDotPositions : g.og >= 8) && implicit_plan(g, &im, ph))
+    return implicit_conv(g, im, x, w, b, act, y, ph, pw);
+  thread_local std::vector<float> full;
+  full.resize((size_t)(g.N * g.Co * g.P));
+  conv(g, x, w, b, act, gemm, full.data());
+  const int64_t PH = g.OH / ph, PW = g.OW / pw;
+  const float *f = full.data();
+  parallel_for(g.N * g.Co * PH, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, ph * g.OW)), [=](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; r++) max_pool_rows(f + r / PH * g.P + r % PH * ph * g.OW, g.OW, ph, pw, PW, y + r * PW);
+  });
+}
+
 class Conv2d : public CpuKernel {
  public:
-  Conv2d(mx::Stream s, const int64_t *st, const int64_t *pad, const int64_t *dil, int64_t group, Act act, bool gemm)
-      : CpuKernel(s), group_(group), act_(act), gemm_(gemm) {
+  Conv2d(mx::Stream s, const int64_t *st, const int64_t *pad, const int64_t *dil, int64_t group, Act act, bool gemm,
+         int64_t ph = 1, int64_t pw = 1)
+      : CpuKernel(s), group_(group), act_(act), gemm_(gemm), pool_{ph, pw} {
     for (int i = 0; i < 2; i++) s_[i] = st[i], d_[i] = dil[i];
     for (int i = 0; i < 4; i++) p_[i] = pad[i];
   }
   // inputs: x [N,C,H,W], w [Co,C/group,kh,kw], optional b [Co]; all float32 row-contiguous.
+  // With a max pool (with_max_pool) out is the pooled convolution.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     Geom g = geom(in);
     auto &enc = begin(in, out);
     const float *x = in[0].data<float>(), *w = in[1].data<float>(), *b = in.size() > 2 ? in[2].data<float>() : nullptr;
     float *y = out.data<float>();
     if (out.size() == 0) return;
-    // without patch rows (no input channels) the direct loop writes the bias, then the activation
-    if (gemm_ && g.K) return enc.dispatch([g, x, w, b, y, act = act_]() { gemm_conv(g, x, w, b, act, y); });
-    // Few input channels but 8 or more output channels per group (a first layer over 1-4 channels):
-    // the GEMM without patches reads each input row once for every output channel of a tile, where
-    // the direct loop reads it once per output channel (bench_kernels.py's stems: 1.8-2.7x faster).
-    Implicit im;
-    if (g.K && g.og >= 8 && implicit_plan(g, &im))
-      return enc.dispatch([g, im, x, w, b, y, act = act_]() { implicit_conv(g, im, x, w, b, act, y); });
-    im.Wv = phase_width(g);  // padded rows too wide for a tile's buffer: the GEMM with patches
-    if (g.K && !tile_fits(g, im)) return enc.dispatch([g, x, w, b, y, act = act_]() { gemm_conv(g, x, w, b, act, y); });
-    enc.dispatch([g, x, w, b, y, act = act_]() { direct_conv(g, x, w, b, act, y); });
+    enc.dispatch([g, x, w, b, y, act = act_, gemm = gemm_, ph = pool_[0], pw = pool_[1]]() {
+      if (ph * pw > 1) conv_max_pool(g, x, w, b, act, gemm, ph, pw, y);
+      else conv(g, x, w, b, act, gemm, y);
+    });
   }
   const char *name() const override { return gemm_ ? "RlxGemmConv" : "RlxDirectConv"; }
   bool is_equivalent(const mx::Primitive &other) const override {
     auto &o = static_cast<const Conv2d &>(other);
     return group_ == o.group_ && gemm_ == o.gemm_ && act_.kind == o.act_.kind && act_.a == o.act_.a && act_.b == o.act_.b &&
-           !memcmp(s_, o.s_, sizeof s_) && !memcmp(p_, o.p_, sizeof p_) && !memcmp(d_, o.d_, sizeof d_);
+           !memcmp(s_, o.s_, sizeof s_) && !memcmp(p_, o.p_, sizeof p_) && !memcmp(d_, o.d_, sizeof d_) &&
+           !memcmp(pool_, o.pool_, sizeof pool_);
   }
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
     Geom g = geom(in);
     if (g.column) std::swap(g.OH, g.OW);
-    return {{(int)g.N, (int)g.Co, (int)g.OH, (int)g.OW}};
+    return {{(int)g.N, (int)g.Co, (int)(g.OH / pool_[0]), (int)(g.OW / pool_[1])}};
+  }
+  // y's convolution followed by a max pool of ph x pw windows at strides ph, pw, no pads, floor
+  // mode (a new primitive over y's inputs), or no value where y is not this kernel's (unpooled)
+  // float32 result, the window is 1 x 1, or a 1D convolution run as a row (column geometry) or
+  // one with fewer than ph x pw outputs.
+  static std::optional<mx::array> with_max_pool(const mx::array &y, int64_t ph, int64_t pw) {
+    if (!y.has_primitive() || y.dtype() != mx::float32 || ph < 1 || pw < 1 || ph * pw == 1) return std::nullopt;
+    auto *p = dynamic_cast<Conv2d *>(&y.primitive());
+    if (!p || p->pool_[0] * p->pool_[1] > 1) return std::nullopt;
+    Geom g = p->geom(y.inputs());
+    if (g.column || g.OH < ph || g.OW < pw) return std::nullopt;
+    auto prim = std::make_shared<Conv2d>(p->stream(), p->s_, p->p_, p->d_, p->group_, p->act_, p->gemm_, ph, pw);
+    mx::Shape shape = prim->output_shapes(y.inputs())[0];
+    return mx::array(std::move(shape), mx::float32, std::move(prim), y.inputs());
   }
 
  private:
@@ -570,6 +683,7 @@ class Conv2d : public CpuKernel {
   int64_t s_[2], p_[4], d_[2], group_;
   Act act_;
   bool gemm_;
+  int64_t pool_[2];  // a max pool's window (= its strides) applied to the result; 1 x 1: none
 };
 
 }  // namespace
@@ -606,4 +720,15 @@ extern "C" rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr
 extern "C" rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
                                           const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act) {
   return conv2d(c, x, w, b, strides, pads, dilations, group, act, true);
+}
+
+extern "C" rlx_mx_arr *rlx_mx_conv_max_pool(rlx_mx *c, rlx_mx_arr *y, const int64_t *window) {
+  if (!c || c->err || !y || !window) return nullptr;
+  try {
+    std::optional<mx::array> p = rlx_kernels::Conv2d::with_max_pool(A(y), window[0], window[1]);
+    return p ? c->put(*p) : nullptr;
+  } catch (...) {
+    c->fail_current();
+    return nullptr;
+  }
 }

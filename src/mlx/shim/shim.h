@@ -275,6 +275,15 @@ rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx
  * with many input channels per group. */
 rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
                                const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
+/* MaxPool(y) with windows of window[0] x window[1] at the same strides, no pads, dilation 1, floor
+ * mode (ONNX MaxPool), as one kernel, where y is an rlx_mx_direct_conv2d / rlx_mx_gemm_conv2d
+ * result (float32, not yet evaluated, without a pool): a new convolution over y's operands whose
+ * result is the pooled one, [N, Co, OH / window[0], OW / window[1]] (the max as rlx_mx_pool2d
+ * takes it); the convolution's rows are pooled as its tiles are formed, never all written. y
+ * itself is left as it is (not evaluated unless read elsewhere). NULL, with no error set, when y
+ * is not such a result, the window is 1 x 1 or larger than y's spatial dims, or y is a 1D
+ * convolution run as a row ([N, C, L, 1] with a kernel of width 1). */
+rlx_mx_arr *rlx_mx_conv_max_pool(rlx_mx *c, rlx_mx_arr *y, const int64_t *window);
 /* Direct 2D pooling, channels first: x [N,C,H,W] -> y [N,C,OH,OW] (contiguous); kind 0 max,
  * 1 min, 2 sum, 3 mean; kernel[2], strides[2], pads[4] (begin h, w, end h, w), dilations[2];
  * ONNX MaxPool / AveragePool semantics (pads hold no values; mean counts the window's positions

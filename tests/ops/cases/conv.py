@@ -326,6 +326,38 @@ def conv_cases():
     xi8, wi8 = rng.integers(-128, 128, size=(2, 4, 5, 5)).astype(np.int64), rng.integers(-128, 128, size=(4, 2, 2, 2)).astype(np.int64)
     yield simple("Conv2d_i64_group", "Conv", {"x": xi8, "w": wi8}, conv_ref(xi8, wi8, group=2).round().astype(np.int64),
                  group=I(2))
+    # a max pool whose windows tile the conv's result (strides = windows, no pads) read only by it:
+    # the CPU kernels pool the conv's rows as they form them (rlx_mx_conv_max_pool). The implicit
+    # GEMM's tiles (rows wide enough; odd rows and columns left out of every window, a Silu applied
+    # before the max, 3 x 3 and 2 x 1 windows, a strided conv), the GEMM with patches (narrow rows),
+    # the direct kernel (depthwise), dot products (few positions); a conv also read elsewhere.
+    relu, silu = (lambda v: np.maximum(v, 0)), (lambda v: v / (1 + np.exp(-v)))
+    for name, xs, ws, act, win, a in (("implicit_odd", (1, 12, 7, 41), (10, 12, 3, 3), "Relu", (2, 2), {}),
+                                      ("implicit_silu", (2, 12, 8, 40), (10, 12, 3, 3), "Silu", (2, 2), {}),
+                                      ("implicit_3x3", (1, 2, 11, 50), (16, 2, 3, 3), "Relu", (3, 3), {}),
+                                      ("implicit_2x1", (1, 12, 9, 40), (10, 12, 3, 3), "Relu", (2, 1), {}),
+                                      ("implicit_strided", (1, 8, 21, 127), (12, 8, 3, 3), "Relu", (2, 2), {"strides": [2, 2]}),
+                                      ("patches", (2, 6, 9, 7), (8, 6, 3, 3), "Relu", (2, 2), {}),
+                                      ("direct", (1, 3, 9, 10), (3, 1, 3, 3), "Silu", (2, 2), {"group": 3}),
+                                      ("dot", (1, 6, 4, 4), (8, 6, 3, 3), "Relu", (2, 2), {"strides": [2, 2]})):
+        xp, wp, bp = uni(xs, -3, 3), uni(ws), uni((ws[0],))
+        f = relu if act == "Relu" else silu
+        ref = pool_ref(f(conv_ref(xp, wp, bp, a.get("strides"), [1, 1, 1, 1], group=a.get("group", 1))), "max", list(win),
+                       list(win))
+        cattrs = {"pads": IS([1, 1, 1, 1]), "activation": S(act)}
+        cattrs.update({k: (I(v) if k == "group" else IS(v)) for k, v in a.items()})
+        yield Case(f"Conv2d_max_pool_{name}",
+                   [node("Conv", ["x", "w", "b"], ["c"], **cattrs),
+                    node("Pool", ["c"], ["y"], kind=S("max"), kernel_shape=IS(list(win)), strides=IS(list(win)))],
+                   {"x": xp, "w": wp, "b": bp}, {"y": ref.astype(np.float32)}, atol=1e-4, rtol=1e-4)
+    xp, wp, bp = uni((1, 12, 6, 40), -3, 3), uni((10, 12, 3, 3)), uni((10,))
+    conv_y = relu(conv_ref(xp, wp, bp, None, [1, 1, 1, 1]))
+    yield Case("Conv2d_max_pool_conv_also_read",
+               [node("Conv", ["x", "w", "b"], ["c"], pads=IS([1, 1, 1, 1]), activation=S("Relu")),
+                node("Pool", ["c"], ["y"], kind=S("max"), kernel_shape=IS([2, 2]), strides=IS([2, 2]))],
+               {"x": xp, "w": wp, "b": bp},
+               {"y": pool_ref(conv_y, "max", [2, 2], [2, 2]).astype(np.float32), "c": conv_y.astype(np.float32)}, atol=1e-4,
+               rtol=1e-4)
     # non-contiguous input: a Transpose feeding the conv
     xt, w = uni((1, 9, 8, 4)), uni((4, 1, 3, 3))
     ref = conv_ref(xt.transpose(0, 3, 1, 2), w, pads=[1, 1, 1, 1], group=4)
