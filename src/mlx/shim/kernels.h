@@ -186,6 +186,11 @@ void collapse_huge_pages(void *p, size_t n);
 // caller runs MLX's reduction). x non-empty.
 std::optional<mx::array> sum_trailing(const mx::Stream &s, const mx::array &x, std::vector<int> axes, bool mean, bool keepdims);
 
+// xs concatenated along axis (negative from the end) with rlx's kernel (kernel_concat.cpp) when s
+// is a CPU stream and xs are 2 or more arrays of one dtype and rank, equal but along axis;
+// otherwise no value (the caller runs MLX's concatenate).
+std::optional<mx::array> concat(const mx::Stream &s, const std::vector<mx::array> &xs, int axis);
+
 // Applies act to acc[0..n) in place (float).
 void apply_act(const Act &act, float *acc, int64_t n);
 

@@ -169,7 +169,11 @@ rlx_mx_arr *rlx_mx_slice_update(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *upd, int r
 }
 
 rlx_mx_arr *rlx_mx_concatenate(rlx_mx *c, rlx_mx_arr *const *a, size_t n, int axis) {
-  SHIM_OP(c, all_set(a, n), mx::concatenate(arrays(a, n), axis, c->stream));
+  SHIM_OP(c, all_set(a, n), ([&] {
+            std::vector<mx::array> xs = arrays(a, n);
+            if (auto k = rlx_kernels::concat(c->stream, xs, axis)) return *k;
+            return mx::concatenate(xs, axis, c->stream);
+          }()));
 }
 
 rlx_mx_arr *rlx_mx_stack(rlx_mx *c, rlx_mx_arr *const *a, size_t n, int axis) {

@@ -140,6 +140,14 @@ def concat_cases():
     xt = uni(3, 2)
     yield Case("Concat_of_transpose", [node("Transpose", ["x"], ["t"], perm=IS([1, 0])), node("Concat", ["t", "t"], ["y"], axis=I(0))],
                {"x": xt}, {"y": np.concatenate([xt.T, xt.T], 0)})
+    # runs past the CPU kernel's 256 KB pieces (a feature map's channels), outer > 1, bool
+    f1, f2 = uni(1, 3, 150, 150), uni(1, 2, 150, 150)
+    yield Case("Concat_large_channels", [node("Concat", ["a", "b"], ["y"], axis=I(1))], {"a": f1, "b": f2},
+               {"y": np.concatenate([f1, f2], 1)})
+    yield Case("Concat_large_axis2", [node("Concat", ["a", "b"], ["y"], axis=I(2))], {"a": f1[:, :2], "b": f2},
+               {"y": np.concatenate([f1[:, :2], f2], 2)})
+    m1, m2 = uni(2, 3) > 0, uni(2, 1) > 0
+    yield Case("Concat_bool", [node("Concat", ["a", "b"], ["y"], axis=I(1))], {"a": m1, "b": m2}, {"y": np.concatenate([m1, m2], 1)})
     yield Case("Concat_dtype_mismatch", [node("Concat", ["a", "b"], ["y"], axis=I(0))], {"a": i1, "b": i2.astype(np.int32)}, {},
                expect_error="INVALID_ARGUMENT", modes=["lazy"])
     yield Case("Concat_shape_mismatch", [node("Concat", ["a", "b"], ["y"], axis=I(1))], {"a": a, "b": uni(3, 1, 4)}, {},
