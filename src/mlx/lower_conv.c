@@ -142,10 +142,11 @@ static bool windows_tile(const int64_t *k, const rlx_conv_geom *gm) {
   return true;
 }
 
-/* Pool: a max pool of a CPU convolution's result in the convolution (rlx_mx_conv_max_pool); rlx's CPU kernel where it applies; else, for kernels of a few taps, separable slices
- * (rlx_l_pool_separable: no array larger than the padded input; MLX's CUDA reduction of a strided
- * window view took 0.49 ms on ResNet-50's 3x3 max pool at batch 8, PyTorch 0.035 ms); else over
- * windows: pad with the kind's neutral value, view [N,C,o..,k..] (rlx_l_pool_windows, output x
+/* Pool: a max pool of a CPU convolution's result read only by it, inside the convolution
+ * (rlx_mx_conv_max_pool); rlx's CPU kernel where it applies; else, for kernels of a few taps,
+ * separable slices (rlx_l_pool_separable: no array larger than the padded input; MLX's CUDA
+ * reduction of a strided window view took 0.49 ms on ResNet-50's 3x3 max pool at batch 8,
+ * PyTorch 0.035 ms); else over windows: pad with the kind's neutral value, view [N,C,o..,k..] (rlx_l_pool_windows, output x
  * taps elements, bounded by the allocation limit), reduce the window axes. mean divides the sum
  * by each window's count: prod(k) when every window counts the same (no pads, or
  * count_include_pad, and no ceil_mode overhang), else the same pooling applied to a ones tensor
@@ -160,8 +161,8 @@ static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
   rlx_conv_geom_read(n, nsp, &gm);
   rlx_conv_list_get(n, "kernel_shape", nsp, 1, k);
   bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU;
-  if (!L->cl && cpu && kind == 2 && nsp == 2 && t->dtype == RLX_DTYPE_F32 && rlx_l_read_once(L, n->in[0]) && !rlx_node_i(n, "ceil_mode") &&
-      windows_tile(k, &gm) && (out[0] = rlx_mx_conv_max_pool(c, x, k)))
+  if (!L->cl && cpu && kind == 2 && nsp == 2 && t->dtype == RLX_DTYPE_F32 && rlx_l_read_once(L, n->in[0]) &&
+      !rlx_node_i(n, "ceil_mode") && windows_tile(k, &gm) && (out[0] = rlx_mx_conv_max_pool(c, x, k)))
     return; /* a convolution's result read only here: pooled as the convolution forms it */
   if (!L->cl && cpu && nsp <= 2 && rlx_dtype_is_float(t->dtype) && t->dtype != RLX_DTYPE_F64 && kind < 4) {
     out[0] = pool_kernel(L, n, x, t, to, kind, k, &gm);
