@@ -174,9 +174,9 @@ void plan_rows(const Geom &g, Implicit *im, int64_t floats, int64_t want) {
   im->rt = (g.OH + nb - 1) / nb, im->nb = (g.OH + im->rt - 1) / im->rt;
 }
 
-// How gemm_conv's convolution runs without patches, or false: 1x1 convolutions with stride 1 and
-// no pads (their patches are the input, packed as it is), and rows so narrow that the dropped
-// columns would waste more than a tenth of the work.
+// How the convolution runs without patches (takes_implicit), or false: 1x1 convolutions with
+// stride 1 and no pads (their patches are the input, packed as it is), and rows so narrow that the
+// dropped columns would waste more than a tenth of the work.
 bool implicit_plan(const Geom &g, Implicit *im, int64_t row_multiple = 1) {
   if (g.unit || g.sw < 1) return false;
   im->Wv = phase_width(g), im->per_row = g.sh > 1;
@@ -329,26 +329,17 @@ void max_pool_rows(const float *src, int64_t W, int64_t ph, int64_t pw, int64_t 
 
 // copy_rows followed by a max pool of ph x pw windows (strides ph, pw): the tile's rows from oy0
 // (a multiple of ph) pooled into yp (channel o0's pooled plane [OH / ph, OW / pw]), ph rows at a
-// time through a row buffer, so the convolution's rows are never written to y.
+// time copied (copy_rows) into a row buffer, so the convolution's rows are never written to y.
 void copy_rows_max_pool(const Geom &g, const Implicit &im, const float *acc, int64_t ld, int64_t m, int64_t oy0, int64_t rt,
                         float *yp, const float *bias, const Act &act, int64_t ph, int64_t pw) {
   const int64_t PH = g.OH / ph, PW = g.OW / pw, q1 = std::min(PH, (oy0 + rt) / ph);
   thread_local std::vector<float> rows;
   if ((int64_t)rows.size() < ph * g.OW) rows.resize(ph * g.OW);
-  for (int64_t o = 0; o < m; o++) {
-    const float *ao = acc + o * ld;
-    const float bo = bias ? bias[o] : 0.f;
-    for (int64_t q = oy0 / ph; q < q1; q++) {
-      bool linear = true;
-      for (int64_t i = 0; i < ph; i++) {
-        const float *ar = ao + im.row_at(g, q * ph + i - oy0, rt);
-        linear = bias_act_copy(act, bo, ar, rows.data() + i * g.OW, g.OW);  // a piecewise-linear act in the copy
-        if (!linear) bias_act_copy(Act{}, bo, ar, rows.data() + i * g.OW, g.OW);
-      }
-      if (!linear) apply_act(act, rows.data(), ph * g.OW);
+  for (int64_t o = 0; o < m; o++)
+    for (int64_t q = oy0 / ph; q < q1; q++) { /* row_at(r) is linear in r: the window's rows start at row q ph - oy0 */
+      copy_rows(g, im, acc + o * ld + im.row_at(g, q * ph - oy0, rt), ld, 1, ph, rows.data(), bias ? bias + o : nullptr, act);
       max_pool_rows(rows.data(), g.OW, ph, pw, PW, yp + o * PH * PW + q * PW);
     }
-  }
 }
 
 // ph x pw > 1: y is the max pool of the convolution (copy_rows_max_pool), [N, Co, OH / ph, OW / pw],
@@ -541,10 +532,10 @@ void dot_conv(const Geom &g, const float *x, const float *w, const float *b, con
   });
 }
 
+// The GEMM for a convolution that takes neither the implicit GEMM (conv decides) nor the direct
+// loop: dot products for at most kDotPositions positions, else patches.
 void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
   if (g.P <= kDotPositions) return dot_conv(g, x, w, b, act, y);
-  Implicit im;
-  if (implicit_plan(g, &im)) return implicit_conv(g, im, x, w, b, act, y);
   int64_t groups = g.Co / g.og, items = g.N * groups;
   Tiles t = tiles(items, g.og, g.P, g.K, pack_columns(g.K));
   parallel_for(items * t.mb * t.nb, t.grain, [&](int64_t t0, int64_t t1) {
@@ -571,15 +562,21 @@ void gemm_conv(const Geom &g, const float *x, const float *w, const float *b, co
   });
 }
 
+// Whether the convolution takes the implicit GEMM (im: its plan, tiles starting at multiples of
+// row_multiple rows): RlxGemmConv's (gemm) with more than kDotPositions positions, and a first
+// layer over 1-4 input channels with 8 or more output channels per group (the GEMM without patches
+// reads each input row once for every output channel of a tile, where the direct loop reads it
+// once per output channel: bench_kernels.py's stems 1.8-2.7x faster), where rows are wide enough.
+bool takes_implicit(const Geom &g, bool gemm, Implicit *im, int64_t row_multiple = 1) {
+  return g.K && (gemm ? g.P > kDotPositions : g.og >= 8) && implicit_plan(g, im, row_multiple);
+}
+
 // The convolution by the algorithm for its geometry (see the top of the file), on the pool.
 void conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, bool gemm, float *y) {
+  Implicit im;
+  if (takes_implicit(g, gemm, &im)) return implicit_conv(g, im, x, w, b, act, y);
   // without patch rows (no input channels) the direct loop writes the bias, then the activation
   if (gemm && g.K) return gemm_conv(g, x, w, b, act, y);
-  // Few input channels but 8 or more output channels per group (a first layer over 1-4 channels):
-  // the GEMM without patches reads each input row once for every output channel of a tile, where
-  // the direct loop reads it once per output channel (bench_kernels.py's stems: 1.8-2.7x faster).
-  Implicit im;
-  if (g.K && g.og >= 8 && implicit_plan(g, &im)) return implicit_conv(g, im, x, w, b, act, y);
   im.Wv = phase_width(g);  // padded rows too wide for a tile's buffer: the GEMM with patches
   if (g.K && !tile_fits(g, im)) return gemm_conv(g, x, w, b, act, y);
   direct_conv(g, x, w, b, act, y);
@@ -587,16 +584,14 @@ void conv(const Geom &g, const float *x, const float *w, const float *b, const A
 
 // The convolution followed by a max pool of ph x pw windows at strides ph, pw without pads (ONNX
 // MaxPool, floor mode: the last OH % ph rows and OW % pw columns are in no window): y [N, Co,
-// OH / ph, OW / pw]. Where conv would take the implicit GEMM, each tile's rows are pooled as they
+// OH / ph, OW / pw]. Where conv takes the implicit GEMM, each tile's rows are pooled as they
 // leave its result (DNSMOS P.808's first convolution wrote 13.8 MB that its MaxPool read back for
 // 3.5 MB); the other algorithms write the convolution to a buffer, pooled from there.
 void conv_max_pool(const Geom &g, const float *x, const float *w, const float *b, const Act &act, bool gemm, int64_t ph,
                    int64_t pw, float *y) {
   Implicit im;
-  if (g.K && (gemm ? g.P > kDotPositions : g.og >= 8) && implicit_plan(g, &im, ph))
-    return implicit_conv(g, im, x, w, b, act, y, ph, pw);
-  thread_local std::vector<float> full;
-  full.resize((size_t)(g.N * g.Co * g.P));
+  if (takes_implicit(g, gemm, &im, ph)) return implicit_conv(g, im, x, w, b, act, y, ph, pw);
+  std::vector<float> full((size_t)(g.N * g.Co * g.P));
   conv(g, x, w, b, act, gemm, full.data());
   const int64_t PH = g.OH / ph, PW = g.OW / pw;
   const float *f = full.data();
