@@ -133,6 +133,9 @@ rlx_status *rlx_infer_shape(rlx_infer_ctx *c) {
                (long long)d);
         if (o < 0) FAIL(INVALID_ARGUMENT, "pads crop axis %d of size %lld below 0", i, (long long)d);
         if (!rlx_add_i64(d, p[i] < 0 ? p[i] : 0, &kept) || !rlx_add_i64(kept, p[i + x->rank] < 0 ? p[i + x->rank] : 0, &kept)) kept = -1;
+        if (kept < 0)
+          FAIL(INVALID_ARGUMENT, "pads %lld, %lld crop more than axis %d's %lld entries", (long long)p[i], (long long)p[i + x->rank], i,
+               (long long)d);
         if (!constant && kept <= 0 && o > 0) FAIL(INVALID_ARGUMENT, "cannot %s-pad axis %d: nothing is left of it to repeat", mode, i);
         y->dims[i] = o;
       }

@@ -234,6 +234,10 @@ def symbolic_builder_cases():
                 f"pads {big}, {big} of axis 1 (size 3) overflow int64", pads=IS([0, big, 0, big]))
     yield fails("Pad_int64_min_amount_symbolic_input", "Pad", {"x": x}, xd, "INVALID_ARGUMENT", "pads crop axis 1 of size 3 below 0",
                 pads=IS([0, -(2**63), 0, 0]))
+    # cropping more than the axis holds while the other side pads it back to a size >= 0 (the
+    # lowering negated a crop of INT64_MIN: found by fuzz_graph)
+    yield fails("Pad_crop_past_axis_symbolic_input", "Pad", {"x": x}, xd, "INVALID_ARGUMENT", "pads -4, 3 crop more than axis 1's 3 entries",
+                pads=IS([0, -4, 0, 3]))
     yield fails("Reshape_overflowing_product_symbolic_input", "Reshape", {"x": x}, xd, "RESOURCE_EXHAUSTED", "more than 2^63 bytes",
                 shape=IS([big, big]))
     xc = rng.uniform(-1, 1, (1, 1, 5)).astype(np.float32)
