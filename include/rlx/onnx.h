@@ -6,7 +6,9 @@
  * whose inputs are all constants (Constant, initializer, Shape of a static input...) are folded
  * by running them on MLX, so shape computations become constants. Nothing else runs at import:
  * a value computed from provided input values (rlx_onnx_options_set_input_value) is computed,
- * from the nodes it depends on only, when an op needs to know it.
+ * from the nodes it depends on only, when an op needs to know it. An If whose branches cannot
+ * both be typed for the given shapes (ONNX runs only the taken one) keeps the branch its cond
+ * picks from provided values, or else the one branch that types, behind an Assert on cond (rlx/op_table.h).
  *
  * Symbolic dims (dim_param, or missing dims) stay symbolic unless the caller fixes them: by
  * dim_param name (rlx_onnx_options_set_dim) or by giving an input's whole shape
@@ -57,7 +59,9 @@ RLX_MUST_USE rlx_status *rlx_onnx_options_set_shape(rlx_onnx_options *o, const c
  * typed, also when computed from inputs...), that value is computed then from the nodes it
  * depends on (and only those) and baked into the graph; elsewhere the input stays a run-time
  * input and nothing runs, so an import with values costs about what one with shapes only does. The imported graph is then valid
- * only for runs that pass this same value. The tensor's shape also fixes the input's shape (as
+ * only for runs that pass this same value: where it picked an If's branch, a run whose inputs take
+ * the other branch fails with INVALID_ARGUMENT (an Assert node naming the If); values baked into
+ * shapes and attributes are not checked at run time. The tensor's shape also fixes the input's shape (as
  * rlx_onnx_options_set_shape). Errors: INVALID_ARGUMENT (NULL argument), RESOURCE_EXHAUSTED. */
 RLX_MUST_USE rlx_status *rlx_onnx_options_set_input_value(rlx_onnx_options *o, const char *input, const rlx_tensor *value);
 

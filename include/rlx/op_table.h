@@ -527,6 +527,11 @@
    * cond is a bool scalar (or single element), or a bool tensor that broadcasts into every      \
    * output without changing its shape (per-element selection). ONNX If. */ \
   X(IF, "If", control, 1, 256, "then_branch:g else_branch:g") \
+  /* Assert(cond bool of any shape, xs...) -> xs unchanged, once every element of cond is true: a \
+   * run where one is false fails with INVALID_ARGUMENT naming the node and its `message` (inside \
+   * an If branch only when the branch is taken; an empty cond holds). The ONNX importer guards  \
+   * the If branch it picks at import with it (rlx/onnx.h). Not folded or merged by the optimizer. */ \
+  X(ASSERT, "Assert", control, 2, 256, "message:s") \
   /* While(carried...) -> the final carried values (all of them, same types). cond: carried ->   \
    * one bool element; body: carried -> carried (same count and types). Runs                     \
    * `while cond(c): c = body(c)` at most max_iterations (required, >= 0) times, unrolled:        \

@@ -130,6 +130,7 @@ static rlx_status *cost_control(cost_ctx *c, const rlx_node *n, const rlx_type *
     RLX_TRY(cost_sub(c, rlx_node_g(n, "then_branch"), in + 1, n->n_in - 1, mult));
     return cost_sub(c, rlx_node_g(n, "else_branch"), in + 1, n->n_in - 1, mult);
   }
+  if (n->op == RLX_OP_ASSERT) return NULL; /* x passes through; cond's extremes join the run's check vector */
   if (n->op == RLX_OP_WHILE) { /* unrolled max_iterations times */
     double iters = (double)rlx_node_i(n, "max_iterations");
     if (iters == 0) return NULL;

@@ -1,4 +1,4 @@
-/* infer_control.c: inference for the control family (If, While, Scan; see rlx/op_table.h). */
+/* infer_control.c: inference for the control family (If, Assert, While, Scan; see rlx/op_table.h). */
 #include <stdlib.h>
 
 #include "ir/infer_util.h"
@@ -147,6 +147,12 @@ static rlx_status *infer_scan(rlx_infer_ctx *c) {
 rlx_status *rlx_infer_control(rlx_infer_ctx *c) {
   switch (OP) {
     case RLX_OP_IF: return infer_if(c);
+    case RLX_OP_ASSERT:
+      if (IN(0)->dtype != RLX_DTYPE_BOOL) FAIL(INVALID_ARGUMENT, "input 0 (cond) must be bool, got %s", TSTR(IN(0)));
+      RLX_TRY(check_outputs(c, (size_t)NIN - 1));
+      for (int i = 1; i < NIN; i++) *OUT(i - 1) = *IN(i);
+      c->n_out = (uint32_t)NIN - 1;
+      return NULL;
     case RLX_OP_WHILE: return infer_while(c);
     case RLX_OP_SCAN: return infer_scan(c);
     default: FAIL(INTERNAL, "op %s is not in the control family", rlx_op_name(OP));

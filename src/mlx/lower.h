@@ -36,7 +36,8 @@ typedef struct rlx_l_site {
   uint32_t input; /* the node's input holding the indices */
   int axis;       /* the data axis they index */
   bool negative;  /* negative indices count from the end (valid range [-size, size)) */
-  bool singular;  /* a solve's count of singular systems (INVALID_ARGUMENT), not indices */
+  enum { RLX_L_SITE_INDEX, RLX_L_SITE_SINGULAR, RLX_L_SITE_ASSERT } kind; /* indices; a solve's count of singular
+                                                                            systems; an Assert's cond */
 } rlx_l_site;
 
 typedef struct rlx_l_check {
@@ -65,6 +66,9 @@ typedef struct rlx_l_checks {
 /* Records that `count` (an int64 scalar: the number of systems of node n's solve with a zero
  * pivot) must be 0, else the run fails with INVALID_ARGUMENT "singular matrix" naming the node. */
 void rlx_l_nonsingular(rlx_lower *L, const rlx_node *n, rlx_mx_arr *count);
+/* Records that every element of `cond` (bool, node n an Assert) must be true, else the run fails
+ * with INVALID_ARGUMENT naming the node and its message. */
+void rlx_l_assert(rlx_lower *L, const rlx_node *n, rlx_mx_arr *cond);
 /* Starts collecting the checks of a lowering. */
 void rlx_l_checks_begin(rlx_l_checks *k);
 /* Ends it: the int64 check vector {record id, scalars...} in context c; NULL when the lowering made

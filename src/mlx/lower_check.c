@@ -1,13 +1,13 @@
 /* lower_check.c: run-time checks (lower.h, rlx_l_checks): indices wrapped into range for MLX,
  * their extremes recorded and read back after the evaluation; solves' counts of singular systems
- * likewise. */
+ * and Assert's conditions likewise. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlx/lower.h"
 
 static bool site_same(const rlx_l_site *a, const rlx_l_site *b) {
-  return a->n == b->n && a->input == b->input && a->axis == b->axis && a->singular == b->singular;
+  return a->n == b->n && a->input == b->input && a->axis == b->axis && a->kind == b->kind;
 }
 
 /* The index of site s, added when new; SIZE_MAX when out of memory. */
@@ -27,26 +27,29 @@ static rlx_status *site_status(const rlx_l_site *s, int64_t index, int64_t size,
     rlx_node_label(s->g, s->n, buf, sizeof buf - 2);
     strcat(buf, ": ");
   }
-  if (s->singular)
+  if (s->kind == RLX_L_SITE_SINGULAR)
     return RLX_ERR(INVALID_ARGUMENT, "%ssingular matrix: an exactly zero pivot in the LU factorization of %lld of its systems", buf,
                    (long long)index);
+  if (s->kind == RLX_L_SITE_ASSERT) return RLX_ERR(INVALID_ARGUMENT, "%sassertion failed: %s", buf, rlx_node_s(s->n, "message"));
   return RLX_ERR(OUT_OF_RANGE, "%sinput %u holds index %lld, outside [%lld, %lld) for data axis %d of size %lld", buf, s->input,
                  (long long)index, (long long)(s->negative ? -size : 0), (long long)size, s->axis, (long long)size);
 }
 
 /* The offending one of the extremes lo, hi of a check, or false when both are in range. */
 static bool offending(const rlx_l_site *s, int64_t size, int64_t lo, int64_t hi, int64_t *out) {
+  if (s->kind == RLX_L_SITE_ASSERT) return *out = lo, lo == 0; /* the least element of cond is false */
   if (lo < (s->negative ? -size : 0)) return *out = lo, true;
   if (hi >= size) return *out = hi, true;
   return false;
 }
 
 /* Records the check of site s: values i (int64, at least one element) in range of an axis of size
- * `size`. */
+ * `size`; an Assert's needs only their least (hi is lo then). */
 static void record(rlx_lower *L, rlx_l_site s, rlx_mx_arr *i, int64_t size) {
   rlx_mx *c = L->mx;
   if (L->site_n) s.g = L->site_g, s.n = L->site_n;
-  rlx_mx_arr *lo = rlx_mx_reduce(c, i, 3, 0, NULL, false), *hi = rlx_mx_reduce(c, i, 2, 0, NULL, false);
+  rlx_mx_arr *lo = rlx_mx_reduce(c, i, 3, 0, NULL, false);
+  rlx_mx_arr *hi = s.kind == RLX_L_SITE_ASSERT ? lo : rlx_mx_reduce(c, i, 2, 0, NULL, false);
   if (L->eager || !L->checks) { /* evaluated at once: the driver adds the node label */
     int64_t v[3] = {1};
     rlx_mx_arr *g = L->guard ? rlx_mx_astype(c, L->guard, RLX_DTYPE_I64) : rlx_mx_scalar(c, 1, RLX_DTYPE_I64);
@@ -90,7 +93,14 @@ rlx_mx_arr *rlx_l_index(rlx_lower *L, const rlx_node *n, uint32_t input, rlx_mx_
 }
 
 void rlx_l_nonsingular(rlx_lower *L, const rlx_node *n, rlx_mx_arr *count) {
-  record(L, (rlx_l_site){.g = L->g, .n = n, .axis = -1, .singular = true}, count, 1);
+  record(L, (rlx_l_site){.g = L->g, .n = n, .axis = -1, .kind = RLX_L_SITE_SINGULAR}, count, 1);
+}
+
+void rlx_l_assert(rlx_lower *L, const rlx_node *n, rlx_mx_arr *cond) {
+  rlx_type t;
+  bool any = rlx_mx_type(cond, &t);
+  for (int d = 0; any && d < t.rank; d++) any = t.dims[d] > 0;
+  if (any) record(L, (rlx_l_site){.g = L->g, .n = n, .axis = -1, .kind = RLX_L_SITE_ASSERT}, rlx_mx_astype(L->mx, cond, RLX_DTYPE_I64), 1);
 }
 
 /* ---- collecting and reading ---- */

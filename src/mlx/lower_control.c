@@ -1,4 +1,4 @@
-/* lower_control.c: MLX lowering of the control family (If, While, Scan; see rlx/op_table.h).
+/* lower_control.c: MLX lowering of the control family (If, Assert, While, Scan; see rlx/op_table.h).
  * Loops are unrolled: MLX graphs have no control flow, and every shape is static once bound. */
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +123,10 @@ static void lower_scan(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, r
 void rlx_lower_control(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   switch (n->op) {
     case RLX_OP_IF: lower_if(L, n, in, out); break;
+    case RLX_OP_ASSERT:
+      rlx_l_assert(L, n, in[0]);
+      for (uint32_t i = 1; i < n->n_in; i++) out[i - 1] = in[i];
+      break;
     case RLX_OP_WHILE: lower_while(L, n, in, out); break;
     case RLX_OP_SCAN: lower_scan(L, n, in, out); break;
     default: rlx_lower_fail(L, RLX_STATUS_INTERNAL, "op %s is not in the control family", rlx_op_name(n->op));

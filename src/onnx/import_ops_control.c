@@ -1,5 +1,6 @@
 /* import_ops_control.c: ONNX control flow. If -> rlx If (branch sub-graphs with captures; a
- * condition known at import picks its branch inline); Scan (opset 8 and 9+) -> rlx Scan; Loop
+ * condition known at import picks its branch inline; a branch that cannot be typed is left out
+ * under a run-time Assert); Scan (opset 8 and 9+) -> rlx Scan; Loop
  * -> unrolled at import, one inline copy of the body per iteration (so each iteration's index is a
  * constant that folds into Slice starts and such), with the run-time condition frozen by Where.
  * Semantics follow the ONNX operator documentation (If-11, Loop-11/13/16, Scan-8/9/11/16). */
@@ -80,18 +81,49 @@ static rlx_status *branch(rlx_imp *S, const Onnx__GraphProto *gp, rlx_graph *g) 
   return st;
 }
 
-/* A branch chosen at import time, imported inline. */
-static rlx_status *if_inline(rlx_imp *I, const Onnx__NodeProto *n, const Onnx__GraphProto *gp) {
+/* A branch chosen at import time, imported inline. With `guard` (a bool graph value: cond, or
+ * Not(cond) for else_branch), the outputs computed at run time pass through one Assert of it whose
+ * message is `why`, so a run that would take the other branch fails instead of going on. */
+static rlx_status *if_inline(rlx_imp *I, const Onnx__NodeProto *n, const Onnx__GraphProto *gp, const rlx_value *guard, const char *why) {
   rlx_imp S;
   imp_scope_init(&S, I, I->g);
   rlx_status *st = imp_body(&S, gp);
-  for (size_t i = 0; !st && i < n->n_output && i < gp->n_output; i++) {
-    const imp_val *v = imp_lookup(&S, out_name(gp, i));
-    if (!v) st = RLX_ERR(INVALID_ARGUMENT, "branch output '%s' is not defined", out_name(gp, i));
-    else if (n->output[i][0]) st = define_copy(I, n->output[i], *v);
+  size_t cnt = n->n_output < gp->n_output ? n->n_output : gp->n_output, ng = 0;
+  imp_val *v = calloc(cnt ? cnt : 1, sizeof *v);
+  rlx_value *in = malloc((2 * cnt + 1) * sizeof *in), *outs = in ? in + cnt + 1 : NULL; /* the Assert's operands, results */
+  if (!st && (!v || !in)) st = RLX_OOM();
+  for (size_t i = 0; !st && i < cnt; i++) {
+    const imp_val *o = imp_lookup(&S, out_name(gp, i));
+    if (!o) st = RLX_ERR(INVALID_ARGUMENT, "branch output '%s' is not defined", out_name(gp, i));
+    else v[i] = view(o);
+    if (!st && guard && o->has_v && n->output[i][0]) in[1 + ng++] = o->v;
   }
+  if (!st && ng) { /* the guarded outputs, in order, become the Assert's */
+    rlx_attr m = RLX_ATTR_S("message", why);
+    in[0] = *guard;
+    st = imp_addn(I, n, RLX_OP_ASSERT, ng + 1, in, 1, &m, ng, outs, NULL);
+    for (size_t i = 0, k = 0; !st && i < cnt; i++)
+      if (v[i].has_v && n->output[i][0]) v[i].v = outs[k++];
+  }
+  for (size_t i = 0; !st && i < cnt; i++)
+    if (n->output[i][0]) st = define_copy(I, n->output[i], v[i]);
+  free(v);
+  free(in);
   imp_scope_free(&S);
   return st;
+}
+
+/* Imports the branch of If n that cond (true or false) picks, guarded by an Assert that cond has
+ * that value at run time (if_inline); `why` says why the other branch was left out. */
+static rlx_status *if_guarded(rlx_imp *I, const Onnx__NodeProto *n, const Onnx__GraphProto *gp, bool cond, const char *why) {
+  rlx_value c;
+  RLX_TRY(imp_in(I, n, 0, &c));
+  if (imp_type(I, c)->dtype != RLX_DTYPE_BOOL) IMP_FAIL(INVALID_ARGUMENT, "cond must be bool, got %s", RLX_TYPE_STR(imp_type(I, c)));
+  if (!cond) RLX_TRY(imp_add(I, n, RLX_OP_NOT, 1, &c, 0, NULL, &c));
+  char msg[512];
+  snprintf(msg, sizeof msg, "If '%s' takes its %s at run time, which was left out at import: %s", imp_node_label(n),
+           cond ? "else_branch" : "then_branch", why);
+  return if_inline(I, n, gp, &c, msg);
 }
 
 static rlx_status *if_both(rlx_imp *I, const Onnx__NodeProto *n, const Onnx__GraphProto *gt, const Onnx__GraphProto *ge);
@@ -103,21 +135,38 @@ static rlx_status *map_if(rlx_imp *I, const Onnx__NodeProto *n) {
   const imp_val *c = imp_has(n, 0) ? imp_lookup(I, n->input[0]) : NULL;
   if (c && c->data && !c->is_input) {
     if (rlx_tensor_numel(c->data) != 1) IMP_FAIL(INVALID_ARGUMENT, "cond has %lld elements; it must have one", (long long)rlx_tensor_numel(c->data));
-    return if_inline(I, n, rlx_tensor_get_f64(c->data, 0) != 0 ? gt : ge);
+    return if_inline(I, n, rlx_tensor_get_f64(c->data, 0) != 0 ? gt : ge, NULL, NULL);
   }
   rlx_status *st = if_both(I, n, gt, ge);
   if (!st || rlx_status_code_of(st) == RLX_STATUS_RESOURCE_EXHAUSTED || !imp_has(n, 0)) return st;
   /* Both branches could not be imported for these shapes (ONNX runs only the taken one, so the
    * other may not type-check). When cond follows from provided input values, import just the
-   * branch it takes: the graph is then specialized to those values (rlx_onnx_options_set_input_value). */
+   * branch it takes: the graph is then specialized to those values (rlx_onnx_options_set_input_value),
+   * and a run whose inputs take the other branch fails on the guard. Otherwise the one branch that
+   * imports alone, guarded likewise. */
   const rlx_tensor *cv = NULL;
   rlx_status *e = imp_eval(I, n->input[0], &cv);
-  if (e || !cv || rlx_tensor_numel(cv) != 1) {
-    rlx_status_free(e);
-    return st;
+  if (!e && cv && rlx_tensor_numel(cv) == 1) {
+    rlx_status_free(st);
+    bool t = rlx_tensor_get_f64(cv, 0) != 0;
+    return if_guarded(I, n, t ? gt : ge, t, "the graph was specialized to the input values given to the import");
   }
-  rlx_status_free(st);
-  return if_inline(I, n, rlx_tensor_get_f64(cv, 0) != 0 ? gt : ge);
+  rlx_status_free(e);
+  char why[400];
+  snprintf(why, sizeof why, "it does not import for the given input shapes (%s)", rlx_status_message(st));
+  for (int b = 0; b < 2; b++) {
+    e = if_guarded(I, n, b ? ge : gt, !b, why);
+    if (!e) {
+      rlx_status_free(st);
+      return NULL;
+    }
+    if (rlx_status_code_of(e) == RLX_STATUS_RESOURCE_EXHAUSTED) {
+      rlx_status_free(st);
+      return e;
+    }
+    rlx_status_free(e);
+  }
+  return st;
 }
 
 /* If with a run-time cond: both branches become sub-graphs of an rlx If node. */

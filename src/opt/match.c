@@ -18,6 +18,7 @@ bool rlx_opt_pure(const rlx_node *n) {
   switch (n->op) {
     case RLX_OP_SAMPLE:
     case RLX_OP_CUSTOM:
+    case RLX_OP_ASSERT:
       return false;
     default:
       break;

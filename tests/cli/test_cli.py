@@ -58,6 +58,25 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 0 and "MatMul" in r.stdout and "x: float32[batch,4]" in r.stdout, "info lists inputs and ops")
     r = run("info", m, "--graph", "--dim", "batch=2")
     check(r.returncode == 0 and "Softmax" in r.stdout and "float32[2,3]" in r.stdout, "info --graph prints the rlx graph")
+    # shapes only, an If whose else_branch does not type for x's shape (its Reshape target depends on
+    # sr's value): the then_branch is kept behind an Assert on cond (ONNX runs only the taken branch)
+    k = onnx.numpy_helper.from_array
+    reshape = lambda shape: helper.make_graph([helper.make_node("Reshape", ["x", shape], ["r"])], "b", [],
+                                              [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+    eb = reshape("s4")
+    eb.node.insert(0, helper.make_node("Concat", ["sr1", "m1"], ["s4"], axis=0))
+    g = helper.make_graph(
+        [helper.make_node("Equal", ["sr", "k"], ["c"]), helper.make_node("Reshape", ["sr", "one"], ["sr1"]),
+         helper.make_node("If", ["c"], ["y"], then_branch=reshape("s23"), else_branch=eb)],
+        "if", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6]), helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [k(np.array(16000, np.int64), "k"), k(np.array([1], np.int64), "one"), k(np.array([-1], np.int64), "m1"),
+         k(np.array([2, 3], np.int64), "s23")])
+    mi = os.path.join(d, "if.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), mi)
+    r = run("info", mi, "--graph")
+    check(r.returncode == 0 and "= Assert(" in r.stdout and "takes its else_branch at run time" in r.stdout and "float32[2,3]" in r.stdout,
+          "info --graph: an If branch that does not type is left out behind an Assert", r.stdout + r.stderr)
     # errors: each names what was wrong and exits non-zero
     r = run("run", os.path.join(d, "missing.onnx"))
     check(r.returncode == 1 and "NOT_FOUND" in r.stderr and "missing.onnx" in r.stderr, "missing model file")

@@ -4,7 +4,8 @@ supports the model), saved in the ONNX backend-test layout and
 run by the conformance runner in the eager, lazy and compiled modes. Covers outer-scope captures
 (graph inputs, computed values, initializers that become sub-graph params, constants), nesting
 (Loop and Scan inside If, If inside Scan and Loop), several outputs, a run-time Loop condition,
-Scan axes and directions (opset 9+), and a condition known at import (the branch is inlined).
+Scan axes and directions (opset 9+), a condition known at import (the branch is inlined), and a
+branch that does not type for the input shapes (left out behind a run-time Assert).
 
 usage: control_models.py CONFORMANCE_BINARY WORKDIR"""
 import os
@@ -71,6 +72,18 @@ def cases():
                            else_branch=graph([h.make_node("Relu", ["x"], ["r"])], [vi("r")]))],
               [vi("x", F, [3, 4])], [vi("y")], opset=11)
     yield "if_constant_cond_inlined", m, {"x": x}
+    # a cond computed from an input's value, and an else_branch that does not type for x's shape (as
+    # Silero VAD's 8 kHz branch for a 16 kHz frame): the import keeps the branch the value picks
+    # behind a run-time Assert (ONNX runs only the taken branch)
+    m = model([const("k", np.array(16000, np.int64)), h.make_node("Equal", ["sr", "k"], ["c"]),
+               h.make_node("If", ["c"], ["y"],
+                           then_branch=graph([const("s23", np.array([2, 3], np.int64)), h.make_node("Reshape", ["x", "s23"], ["r"])], [vi("r")]),
+                           else_branch=graph([const("q", np.array([4000], np.int64)), const("m1", np.array([-1], np.int64)),
+                                              h.make_node("Div", ["sr", "q"], ["rows"]),  # [sr / 4000, -1]: [4, -1] here
+                                              h.make_node("Concat", ["rows", "m1"], ["s4"], axis=0),
+                                              h.make_node("Reshape", ["x", "s4"], ["r"])], [vi("r")]))],
+              [vi("x", F, [1, 6]), vi("sr", TP.INT64, [])], [vi("y")], opset=13)
+    yield "if_untypable_branch_left_out", m, {"x": rng.uniform(-1, 1, (1, 6)).astype(np.float32), "sr": np.array(16000, np.int64)}
 
     # Loop with a trip count, loop-carried values, a scan output and the iteration index feeding
     # a Slice (each unrolled iteration folds its own start)

@@ -1,4 +1,4 @@
-"""Control flow (If, While, Scan) against numpy: sub-graphs as attributes, captures bound
+"""Control flow (If, Assert, While, Scan) against numpy: sub-graphs as attributes, captures bound
 positionally, params and constants that only sub-graphs declare, several outputs, While's
 freeze once cond is false (also where the unrolled body would produce NaN), Scan's carries,
 broadcasts, xs, trajectories and per-step outputs, symbolic dims, nesting, and build errors."""
@@ -249,7 +249,32 @@ def scan_cases():
                {"s0": s0, "xs": xs}, {}, **e)
 
 
+def assert_cases():
+    """Assert(cond, xs...) passes xs through while every element of cond holds (numpy: xs
+    themselves), fails the run naming the node and message otherwise; inside an If only where its
+    branch is taken."""
+    x = uni((3, 4))
+    gt = node("Greater", ["x", "lo"], ["c"])
+    for lo, ok in ((-2.0, True), (0.0, False)):  # all of x > -2; some of x <= 0
+        case = dict(expect_error="INVALID_ARGUMENT", expect_message="assertion failed: x must exceed lo") if not ok else {}
+        yield Case(f"Assert_elementwise_{ok}", [gt, node("Assert", ["c", "x", "lo"], ["y", "l"], message=S("x must exceed lo")),
+                                                 node("Exp", ["y"], ["z"]), node("Neg", ["l"], ["nl"])],
+                   {"x": x, "lo": np.array(lo, np.float32)}, {"z": np.exp(x), "nl": np.array(-lo, np.float32)} if ok else {}, **case)
+    yield Case("Assert_empty_cond_holds", [node("Assert", ["c", "x"], ["y"], message=S("never"))],
+               {"x": x, "c": np.zeros((0, 2), bool)}, {"y": x})
+    yield Case("Assert_error_cond_not_bool", [node("Assert", ["c", "x"], ["y"], message=S("m"))],
+               {"x": x, "c": np.ones(3, np.int32)}, {}, expect_error="INVALID_ARGUMENT", expect_message="must be bool", modes=["lazy"])
+    # in an If branch: a failing Assert counts only when its branch is taken
+    guarded = sub([("a", F32, (3, 4)), ("k", "bool", ())], [node("Assert", ["k", "a"], ["m"], message=S("branch assert"))], ["m"])
+    plain = sub([("a", F32, (3, 4)), ("k", "bool", ())], [node("Neg", ["a"], ["m"])], ["m"])
+    for c in (True, False):
+        case = dict(expect_error="INVALID_ARGUMENT", expect_message="assertion failed: branch assert") if c else {}
+        yield Case(f"Assert_in_if_branch_taken_{c}", [node("If", ["c", "x", "k"], ["o"], then_branch=guarded, else_branch=plain)],
+                   {"c": np.array(c), "x": x, "k": np.array(False)}, {} if c else {"o": -x}, **case)
+
+
 def cases():
     yield from if_cases()
+    yield from assert_cases()
     yield from while_cases()
     yield from scan_cases()
