@@ -138,21 +138,17 @@ static rlx_mx_arr *im2col_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, 
 
 /* rlx's kernels for 1D (as 2D of height 1) and 2D convolutions: the direct one (few input
  * channels per group) or the GEMM one. */
-static rlx_mx_arr *kernel_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw,
-                               rlx_mx_arr *b, rlx_mx_act act, const rlx_conv_geom *gm, const rlx_type *ty, bool direct) {
+static rlx_mx_arr *kernel_conv(rlx_lower *L, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_act act, const rlx_conv_geom *gm,
+                               bool direct) {
   rlx_mx *c = L->mx;
   int64_t s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, d[2] = {1, 1};
-  if (gm->nsp == 1) {
+  if (gm->nsp == 1) { /* rank-3 x and w: the kernels' 1D form, no reshape nodes */
     s[1] = gm->s[0], d[1] = gm->d[0], p[1] = gm->p[0], p[3] = gm->p[1];
-    x = rlx_mx_reshape(c, x, 4, (int64_t[]){tx->dims[0], tx->dims[1], 1, tx->dims[2]});
-    w = rlx_mx_reshape(c, w, 4, (int64_t[]){tw->dims[0], tw->dims[1], 1, tw->dims[2]});
   } else {
     for (int i = 0; i < 2; i++) s[i] = gm->s[i], d[i] = gm->d[i];
     for (int i = 0; i < 4; i++) p[i] = gm->p[i];
   }
-  rlx_mx_arr *y = direct ? rlx_mx_direct_conv2d(c, x, w, b, s, p, d, gm->group, act)
-                         : rlx_mx_gemm_conv2d(c, x, w, b, s, p, d, gm->group, act);
-  return gm->nsp == 1 ? rlx_l_reshape(L, y, ty) : y;
+  return direct ? rlx_mx_direct_conv2d(c, x, w, b, s, p, d, gm->group, act) : rlx_mx_gemm_conv2d(c, x, w, b, s, p, d, gm->group, act);
 }
 
 /* A 1x1 convolution (stride 1, no pads, group 1) as one matmul on the channels-first data:
@@ -191,7 +187,7 @@ rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_a
     bool fused = rlx_l_kernel_act(act, &ka);
     int64_t k = tw->dims[1];
     for (int i = 0; i < nsp; i++) k *= tw->dims[2 + i];
-    rlx_mx_arr *y = kernel_conv(L, x, tx, w, tw, b, ka, gm, ty, tw->dims[1] <= DIRECT_MAX_CG && k <= DIRECT_MAX_K);
+    rlx_mx_arr *y = kernel_conv(L, x, w, b, ka, gm, tw->dims[1] <= DIRECT_MAX_CG && k <= DIRECT_MAX_K);
     return fused ? y : rlx_l_activation(L, act, y, ty->dtype);
   }
   bool one = gm->group == 1;

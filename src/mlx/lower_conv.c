@@ -43,20 +43,17 @@ static void conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_
 
 /* rlx's CPU kernel (rlx_mx_pool2d) for 1D (as 2D of height 1) and 2D float pooling; kind as
  * rlx_reduce_kind (0 sum, 1 mean, 2 max, 3 min). */
-static rlx_mx_arr *pool_kernel(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, const rlx_type *t, const rlx_type *to, int kind,
+static rlx_mx_arr *pool_kernel(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, int kind,
                                const int64_t *k, const rlx_conv_geom *gm) {
   static const int kernel_kind[] = {2, 3, 0, 1};
   int64_t kk[2] = {1, 1}, s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, d[2] = {1, 1};
-  if (gm->nsp == 1) {
+  if (gm->nsp == 1) { /* rank-3 x: the kernel's 1D form, no reshape nodes */
     kk[1] = k[0], s[1] = gm->s[0], d[1] = gm->d[0], p[1] = gm->p[0], p[3] = gm->p[1];
-    x = rlx_mx_reshape(L->mx, x, 4, (int64_t[]){t->dims[0], t->dims[1], 1, t->dims[2]});
   } else {
     for (int i = 0; i < 2; i++) kk[i] = k[i], s[i] = gm->s[i], d[i] = gm->d[i];
     for (int i = 0; i < 4; i++) p[i] = gm->p[i];
   }
-  rlx_mx_arr *y = rlx_mx_pool2d(L->mx, x, kernel_kind[kind], kk, s, p, d, rlx_node_i(n, "count_include_pad") != 0,
-                                rlx_node_i(n, "ceil_mode") != 0);
-  return gm->nsp == 1 ? rlx_l_reshape(L, y, to) : y;
+  return rlx_mx_pool2d(L->mx, x, kernel_kind[kind], kk, s, p, d, rlx_node_i(n, "count_include_pad") != 0, rlx_node_i(n, "ceil_mode") != 0);
 }
 
 /* The pooling windows of the padded xp (dims, spatial axes from ax0) reduced one spatial axis at
@@ -165,7 +162,7 @@ static void pool(rlx_lower *L, const rlx_node *n, rlx_mx_arr *x, rlx_mx_arr **ou
       !rlx_node_i(n, "ceil_mode") && windows_tile(k, &gm) && (out[0] = rlx_mx_conv_max_pool(c, x, k)))
     return; /* a convolution's result read only here: pooled as the convolution forms it */
   if (!L->cl && cpu && nsp <= 2 && rlx_dtype_is_float(t->dtype) && t->dtype != RLX_DTYPE_F64 && kind < 4) {
-    out[0] = pool_kernel(L, n, x, t, to, kind, k, &gm);
+    out[0] = pool_kernel(L, n, x, kind, k, &gm);
     return;
   }
   if (rlx_l_pool_separable_ok(n)) {

@@ -608,8 +608,9 @@ class Conv2d : public CpuKernel {
     for (int i = 0; i < 2; i++) s_[i] = st[i], d_[i] = dil[i];
     for (int i = 0; i < 4; i++) p_[i] = pad[i];
   }
-  // inputs: x [N,C,H,W], w [Co,C/group,kh,kw], optional b [Co]; all float32 row-contiguous.
-  // With a max pool (with_max_pool) out is the pooled convolution.
+  // inputs: x [N,C,H,W], w [Co,C/group,kh,kw], optional b [Co]; all float32 row-contiguous. A 1D
+  // convolution's x [N,C,L] and w [Co,C/group,k] (same memory as height 1) give y [N,Co,OL]: no
+  // reshape nodes around it. With a max pool (with_max_pool) out is the pooled convolution.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     Geom g = geom(in);
     auto &enc = begin(in, out);
@@ -631,6 +632,7 @@ class Conv2d : public CpuKernel {
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
     Geom g = geom(in);
     if (g.column) std::swap(g.OH, g.OW);
+    if (in[0].ndim() == 3) return {{(int)g.N, (int)g.Co, (int)(g.OW / pool_[1])}};
     return {{(int)g.N, (int)g.Co, (int)(g.OH / pool_[0]), (int)(g.OW / pool_[1])}};
   }
   // y's convolution followed by a max pool of ph x pw windows at strides ph, pw, no pads, floor
@@ -642,7 +644,7 @@ class Conv2d : public CpuKernel {
     auto *p = dynamic_cast<Conv2d *>(&y.primitive());
     if (!p || p->pool_[0] * p->pool_[1] > 1) return std::nullopt;
     Geom g = p->geom(y.inputs());
-    if (g.column || g.OH < ph || g.OW < pw) return std::nullopt;
+    if (g.column || g.OH < ph || g.OW < pw || (y.ndim() == 3 && ph > 1)) return std::nullopt;
     auto prim = std::make_shared<Conv2d>(p->stream(), p->s_, p->p_, p->d_, p->group_, p->act_, p->gemm_, ph, pw);
     mx::Shape shape = prim->output_shapes(y.inputs())[0];
     return mx::array(std::move(shape), mx::float32, std::move(prim), y.inputs());
@@ -651,9 +653,10 @@ class Conv2d : public CpuKernel {
  private:
   Geom geom(const std::vector<mx::array> &in) const {
     const auto &xs = in[0].shape(), &ws = in[1].shape();
+    const bool one = xs.size() == 3;  // 1D: height 1
     Geom g{};
-    g.N = xs[0], g.C = xs[1], g.H = xs[2], g.W = xs[3];
-    g.Co = ws[0], g.cg = ws[1], g.kh = ws[2], g.kw = ws[3], g.og = g.Co / group_;
+    g.N = xs[0], g.C = xs[1], g.H = one ? 1 : xs[2], g.W = xs[one ? 2 : 3];
+    g.Co = ws[0], g.cg = ws[1], g.kh = one ? 1 : ws[2], g.kw = ws[one ? 2 : 3], g.og = g.Co / group_;
     g.sh = s_[0], g.sw = s_[1], g.ph = p_[0], g.pw = p_[1], g.dh = d_[0], g.dw = d_[1];
     g.OH = (g.H + p_[0] + p_[2] - d_[0] * (g.kh - 1) - 1) / s_[0] + 1;
     g.OW = (g.W + p_[1] + p_[3] - d_[1] * (g.kw - 1) - 1) / s_[1] + 1;
@@ -693,7 +696,10 @@ rlx_mx_arr *conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const
   SHIM_OP(c, x && w, ([&] {
             mx::array xa = A(x), wa = A(w);
             mx::Dtype dt = xa.dtype();
-            if (xa.ndim() != 4 || wa.ndim() != 4) throw std::invalid_argument("conv2d kernels take rank-4 x and w");
+            if (xa.ndim() != wa.ndim() || (xa.ndim() != 4 && xa.ndim() != 3))
+              throw std::invalid_argument("conv2d kernels take x and w of rank 4 (2D) or 3 (1D: height 1, strides[0] and dilations[0] 1, pads[0] and pads[2] 0)");
+            if (xa.ndim() == 3 && (strides[0] != 1 || dilations[0] != 1 || pads[0] || pads[2]))
+              throw std::invalid_argument("a 1D convolution (rank-3 x and w) has strides[0] 1, dilations[0] 1 and no pads on the height axis");
             std::vector<mx::array> in = {rlx_kernels::row_contiguous(mx::astype(xa, mx::float32, c->stream), c->stream),
                                          rlx_kernels::row_contiguous(mx::astype(wa, mx::float32, c->stream), c->stream)};
             if (b) in.push_back(rlx_kernels::row_contiguous(mx::astype(A(b), mx::float32, c->stream), c->stream));

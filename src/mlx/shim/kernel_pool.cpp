@@ -153,11 +153,12 @@ void pool(const PoolGeom &g, const float *x, float *y, int64_t planes, int64_t H
 class Pool2d : public CpuKernel {
  public:
   Pool2d(mx::Stream s, const PoolGeom &g) : CpuKernel(s), g_(g) {}
-  // input: x [N,C,H,W] float32, row-contiguous.
+  // input: x [N,C,H,W] float32, row-contiguous; or x [N,C,L] (1D: height 1).
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
     const auto &xs = in[0].shape();
-    int64_t planes = (int64_t)xs[0] * xs[1], H = xs[2], W = xs[3], OH = out.shape()[2], OW = out.shape()[3];
+    const bool one = xs.size() == 3;
+    int64_t planes = (int64_t)xs[0] * xs[1], H = one ? 1 : xs[2], W = xs.back(), OH = one ? 1 : out.shape()[2], OW = out.shape().back();
     const float *x = in[0].data<float>();
     float *y = out.data<float>();
     enc.dispatch([g = g_, x, y, planes, H, W, OH, OW]() { pool(g, x, y, planes, H, W, OH, OW); });
@@ -172,7 +173,9 @@ class Pool2d : public CpuKernel {
     const auto &xs = in[0].shape();
     mx::Shape s = {xs[0], xs[1], 0, 0};
     for (int i = 0; i < 2; i++)
-      s[2 + i] = (int)pool_out(xs[2 + i], g_.k[i], g_.s[i], g_.p[i], g_.p[2 + i], g_.d[i], g_.ceil_mode);
+      s[2 + i] = (int)pool_out(xs.size() == 3 && !i ? 1 : xs[2 + i - (xs.size() == 3)], g_.k[i], g_.s[i], g_.p[i], g_.p[2 + i], g_.d[i],
+                               g_.ceil_mode);
+    if (xs.size() == 3) s.erase(s.begin() + 2);
     return {s};
   }
 
@@ -188,7 +191,9 @@ extern "C" rlx_mx_arr *rlx_mx_pool2d(rlx_mx *c, rlx_mx_arr *x, int kind, const i
   SHIM_OP(c, x, ([&] {
             mx::array xa = A(x);
             mx::Dtype dt = xa.dtype();
-            if (xa.ndim() != 4 || kind < 0 || kind > 3) throw std::invalid_argument("pool2d takes a rank-4 x and kind 0-3");
+            if ((xa.ndim() != 4 && xa.ndim() != 3) || kind < 0 || kind > 3) throw std::invalid_argument("pool2d takes a rank-4 (or rank-3: 1D) x and kind 0-3");
+            if (xa.ndim() == 3 && (kernel[0] != 1 || strides[0] != 1 || dilations[0] != 1 || pads[0] || pads[2]))
+              throw std::invalid_argument("a 1D pool (rank-3 x) has a window, stride and dilation of 1 and no pads on the height axis");
             rlx_kernels::PoolGeom g{};
             g.kind = kind, g.include_pad = count_include_pad, g.ceil_mode = ceil_mode;
             for (int i = 0; i < 2; i++) g.k[i] = kernel[i], g.s[i] = strides[i], g.d[i] = dilations[i];

@@ -265,7 +265,8 @@ rlx_mx_arr *rlx_mx_matmul_packed(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *packed, i
 
 /* Direct 2D convolution, channels first: x [N,C,H,W], w [Co,C/group,kh,kw], b [Co] or NULL,
  * strides[2], pads[4] (begin h, w, end h, w; >= 0), dilations[2]; y [N,Co,OH,OW] (contiguous)
- * = act(conv + b). Float dtypes (computed in float32). Fast when C/group * kh * kw is small
+ * = act(conv + b). 1D: x [N,C,L], w [Co,C/group,k] give y [N,Co,OL] (height 1: strides[0] and
+ * dilations[0] 1, pads[0] and pads[2] 0). Float dtypes (computed in float32). Fast when C/group * kh * kw is small
  * (depthwise convolutions, a few input channels). */
 rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
                                  const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
@@ -288,7 +289,8 @@ rlx_mx_arr *rlx_mx_conv_max_pool(rlx_mx *c, rlx_mx_arr *y, const int64_t *window
  * 1 min, 2 sum, 3 mean; kernel[2], strides[2], pads[4] (begin h, w, end h, w), dilations[2];
  * ONNX MaxPool / AveragePool semantics (pads hold no values; mean counts the window's positions
  * in the input, or with count_include_pad those in the padded extent; ceil_mode output sizes).
- * Float dtypes (computed in float32). */
+ * Float dtypes (computed in float32). 1D: x [N,C,L] -> y [N,C,OL] (height 1: kernel[0],
+ * strides[0], dilations[0] 1, pads[0] and pads[2] 0). */
 rlx_mx_arr *rlx_mx_pool2d(rlx_mx *c, rlx_mx_arr *x, int kind, const int64_t *kernel, const int64_t *strides,
                           const int64_t *pads, const int64_t *dilations, bool count_include_pad, bool ceil_mode);
 /* Resize of the last two axes of x (rank >= 2, leading axes kept), float dtypes (computed in
