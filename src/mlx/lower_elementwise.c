@@ -7,8 +7,22 @@
 #define S(v) rlx_l_scalar_like(L, (v), dt)
 #define U(op, a) rlx_mx_unary(c, RLX_MXU_##op, (a))
 #define B(op, a, b) rlx_mx_binary(c, RLX_MXB_##op, (a), (b))
-/* The exp family through rlx's CPU kernels (float32; see shim.h rlx_mx_unary_kernel). */
-#define UK(op, a) (cpu ? rlx_mx_unary_kernel(c, RLX_MXU_##op, (a)) : U(op, a))
+/* The exp family through rlx's CPU kernels (float32; see shim.h rlx_mx_unary_kernel), where x is
+ * not small. */
+#define UK(op, a) (cpu && !small(a) ? rlx_mx_unary_kernel(c, RLX_MXU_##op, (a)) : U(op, a))
+
+/* Up to this many elements an activation is MLX's own op: a kernel node of rlx's (and the
+ * contiguous copy in front of a strided x) costs more than the op's scalar loop there, and
+ * compiled mode fuses MLX's op with its neighbours (Silero VAD's LSTM gates, [1, 128] each). */
+#define SMALL_ELEMENTS 1024
+
+static bool small(const rlx_mx_arr *x) {
+  rlx_type t;
+  if (!rlx_mx_type(x, &t)) return false;
+  int64_t n = 1;
+  for (int i = 0; i < t.rank; i++) n *= t.dims[i];
+  return n <= SMALL_ELEMENTS;
+}
 
 /* max(0, min(1, alpha x + beta)) */
 static rlx_mx_arr *hard_sigmoid(rlx_lower *L, rlx_mx_arr *x, double alpha, double beta, rlx_dtype dt) {
@@ -49,7 +63,7 @@ rlx_mx_arr *rlx_l_unary(rlx_lower *L, rlx_op op, rlx_mx_arr *x, rlx_dtype dt) {
   /* The activations that MLX would compose from 2-5 single-threaded passes: one pass of rlx's
    * kernel on the pool (float32 on the CPU; shim.h rlx_mx_bias_act). */
   rlx_mx_act ka;
-  if (cpu && dt == RLX_DTYPE_F32 &&
+  if (cpu && dt == RLX_DTYPE_F32 && !small(x) &&
       (op == RLX_OP_RELU || op == RLX_OP_SILU || op == RLX_OP_GELU || op == RLX_OP_GELU_APPROX || op == RLX_OP_HARD_SWISH) &&
       rlx_l_kernel_act(rlx_op_name(op), &ka))
     return rlx_mx_bias_act(c, x, NULL, ka);

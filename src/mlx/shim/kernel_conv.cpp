@@ -608,16 +608,19 @@ class Conv2d : public CpuKernel {
     for (int i = 0; i < 2; i++) s_[i] = st[i], d_[i] = dil[i];
     for (int i = 0; i < 4; i++) p_[i] = pad[i];
   }
-  // inputs: x [N,C,H,W], w [Co,C/group,kh,kw], optional b [Co]; all float32 row-contiguous. A 1D
+  // inputs: x [N,C,H,W], w [Co,C/group,kh,kw], optional b [Co]; all float32, any strides (see
+  // dense: no contiguous node in front of a traced operand in compiled mode). A 1D
   // convolution's x [N,C,L] and w [Co,C/group,k] (same memory as height 1) give y [N,Co,OL]: no
   // reshape nodes around it. With a max pool (with_max_pool) out is the pooled convolution.
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     Geom g = geom(in);
     auto &enc = begin(in, out);
-    const float *x = in[0].data<float>(), *w = in[1].data<float>(), *b = in.size() > 2 ? in[2].data<float>() : nullptr;
     float *y = out.data<float>();
     if (out.size() == 0) return;
-    enc.dispatch([g, x, w, b, y, act = act_, gemm = gemm_, ph = pool_[0], pw = pool_[1]]() {
+    enc.dispatch([g, in, y, act = act_, gemm = gemm_, ph = pool_[0], pw = pool_[1]]() {
+      thread_local std::vector<uint8_t> buf[3];
+      const float *x = static_cast<const float *>(dense(in[0], buf[0])), *w = static_cast<const float *>(dense(in[1], buf[1]));
+      const float *b = in.size() > 2 ? static_cast<const float *>(dense(in[2], buf[2])) : nullptr;
       if (ph * pw > 1) conv_max_pool(g, x, w, b, act, gemm, ph, pw, y);
       else conv(g, x, w, b, act, gemm, y);
     });
@@ -700,9 +703,8 @@ rlx_mx_arr *conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const
               throw std::invalid_argument("conv2d kernels take x and w of rank 4 (2D) or 3 (1D: height 1, strides[0] and dilations[0] 1, pads[0] and pads[2] 0)");
             if (xa.ndim() == 3 && (strides[0] != 1 || dilations[0] != 1 || pads[0] || pads[2]))
               throw std::invalid_argument("a 1D convolution (rank-3 x and w) has strides[0] 1, dilations[0] 1 and no pads on the height axis");
-            std::vector<mx::array> in = {rlx_kernels::row_contiguous(mx::astype(xa, mx::float32, c->stream), c->stream),
-                                         rlx_kernels::row_contiguous(mx::astype(wa, mx::float32, c->stream), c->stream)};
-            if (b) in.push_back(rlx_kernels::row_contiguous(mx::astype(A(b), mx::float32, c->stream), c->stream));
+            std::vector<mx::array> in = {mx::astype(xa, mx::float32, c->stream), mx::astype(wa, mx::float32, c->stream)};
+            if (b) in.push_back(mx::astype(A(b), mx::float32, c->stream));
             auto prim = std::make_shared<rlx_kernels::Conv2d>(c->stream, strides, pads, dilations, group,
                                                               Act{act.kind, act.a, act.b}, gemm);
             mx::Shape shape = prim->output_shapes(in)[0];

@@ -14,18 +14,30 @@ const void *dense(const mx::array &a, std::vector<uint8_t> &buf) {
   const uint8_t *src = a.data<uint8_t>();
   if (a.flags().row_contiguous || a.size() == 0) return src;
   size_t isz = a.itemsize();
-  int nd = (int)a.ndim();
   buf.resize(a.size() * isz);
-  // the innermost axis as one run of elements, the outer ones counted like an odometer
-  int64_t inner = a.shape(nd - 1), step = a.strides()[nd - 1] * (int64_t)isz;
+  // the axes of more than one element (a size-1 axis moves nothing); the innermost as one run of
+  // elements, the outer ones counted like an odometer
+  std::vector<int64_t> shape, strides;
+  for (size_t d = 0; d < a.ndim(); d++)
+    if (a.shape(d) > 1) shape.push_back(a.shape(d)), strides.push_back(a.strides()[d]);
+  if (shape.empty()) shape.push_back(1), strides.push_back(1);
+  int nd = (int)shape.size();
+  int64_t inner = shape[nd - 1], step = strides[nd - 1] * (int64_t)isz;
   std::vector<int64_t> idx(nd, 0);
   uint8_t *dst = buf.data();
   for (size_t done = 0; done < a.size(); done += inner) {
     int64_t off = 0;
-    for (int d = 0; d + 1 < nd; d++) off += idx[d] * a.strides()[d];
+    for (int d = 0; d + 1 < nd; d++) off += idx[d] * strides[d];
     const uint8_t *p = src + off * (int64_t)isz;
-    for (int64_t j = 0; j < inner; j++, dst += isz) std::memcpy(dst, p + j * step, isz);
-    for (int d = nd - 2; d >= 0 && ++idx[d] == a.shape(d); d--) idx[d] = 0;
+    if (step == (int64_t)isz) { /* a run of consecutive elements */
+      std::memcpy(dst, p, inner * isz);
+      dst += inner * isz;
+    } else if (isz == 4) {
+      for (int64_t j = 0; j < inner; j++, dst += 4) std::memcpy(dst, p + j * step, 4);
+    } else {
+      for (int64_t j = 0; j < inner; j++, dst += isz) std::memcpy(dst, p + j * step, isz);
+    }
+    for (int d = nd - 2; d >= 0 && ++idx[d] == shape[d]; d--) idx[d] = 0;
   }
   return buf.data();
 }

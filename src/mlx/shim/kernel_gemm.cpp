@@ -379,15 +379,20 @@ class PackRhs : public CpuKernel {
 class PackedMatmul : public CpuKernel {
  public:
   PackedMatmul(mx::Stream s, int64_t n, Act act) : CpuKernel(s), n_(n), act_(act) {}
-  // inputs: x row-contiguous float32, the panels, optional bias [N] float32 contiguous
+  // inputs: x float32, the panels (contiguous), optional bias [N] float32; x and the bias any
+  // strides (see dense: no contiguous node in front of a traced operand in compiled mode)
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
     int64_t K = in[0].shape(-1), N = n_, M = out.size() / std::max<int64_t>(1, N);
     if (out.size() == 0) return;
-    Mat a{in[0].data<float>(), false, std::max<int64_t>(K, 1), 0, false}, b{in[1].data<float>(), false, 0, 0, true};
-    const float *bias = in.size() > 2 ? in[2].data<float>() : nullptr;
     float *y = out.data<float>();
-    enc.dispatch([=, act = act_]() { matmul(1, M, N, K, a, b, bias, act, y); });
+    enc.dispatch([=, act = act_]() {
+      thread_local std::vector<uint8_t> buf[2];
+      Mat a{static_cast<const float *>(dense(in[0], buf[0])), false, std::max<int64_t>(K, 1), 0, false};
+      Mat b{in[1].data<float>(), false, 0, 0, true};
+      const float *bias = in.size() > 2 ? static_cast<const float *>(dense(in[2], buf[1])) : nullptr;
+      matmul(1, M, N, K, a, b, bias, act, y);
+    });
   }
   const char *name() const override { return "RlxPackedMatmul"; }
   bool is_equivalent(const mx::Primitive &other) const override {
@@ -450,8 +455,8 @@ extern "C" rlx_mx_arr *rlx_mx_matmul_packed(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr
                 pa.size() != (size_t)rlx_kernels::packed_floats(K, n) ||
                 (bias && (A(bias).dtype() != mx::float32 || A(bias).size() != (size_t)n)))
               throw std::invalid_argument("matmul_packed takes float32 x [..., K], W's panels for [K, N], bias [N]");
-            std::vector<mx::array> in = {mx::contiguous(xa, false, c->stream), pa};
-            if (bias) in.push_back(mx::contiguous(mx::reshape(A(bias), {(int)n}, c->stream), false, c->stream));
+            std::vector<mx::array> in = {xa, pa};
+            if (bias) in.push_back(A(bias));
             auto prim = std::make_shared<rlx_kernels::PackedMatmul>(c->stream, n, rlx_kernels::Act{act.kind, act.a, act.b});
             mx::Shape shape = prim->output_shapes(in)[0];
             return mx::array(std::move(shape), mx::float32, std::move(prim), std::move(in));

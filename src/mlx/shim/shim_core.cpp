@@ -315,22 +315,30 @@ rlx_mx_arr *rlx_mx_scalar(rlx_mx *c, double v, rlx_dtype dtype) {
           }()));
 }
 
+// Up to this size a strided result is copied to the host through its strides by rlx_mx_to_host.
+constexpr size_t kHostCopyBytes = 1 << 16;
+
 bool rlx_mx_to_host(rlx_mx *c, rlx_mx_arr *a, void *dst, size_t nbytes) {
   if (!c || c->err || !a) return false;
   try {
     mx::array b = A(a);
     b.eval();
     rlx_kernels::kernels_observe();
-    // Outputs are usually dense already; only strided or broadcast views need a copy.
-    if (!b.flags().row_contiguous || b.data_size() != b.size()) {
+    // Outputs are usually dense already; only strided or broadcast views need a copy: a small one
+    // here through its strides (a second evaluation would cost a hand-off to the stream's thread
+    // and back), a large one by MLX.
+    bool dense = b.flags().row_contiguous && b.data_size() == b.size();
+    if (!dense && (b.flags().row_contiguous || b.nbytes() > kHostCopyBytes)) {
       b = mx::contiguous(b, false, c->stream);
       b.eval();
+      dense = true;
     }
     if (b.nbytes() != nbytes) {
       c->fail(RLX_STATUS_INTERNAL, "result has " + std::to_string(b.nbytes()) + " bytes, expected " + std::to_string(nbytes));
       return false;
     }
-    if (nbytes) std::memcpy(dst, b.data<uint8_t>(), nbytes);
+    std::vector<uint8_t> buf;
+    if (nbytes) std::memcpy(dst, dense ? b.data<uint8_t>() : rlx_kernels::dense(b, buf), nbytes);
     return true;
   } catch (...) {
     c->fail_current();
