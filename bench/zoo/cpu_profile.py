@@ -33,6 +33,7 @@ FAMILIES = [
     ("sgemm (OpenBLAS)", r"openblas.*(sgemm|gemm|_kernel|copy|beta)"),
     ("OpenBLAS other", r"openblas"),
     ("rlx GEMM micro-kernel", r"librlx.*gemm_rows"),
+    ("rlx dot-product conv (at most 4 output positions)", r"librlx.*(dot_conv|dot_rows)"),
     ("rlx direct conv (depthwise, few channels)", r"librlx.*(direct_blocks|direct_conv|DirectConv)"),
     ("rlx GEMM conv / matmul (patches, tile buffers, packing, epilogue)", r"librlx.*(gemm_conv|implicit_conv|GemmConv|im2col|"
                                                                         r"tile_buffer|tile_offsets|copy_rows|deinterleave|"
