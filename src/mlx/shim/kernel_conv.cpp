@@ -501,7 +501,7 @@ void dot_rows(const float *w, const float *patches, int64_t K, int64_t P, int64_
 
 void dot_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
   int64_t groups = g.Co / g.og, items = g.N * groups, bm = 32, mb = (g.og + bm - 1) / bm;
-  int64_t grain = std::max<int64_t>(1, ((int64_t)1 << 16) / std::max<int64_t>(1, bm * g.K * g.P));
+  int64_t grain = std::max<int64_t>(1, ((int64_t)1 << 18) / std::max<int64_t>(1, bm * g.K * g.P));
   parallel_for(items * mb, grain, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> patches;
     if ((int64_t)patches.size() < g.P * g.K) patches.resize(g.P * g.K);
