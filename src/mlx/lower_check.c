@@ -43,8 +43,16 @@ static bool offending(const rlx_l_site *s, int64_t size, int64_t lo, int64_t hi,
   return false;
 }
 
+/* Whether a has at least one element. */
+static bool nonempty(const rlx_mx_arr *a) {
+  rlx_type t;
+  bool any = rlx_mx_type(a, &t);
+  for (int d = 0; any && d < t.rank; d++) any = t.dims[d] > 0;
+  return any;
+}
+
 /* Records the check of site s: values i (int64, at least one element) in range of an axis of size
- * `size`; an Assert's needs only their least (hi is lo then). */
+ * `size`; an Assert's needs only their least (hi is lo then, and the check vector holds lo alone). */
 static void record(rlx_lower *L, rlx_l_site s, rlx_mx_arr *i, int64_t size) {
   rlx_mx *c = L->mx;
   if (L->site_n) s.g = L->site_g, s.n = L->site_n;
@@ -68,7 +76,7 @@ static void record(rlx_lower *L, rlx_l_site s, rlx_mx_arr *i, int64_t size) {
   k->cur.checks[k->cur.n++] = (rlx_l_check){.site = site, .size = size, .guarded = L->guard != NULL};
   if (L->guard) k->vals[k->n_vals++] = rlx_mx_astype(c, L->guard, RLX_DTYPE_I64);
   k->vals[k->n_vals++] = lo;
-  k->vals[k->n_vals++] = hi;
+  if (s.kind != RLX_L_SITE_ASSERT) k->vals[k->n_vals++] = hi;
 }
 
 rlx_mx_arr *rlx_l_index(rlx_lower *L, const rlx_node *n, uint32_t input, rlx_mx_arr *idx, rlx_dtype dt, int64_t dim, int axis) {
@@ -80,11 +88,8 @@ rlx_mx_arr *rlx_l_index(rlx_lower *L, const rlx_node *n, uint32_t input, rlx_mx_
         L->index_memo[k].guard == L->guard)
       return L->index_memo[k].wrapped;
   rlx_mx_arr *i = rlx_mx_astype(c, idx, RLX_DTYPE_I64);
-  rlx_type t;
-  bool any = rlx_mx_type(i, &t);
-  for (int d = 0; any && d < t.rank; d++) any = t.dims[d] > 0;
   /* uint64 indices above INT64_MAX read as negative: out of range either way */
-  if (any) record(L, (rlx_l_site){.g = L->g, .n = n, .input = input, .axis = axis, .negative = negative}, i, dim);
+  if (nonempty(i)) record(L, (rlx_l_site){.g = L->g, .n = n, .input = input, .axis = axis, .negative = negative}, i, dim);
   /* in range: a negative index plus dim; out of range: somewhere in range (the check fails) */
   rlx_mx_arr *wrapped = dim > 0 ? rlx_mx_binary(c, RLX_MXB_REMAINDER, i, rlx_mx_scalar(c, (double)dim, RLX_DTYPE_I64)) : NULL;
   if (L->n_index_memo < memo_cap && !L->eager)
@@ -97,10 +102,7 @@ void rlx_l_nonsingular(rlx_lower *L, const rlx_node *n, rlx_mx_arr *count) {
 }
 
 void rlx_l_assert(rlx_lower *L, const rlx_node *n, rlx_mx_arr *cond) {
-  rlx_type t;
-  bool any = rlx_mx_type(cond, &t);
-  for (int d = 0; any && d < t.rank; d++) any = t.dims[d] > 0;
-  if (any) record(L, (rlx_l_site){.g = L->g, .n = n, .axis = -1, .kind = RLX_L_SITE_ASSERT}, rlx_mx_astype(L->mx, cond, RLX_DTYPE_I64), 1);
+  if (nonempty(cond)) record(L, (rlx_l_site){.g = L->g, .n = n, .axis = -1, .kind = RLX_L_SITE_ASSERT}, rlx_mx_astype(L->mx, cond, RLX_DTYPE_I64), 1);
 }
 
 /* ---- collecting and reading ---- */
@@ -154,13 +156,14 @@ rlx_status *rlx_l_checks_read(const rlx_l_checks *k, rlx_mx *c, rlx_mx_arr *vect
   if (!st && !r) st = RLX_ERR(INTERNAL, "index check vector names record %lld of %zu", (long long)v[0], k->n_records);
   for (size_t i = 0, at = 1; !st && i < r->n; i++) {
     const rlx_l_check *ch = &r->checks[i];
-    size_t need = at + (ch->guarded ? 3 : 2);
+    size_t vals = k->sites[ch->site].kind == RLX_L_SITE_ASSERT ? 1 : 2; /* lo (and hi) */
+    size_t need = at + ch->guarded + vals;
     if (need > (size_t)t.dims[0]) {
       st = RLX_ERR(INTERNAL, "index check vector is shorter than its record");
       break;
     }
     bool counts = !ch->guarded || v[at];
-    int64_t lo = v[need - 2], hi = v[need - 1], idx;
+    int64_t lo = v[need - vals], hi = v[need - 1], idx;
     at = need;
     if (counts && offending(&k->sites[ch->site], ch->size, lo, hi, &idx)) st = site_status(&k->sites[ch->site], idx, ch->size, true);
   }

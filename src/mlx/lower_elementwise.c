@@ -18,9 +18,10 @@
 
 static bool small(const rlx_mx_arr *x) {
   rlx_type t;
+  int64_t n;
   if (!rlx_mx_type(x, &t)) return false;
-  int64_t n = 1;
-  for (int i = 0; i < t.rank; i++) n *= t.dims[i];
+  rlx_status *st = rlx_type_numel(&t, &n);
+  if (st) return rlx_status_free(st), false;
   return n <= SMALL_ELEMENTS;
 }
 

@@ -171,11 +171,10 @@ class Pool2d : public CpuKernel {
   }
   std::vector<mx::Shape> output_shapes(const std::vector<mx::array> &in) override {
     const auto &xs = in[0].shape();
-    mx::Shape s = {xs[0], xs[1], 0, 0};
-    for (int i = 0; i < 2; i++)
-      s[2 + i] = (int)pool_out(xs.size() == 3 && !i ? 1 : xs[2 + i - (xs.size() == 3)], g_.k[i], g_.s[i], g_.p[i], g_.p[2 + i], g_.d[i],
-                               g_.ceil_mode);
-    if (xs.size() == 3) s.erase(s.begin() + 2);
+    const bool one = xs.size() == 3;  // 1D: height 1
+    const int64_t hw[2] = {one ? 1 : xs[2], xs.back()};
+    mx::Shape s = {xs[0], xs[1]};
+    for (int i = one; i < 2; i++) s.push_back((int)pool_out(hw[i], g_.k[i], g_.s[i], g_.p[i], g_.p[2 + i], g_.d[i], g_.ceil_mode));
     return {s};
   }
 
