@@ -617,10 +617,11 @@ class Conv2d : public CpuKernel {
     auto &enc = begin(in, out);
     float *y = out.data<float>();
     if (out.size() == 0) return;
-    enc.dispatch([g, in, y, act = act_, gemm = gemm_, ph = pool_[0], pw = pool_[1]]() {
+    Strided xs = strided(in[0]), ws = strided(in[1]), bs = in.size() > 2 ? strided(in[2]) : Strided{};
+    enc.dispatch([g, xs, ws, bs, y, act = act_, gemm = gemm_, ph = pool_[0], pw = pool_[1]]() {
       thread_local std::vector<uint8_t> buf[3];
-      const float *x = static_cast<const float *>(dense(in[0], buf[0])), *w = static_cast<const float *>(dense(in[1], buf[1]));
-      const float *b = in.size() > 2 ? static_cast<const float *>(dense(in[2], buf[2])) : nullptr;
+      const float *x = static_cast<const float *>(dense(xs, buf[0])), *w = static_cast<const float *>(dense(ws, buf[1]));
+      const float *b = bs.p ? static_cast<const float *>(dense(bs, buf[2])) : nullptr;
       if (ph * pw > 1) conv_max_pool(g, x, w, b, act, gemm, ph, pw, y);
       else conv(g, x, w, b, act, gemm, y);
     });

@@ -10,25 +10,37 @@
 
 namespace rlx_kernels {
 
+Strided strided(const mx::array &a) {
+  Strided v{a.data<uint8_t>(), {}, {}, a.itemsize(), a.flags().row_contiguous || a.size() == 0};
+  for (size_t d = 0; !v.row_contiguous && d < a.ndim(); d++) v.shape.push_back(a.shape(d)), v.strides.push_back(a.strides()[d]);
+  return v;
+}
+
 const void *dense(const mx::array &a, std::vector<uint8_t> &buf) {
-  const uint8_t *src = a.data<uint8_t>();
-  if (a.flags().row_contiguous || a.size() == 0) return src;
-  size_t isz = a.itemsize();
-  buf.resize(a.size() * isz);
+  if (a.flags().row_contiguous || a.size() == 0) return a.data<uint8_t>();
+  return dense(strided(a), buf);
+}
+
+const void *dense(const Strided &a, std::vector<uint8_t> &buf) {
+  if (a.row_contiguous) return a.p;
+  size_t isz = a.isz, size = 1;
   // the axes of more than one element (a size-1 axis moves nothing); the innermost as one run of
   // elements, the outer ones counted like an odometer
   std::vector<int64_t> shape, strides;
-  for (size_t d = 0; d < a.ndim(); d++)
-    if (a.shape(d) > 1) shape.push_back(a.shape(d)), strides.push_back(a.strides()[d]);
+  for (size_t d = 0; d < a.shape.size(); d++) {
+    size *= (size_t)a.shape[d];
+    if (a.shape[d] > 1) shape.push_back(a.shape[d]), strides.push_back(a.strides[d]);
+  }
   if (shape.empty()) shape.push_back(1), strides.push_back(1);
+  buf.resize(size * isz);
   int nd = (int)shape.size();
   int64_t inner = shape[nd - 1], step = strides[nd - 1] * (int64_t)isz;
   std::vector<int64_t> idx(nd, 0);
   uint8_t *dst = buf.data();
-  for (size_t done = 0; done < a.size(); done += inner) {
+  for (size_t done = 0; done < size; done += inner) {
     int64_t off = 0;
     for (int d = 0; d + 1 < nd; d++) off += idx[d] * strides[d];
-    const uint8_t *p = src + off * (int64_t)isz;
+    const uint8_t *p = a.p + off * (int64_t)isz;
     if (step == (int64_t)isz) { /* a run of consecutive elements */
       std::memcpy(dst, p, inner * isz);
       dst += inner * isz;

@@ -386,11 +386,13 @@ class PackedMatmul : public CpuKernel {
     int64_t K = in[0].shape(-1), N = n_, M = out.size() / std::max<int64_t>(1, N);
     if (out.size() == 0) return;
     float *y = out.data<float>();
+    Strided xs = strided(in[0]), bias_s = in.size() > 2 ? strided(in[2]) : Strided{};
+    const float *panels = in[1].data<float>();
     enc.dispatch([=, act = act_]() {
       thread_local std::vector<uint8_t> buf[2];
-      Mat a{static_cast<const float *>(dense(in[0], buf[0])), false, std::max<int64_t>(K, 1), 0, false};
-      Mat b{in[1].data<float>(), false, 0, 0, true};
-      const float *bias = in.size() > 2 ? static_cast<const float *>(dense(in[2], buf[1])) : nullptr;
+      Mat a{static_cast<const float *>(dense(xs, buf[0])), false, std::max<int64_t>(K, 1), 0, false};
+      Mat b{panels, false, 0, 0, true};
+      const float *bias = bias_s.p ? static_cast<const float *>(dense(bias_s, buf[1])) : nullptr;
       matmul(1, M, N, K, a, b, bias, act, y);
     });
   }

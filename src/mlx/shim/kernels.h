@@ -166,6 +166,19 @@ inline mx::array row_contiguous(const mx::array &x, const mx::Stream &s) {
 // copy in the task.
 const void *dense(const mx::array &a, std::vector<uint8_t> &buf);
 
+// An operand's memory, taken in a kernel's eval_cpu for its task (MLX keeps the buffer alive until
+// the task has run), so that the task holds no mx::array: an array's last reference dropped in the
+// task races, for ThreadSanitizer, with the caller's array::detach inside uninstrumented MLX.
+struct Strided {
+  const uint8_t *p;
+  std::vector<int64_t> shape, strides;  // in elements; empty when row_contiguous
+  size_t isz;
+  bool row_contiguous;
+};
+Strided strided(const mx::array &a);
+// Its elements in row-major order, as dense(a, buf).
+const void *dense(const Strided &a, std::vector<uint8_t> &buf);
+
 // Huge pages for a buffer that lives as long as an executable and is streamed at every run (an
 // LLM's weights, read once per token): two threads streaming 200 MB of float16 rows (AVX2, this
 // project's 2-core VM) read 21-30 GB/s with 4 KB pages, 31-34 with 2 MB pages (a TLB miss every
