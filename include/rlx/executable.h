@@ -288,8 +288,11 @@ RLX_MUST_USE rlx_status *rlx_executable_set_output_wanted(rlx_executable *ex, si
 RLX_MUST_USE rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const char *const *names,
                                   rlx_tensor *const *values);
 
-/* Waits for the pending committed run. With outputs non-NULL it also reads the committed results
- * into outputs[0..n_outputs) as rlx_executable_run does (n_outputs must equal the output count).
+/* Waits for the pending committed run (the oldest one, when rlx_executable_set_max_pending lets
+ * several be pending): its outputs read back and its checks. With outputs non-NULL it also reads the
+ * committed results into outputs[0..n_outputs) as rlx_executable_run does (n_outputs must equal the
+ * output count; the outputs read back are those whose readback was on at the commit: the commit
+ * keeps no reference to the others, so that a later run may update a fed handle in place).
  * With nothing pending, a sync with outputs NULL is a no-op returning NULL, and one asking for
  * outputs fails with FAILED_PRECONDITION. Errors raised while evaluating come back here (see the
  * error contract at rlx_executable_commit): OUT_OF_RANGE "committed run: node ..." for an index
@@ -300,6 +303,20 @@ RLX_MUST_USE rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_output
 
 /* true while a committed run has not been synced. */
 bool rlx_executable_pending(const rlx_executable *ex);
+
+#define RLX_MAX_PENDING 4
+
+/* Lets up to `depth` committed runs be pending at once (default 1, at most RLX_MAX_PENDING):
+ * rlx_executable_sync then reads the oldest of them, and a commit while `depth` runs are pending
+ * replaces the oldest one's results (that run still completes; with depth 1 this is the "second
+ * commit" rule of rlx_executable_commit). With depth 2 a caller commits run i + 1 before it syncs
+ * run i, so the host prepares each run while the device computes the one before, and run i + 1
+ * may take run i's outputs as inputs through handle feeds without a host round trip (rlx_llm_generate
+ * steps a decoder this way). Errors found while evaluating are reported as the error contract of
+ * rlx_executable_commit says, by the sync of the run that made them or of a later one. Errors:
+ * INVALID_ARGUMENT (NULL ex, depth outside 1..RLX_MAX_PENDING), FAILED_PRECONDITION (more than
+ * `depth` runs pending now: sync them first). Thread-safe as every call (the note above). */
+RLX_MUST_USE rlx_status *rlx_executable_set_max_pending(rlx_executable *ex, size_t depth);
 
 /* ---- handles: inputs kept across runs ----
  * A host handle is a copy of a tensor, used as the input's default whenever a run does not pass

@@ -114,12 +114,15 @@ struct rlx_executable {
   rlx_type *out_types;/* per output: this run's output types */
   rlx_tensor **res;   /* per output: tensors being read back */
 
-  /* the committed run */
-  rlx_mx_arr **pending; /* per output, kept */
-  rlx_mx_arr **pending_checks; /* kept index check vectors of the runs committed since the last sync */
-  size_t n_pending_checks, cap_pending_checks;
+  /* the committed runs not yet synced, oldest first: run r's outputs at pending[r * n_outputs ..] */
+  rlx_mx_arr **pending; /* per run and output, kept (room for one run more than max_pending) */
   rlx_type *pending_types;
-  bool has_pending;
+  uint64_t pending_seq[RLX_MAX_PENDING + 1]; /* each run's commit number */
+  size_t n_pending, max_pending;
+  uint64_t n_commits;
+  rlx_mx_arr **pending_checks; /* kept index check vectors of the runs committed and not yet checked */
+  uint64_t *pending_check_seq; /* the commit number of each */
+  size_t n_pending_checks, cap_pending_checks;
 
   /* slot arena: laid out at creation, allocated on first use; none when an output is symbolic */
   unsigned char *arena;

@@ -142,8 +142,9 @@ static rlx_status *init(rlx_executable *ex) {
   ex->outs = calloc(no + 1, sizeof *ex->outs);
   ex->readback = calloc(no, sizeof *ex->readback);
   ex->unwanted = calloc(no + 1, sizeof *ex->unwanted);
-  ex->pending = calloc(no, sizeof *ex->pending);
-  ex->pending_types = calloc(no, sizeof *ex->pending_types);
+  ex->pending = calloc((RLX_MAX_PENDING + 1) * no, sizeof *ex->pending);
+  ex->pending_types = calloc((RLX_MAX_PENDING + 1) * no, sizeof *ex->pending_types);
+  ex->max_pending = 1;
   ex->out_types = calloc(no, sizeof *ex->out_types);
   ex->res = calloc(no, sizeof *ex->res);
   ex->slot_off = calloc(no, sizeof *ex->slot_off);
@@ -206,42 +207,55 @@ rlx_status *rlx_executable_create(const rlx_graph *g, rlx_device device, rlx_mod
   return NULL;
 }
 
-static void release_pending(rlx_executable *ex) {
-  for (size_t i = 0; i < ex->g->n_outputs; i++) {
-    rlx_mx_release(ex->pending[i]);
-    ex->pending[i] = NULL;
-  }
-  ex->has_pending = false;
+/* Lets go of the oldest pending run's results. */
+static void pop_pending(rlx_executable *ex) {
+  size_t no = ex->g->n_outputs;
+  for (size_t i = 0; i < no; i++) rlx_mx_release(ex->pending[i]);
+  ex->n_pending--;
+  memmove(ex->pending, ex->pending + no, ex->n_pending * no * sizeof *ex->pending);
+  memmove(ex->pending_types, ex->pending_types + no, ex->n_pending * no * sizeof *ex->pending_types);
+  memmove(ex->pending_seq, ex->pending_seq + 1, ex->n_pending * sizeof *ex->pending_seq);
+  memset(ex->pending + ex->n_pending * no, 0, no * sizeof *ex->pending);
 }
 
-static void release_pending_checks(rlx_executable *ex) {
-  for (size_t i = 0; i < ex->n_pending_checks; i++) rlx_mx_release(ex->pending_checks[i]);
-  ex->n_pending_checks = 0;
-}
-
-/* Evaluates the pending check vectors (and outputs, when `outputs`); the first failed check of the
- * committed runs. Committed runs with collectives complete here: with `watch`, the wait is bounded
- * by the group's timeout like a run's (a failure aborts the group). rlx_executable_free does not
- * watch: the group may already be gone. */
-static rlx_status *finish_pending(rlx_executable *ex, bool outputs, bool watch) {
+/* Evaluates the outputs of the oldest `runs` pending runs and the check vectors of the runs
+ * committed up to commit number `upto`; the first failed check among those, whose vectors are then
+ * let go. Committed runs with collectives complete here: with `watch`, the wait is bounded by the
+ * group's timeout like a run's (a failure aborts the group). rlx_executable_free does not watch:
+ * the group may already be gone. */
+static rlx_status *finish_pending(rlx_executable *ex, size_t runs, uint64_t upto, bool watch) {
   rlx_dist_group *grp = watch && ex->collective ? rlx_exec_group(ex) : NULL;
+  size_t n = 0;
+  while (n < ex->n_pending_checks && ex->pending_check_seq[n] <= upto) n++;
+  size_t k = 0;
+  rlx_mx_arr **kept = malloc((runs * ex->g->n_outputs + n + 1) * sizeof *kept); /* the runs' kept outputs, then the checks */
+  if (!kept) return RLX_OOM();
+  for (size_t i = 0; i < runs * ex->g->n_outputs; i++)
+    if (ex->pending[i]) kept[k++] = ex->pending[i];
+  for (size_t i = 0; i < n; i++) kept[k++] = ex->pending_checks[i];
   rlx_mx_reset(ex->ctx);
   if (grp) rlx_dist_watch_begin(grp);
-  if (outputs && ex->has_pending) rlx_mx_eval(ex->ctx, ex->pending, ex->g->n_outputs);
-  rlx_mx_eval(ex->ctx, ex->pending_checks, ex->n_pending_checks);
+  rlx_mx_eval(ex->ctx, kept, k);
+  free(kept);
   rlx_status *st = rlx_mx_take_error(ex->ctx);
   if (grp) st = rlx_dist_watch_end(grp, st);
-  for (size_t i = 0; !st && i < ex->n_pending_checks; i++)
+  for (size_t i = 0; !st && i < n; i++)
     st = rlx_status_annotate(rlx_l_checks_read(&ex->checks, ex->ctx, ex->pending_checks[i]), "committed run");
-  release_pending_checks(ex);
+  for (size_t i = 0; i < n; i++) rlx_mx_release(ex->pending_checks[i]);
+  ex->n_pending_checks -= n;
+  if (n && ex->n_pending_checks) { /* the later runs' checks, kept for their syncs */
+    memmove(ex->pending_checks, ex->pending_checks + n, ex->n_pending_checks * sizeof *ex->pending_checks);
+    memmove(ex->pending_check_seq, ex->pending_check_seq + n, ex->n_pending_checks * sizeof *ex->pending_check_seq);
+  }
   return st;
 }
 
 void rlx_executable_free(rlx_executable *ex) {
   if (!ex) return;
-  if (ex->ctx && ex->pending) rlx_status_free(finish_pending(ex, true, false)); /* let committed runs finish before their inputs go */
-  if (ex->pending) release_pending(ex);
+  if (ex->ctx && ex->pending) rlx_status_free(finish_pending(ex, ex->n_pending, UINT64_MAX, false)); /* let committed runs finish before their inputs go */
+  while (ex->n_pending) pop_pending(ex);
   free(ex->pending_checks);
+  free(ex->pending_check_seq);
   rlx_l_checks_free(&ex->checks);
   rlx_mx_fn_free(ex->compiled);
   for (size_t i = 0; i < ex->n_params; i++) rlx_mx_release(ex->params[i].val);
@@ -379,12 +393,12 @@ bool rlx_exec_reads_back(const rlx_executable *ex, size_t i) {
 
 bool rlx_exec_output_seen(const rlx_executable *ex, size_t i) { return !ex->unwanted[i] || fed(ex, i); }
 
-/* Host tensors for the outputs whose readback is on (ex->res; NULL elsewhere). */
-static rlx_status *alloc_outputs(rlx_executable *ex, const rlx_type *types) {
+/* Host tensors for the outputs arrs[i] whose readback is on (ex->res; NULL elsewhere). */
+static rlx_status *alloc_outputs(rlx_executable *ex, const rlx_type *types, rlx_mx_arr *const *arrs) {
   size_t n = ex->g->n_outputs;
   memset(ex->res, 0, n * sizeof *ex->res);
   for (size_t i = 0; i < n; i++) {
-    if (!rlx_exec_reads_back(ex, i)) continue;
+    if (!rlx_exec_reads_back(ex, i) || !arrs[i]) continue;
     rlx_status *st = rlx_tensor_create(types[i].dtype, types[i].rank, types[i].dims, NULL, 0, &ex->res[i]);
     if (st) return st;
   }
@@ -433,7 +447,7 @@ rlx_status *rlx_executable_run(rlx_executable *ex, size_t n_inputs, const char *
   lock(ex);
   rlx_status *st = execute_named(ex, n_inputs, names, values, false);
   if (!st) st = rlx_exec_apply_feeds(ex);
-  if (!st) output_types(ex, ex->out_types), st = alloc_outputs(ex, ex->out_types);
+  if (!st) output_types(ex, ex->out_types), st = alloc_outputs(ex, ex->out_types, ex->outs);
   if (!st) st = fill_outputs(ex, ex->outs, outputs);
   discard_outputs(ex);
   rlx_mx_reset(ex->ctx);
@@ -460,21 +474,32 @@ rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const cha
   if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_commit: NULL executable");
   lock(ex);
   /* when many commits go unsynced, the checks of the earlier ones (long evaluated) are read here */
-  rlx_status *st = ex->n_pending_checks >= RLX_EXEC_MAX_PENDING_CHECKS ? finish_pending(ex, false, true) : NULL;
+  rlx_status *st = ex->n_pending_checks >= RLX_EXEC_MAX_PENDING_CHECKS ? finish_pending(ex, 0, UINT64_MAX, true) : NULL;
   if (!st) st = execute_named(ex, n_inputs, names, values, true);
   if (!st) st = rlx_exec_apply_feeds(ex);
-  /* the run's check vector waits for the sync with those of earlier commits */
+  /* the run's check vector waits for the sync of this run or a later one */
   rlx_mx_arr *chk = ex->outs[ex->g->n_outputs];
-  if (!st && chk && !rlx_grow((void **)&ex->pending_checks, &ex->cap_pending_checks, ex->n_pending_checks + 1, sizeof *ex->pending_checks))
+  size_t cap = ex->cap_pending_checks;
+  if (!st && chk &&
+      (!rlx_grow((void **)&ex->pending_checks, &ex->cap_pending_checks, ex->n_pending_checks + 1, sizeof *ex->pending_checks) ||
+       !rlx_grow((void **)&ex->pending_check_seq, &cap, ex->n_pending_checks + 1, sizeof *ex->pending_check_seq)))
     st = RLX_OOM();
   if (!st) {
-    if (chk) ex->pending_checks[ex->n_pending_checks++] = rlx_mx_keep(ex->ctx, chk);
-    release_pending(ex);
-    for (size_t i = 0; i < ex->g->n_outputs; i++) ex->pending[i] = rlx_mx_keep(ex->ctx, ex->outs[i]);
-    output_types(ex, ex->pending_types);
+    size_t no = ex->g->n_outputs;
+    if (chk) ex->pending_check_seq[ex->n_pending_checks] = ex->n_commits, ex->pending_checks[ex->n_pending_checks++] = rlx_mx_keep(ex->ctx, chk);
+    size_t r = ex->n_pending; /* a slot past max_pending is there for it */
+    /* only what the sync reads back is kept: a run committed behind this one may then update a fed
+     * handle (a donated KV cache) in place */
+    for (size_t i = 0; i < no; i++)
+      ex->pending[r * no + i] = rlx_exec_reads_back(ex, i) ? rlx_mx_keep(ex->ctx, ex->outs[i]) : NULL;
+    output_types(ex, ex->pending_types + r * no);
+    ex->pending_seq[r] = ex->n_commits++;
     st = rlx_mx_take_error(ex->ctx);
-    if (st) release_pending(ex);
-    else ex->has_pending = true;
+    if (st) { /* nothing pending from this call; earlier results kept */
+      for (size_t i = 0; i < no; i++) rlx_mx_release(ex->pending[r * no + i]), ex->pending[r * no + i] = NULL;
+    } else if (++ex->n_pending > ex->max_pending) {
+      pop_pending(ex); /* the oldest run's results are replaced; that run still completes */
+    }
   }
   rlx_mx_reset(ex->ctx);
   unlock(ex);
@@ -486,14 +511,14 @@ rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor
   if (outputs) RLX_TRY(check_outputs_arg(ex, n_outputs, outputs));
   lock(ex);
   rlx_status *st = NULL;
-  if (!ex->has_pending) {
+  if (!ex->n_pending) {
     if (outputs) st = RLX_ERR(FAILED_PRECONDITION, "no committed run to read (rlx_executable_commit)");
   } else {
-    st = finish_pending(ex, true, true);
-    if (!st && outputs) st = alloc_outputs(ex, ex->pending_types);
+    st = finish_pending(ex, 1, ex->pending_seq[0], true);
+    if (!st && outputs) st = alloc_outputs(ex, ex->pending_types, ex->pending);
     if (!st && outputs) st = fill_outputs(ex, ex->pending, outputs);
     discard_outputs(ex);
-    release_pending(ex);
+    pop_pending(ex);
     rlx_mx_reset(ex->ctx);
   }
   unlock(ex);
@@ -502,9 +527,23 @@ rlx_status *rlx_executable_sync(rlx_executable *ex, size_t n_outputs, rlx_tensor
 
 bool rlx_executable_pending(const rlx_executable *ex) {
   lock(ex);
-  bool p = ex->has_pending;
+  bool p = ex->n_pending > 0;
   unlock(ex);
   return p;
+}
+
+rlx_status *rlx_executable_set_max_pending(rlx_executable *ex, size_t depth) {
+  if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_set_max_pending: NULL executable");
+  if (depth < 1 || depth > RLX_MAX_PENDING)
+    return RLX_ERR(INVALID_ARGUMENT, "max pending runs %zu: expected 1 to %d", depth, RLX_MAX_PENDING);
+  lock(ex);
+  rlx_status *st = NULL;
+  if (ex->n_pending > depth)
+    st = RLX_ERR(FAILED_PRECONDITION, "%zu committed runs are pending, more than %zu: sync them first", ex->n_pending, depth);
+  else
+    ex->max_pending = depth;
+  unlock(ex);
+  return st;
 }
 
 /* ---- active extent ---- */

@@ -119,6 +119,18 @@ static void test_kv_append_at_capacity(void **state) {
       FAILS(rlx_executable_sync(ex, 0, NULL), OUT_OF_RANGE, "committed run: node");
       assert_false(rlx_executable_pending(ex));
       OK(rlx_executable_sync(ex, 0, NULL)); /* reported once */
+      /* two runs pending: a sync reports the failures of the runs up to the one it reads */
+      OK(rlx_executable_set_max_pending(ex, 2));
+      OK(append(ex, 0, true));
+      OK(append(ex, 4, true));
+      OK(rlx_executable_sync(ex, 0, NULL));
+      assert_true(rlx_executable_pending(ex));
+      FAILS(rlx_executable_sync(ex, 0, NULL), OUT_OF_RANGE, "committed run: node");
+      OK(append(ex, 4, true));
+      OK(append(ex, 0, true));
+      FAILS(rlx_executable_sync(ex, 0, NULL), OUT_OF_RANGE, "committed run: node");
+      OK(rlx_executable_sync(ex, 0, NULL));
+      assert_false(rlx_executable_pending(ex));
     }
     rlx_executable_free(ex);
   }
