@@ -8,7 +8,8 @@ gguf-py from seeded weights: llama, 12 layers, dim 768, 12 heads (4 KV heads), S
 F16 and Q8_0 by gguf-py, Q4_K and Q4_0 (every matrix, embedding included) and Q4_K_M / Q5_K_M
 (llama.cpp's mixes as downloaded files have them: Q6_K for the embedding/output and some attn_v and
 ffn_down matrices, Q4_K / Q5_K for the rest) by llama.cpp's llama_model_quantize (gguf-py cannot write K-quants).
-Both sides run the same prompt of --prompt tokens as one batch, then --gen greedy one-token steps,
+Both sides run the same prompt of --prompt tokens as one batch, then --gen greedy one-token steps
+(rlx: rlx_llm_generate, each step committed before the one before is read back),
 --reps times, interleaved (rlx's run then llama.cpp's, the order alternating every repetition: the
 machine's memory bandwidth, which bounds decode, varies with its neighbours' load from one minute
 to the next); rlx's model is opened and warmed up once (compiled mode traces there), llama.cpp's

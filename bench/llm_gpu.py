@@ -8,9 +8,10 @@ ${XDG_CACHE_HOME:-~/.cache}/rlx/llm_gpu): "110m" (12 layers, dim 768, 12 heads /
 layers, dim 2048, 32 heads / 4 KV heads, SwiGLU 5632, 32000 tokens, tied here). PyTorch gets a model
 of the same configuration with its own seeded weights (speed does not depend on the values).
 Both run a prompt of --prompt tokens as one batch, then --gen greedy one-token steps (the sampled
-id goes back in; rlx reads no logits back); the first of --reps + 1 runs warms up (rlx's compiled
-mode traces there), the median of the rest is reported; times end after the GPU is done (rlx's
-step returns the sampled id on the host; torch.cuda.synchronize).
+id goes back in; rlx reads no logits back and steps with rlx_llm_generate: the id stays on the
+device and each step is committed before the one before is read back); the first of --reps + 1
+runs warms up (rlx's compiled mode traces there), the median of the rest is reported; times end
+after the GPU is done (rlx's last id read back on the host; torch.cuda.synchronize).
 
 Roofline: a decode step must read every weight matrix once (the tied embedding as the output
 projection; the embedding lookup reads one row): bytes = the GGUF file's matrix bytes. Achieved

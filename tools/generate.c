@@ -44,6 +44,14 @@ static void print_piece(const rlx_tokenizer *tok, int32_t id, bool first) {
   fflush(stdout);
 }
 
+/* rlx_llm_generate's on_token: prints the piece of each id until the end-of-sequence one. */
+static bool print_token(int32_t id, void *user) {
+  const rlx_tokenizer *tok = user;
+  if (id == rlx_tokenizer_eos(tok)) return false;
+  print_piece(tok, id, false);
+  return true;
+}
+
 int rlx_cli_generate(int argc, char **argv) {
   const char *model = NULL, *prompt = NULL;
   double max_tokens = 32, v;
@@ -96,9 +104,10 @@ int rlx_cli_generate(int argc, char **argv) {
   st = rlx_llm_step(m, ids, (int64_t)n, NULL, &next);
   double t1 = now(), t2 = t1;
   int64_t steps = 0; /* decode steps run */
-  for (int64_t i = 0; !st && i < (int64_t)max_tokens && next != rlx_tokenizer_eos(tok); i++) {
-    print_piece(tok, next, false);
-    if (i + 1 < (int64_t)max_tokens) st = rlx_llm_step(m, &next, 1, NULL, &next), steps++;
+  bool more = !st && next != rlx_tokenizer_eos(tok);
+  if (more) print_piece(tok, next, false);
+  if (more && max_tokens > 1) { /* each token printed as it is read back, until EOS */
+    st = rlx_llm_generate(m, next, (int64_t)max_tokens - 1, print_token, tok, &steps);
     t2 = now();
   }
   printf("\n");

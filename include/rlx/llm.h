@@ -104,6 +104,23 @@ int64_t rlx_llm_position(const rlx_llm *m);
  * rlx_executable_set_handle_donation) and the model starts over: zero caches, position 0. */
 RLX_MUST_USE rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *out_logits, int32_t *out_next);
 
+/* Generates: runs `token` (an id in [0, vocab)) at the next position, then up to n - 1 more decode
+ * steps, each on the token the Sample op chose at the step before, and calls on_token(id, user)
+ * with each chosen id in order; on_token returning false stops the generation after that token.
+ * The ids are those rlx_llm_step would choose step by step (the same graph and random stream).
+ * Pipelined: each step takes its token from the step before on the device (no host round trip)
+ * and is committed (rlx_executable_commit) before the step before is read back, so the host
+ * prepares step i + 1 while the device computes step i; the tokens reach on_token one step behind
+ * the device. The position advances by one per id passed to on_token (a step already committed
+ * when on_token stops is dropped: its cache row is written again by the next step). *n_done (may be
+ * NULL) receives the number of ids passed to on_token. on_token runs on the calling thread and must
+ * not call into m. Errors: INVALID_ARGUMENT (NULL m or on_token, n < 1, token outside the
+ * vocabulary), OUT_OF_RANGE (position + n > capacity): nothing changes; errors of
+ * rlx_executable_commit / rlx_executable_sync: the model starts over as after a failed
+ * rlx_llm_step (zero caches, position 0), *n_done untouched. */
+RLX_MUST_USE rlx_status *rlx_llm_generate(rlx_llm *m, int32_t token, int64_t n, bool (*on_token)(int32_t id, void *user), void *user,
+                                          int64_t *n_done);
+
 /* Forgets the cached tokens (position 0). */
 void rlx_llm_reset(rlx_llm *m);
 

@@ -18,9 +18,14 @@ struct rlx_llm {
   rlx_llm_config cfg;
   int64_t capacity, pos;
   rlx_executable *ex;
-  size_t n_outputs;
-  bool packed; /* caches positions first (build) */
+  size_t n_outputs; /* logits, next, the caches k0, v0, k1 .., next_tokens */
+  bool packed;      /* caches positions first (build) */
 };
+
+/* The output index of layer l's key (j 0) or value (j 1) cache, and that of next_tokens (the next
+ * token as int32 [1, 1], fed back to the tokens input for rlx_llm_generate). */
+#define CACHE_OUT(l, j) (2 + 2 * (size_t)(l) + (size_t)(j))
+#define NEXT_TOKENS_OUT(m) ((m)->n_outputs - 1)
 
 /* ---- metadata ---- */
 
@@ -421,7 +426,7 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
   rlx_value cs = op(&b, RLX_OP_GATHER, 2, V2(cos_t, positions), 0, NULL); /* [S, n_rot/2] */
   rlx_value sn = op(&b, RLX_OP_GATHER, 2, V2(sin_t, positions), 0, NULL);
   cache_indices(&b, C, S, Hkv, D, positions, &rows, &bias);
-  size_t n_out = 2 + 2 * (size_t)c->n_layers;
+  size_t n_out = 3 + 2 * (size_t)c->n_layers;
   rlx_value *outs = calloc(n_out, sizeof *outs);
   if (!outs && !b.st) b.st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   rlx_attr rope_attr[3] = {RLX_ATTR_I("head_dim", D), RLX_ATTR_I("n_rot", c->n_rot), RLX_ATTR_I("interleaved", c->rope_neox ? 0 : 1)};
@@ -458,7 +463,7 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
       rlx_value cache = leaf(&b, false, cn, RLX_DTYPE_F32, rank, dims);
       kv[j] = op(&b, RLX_OP_SCATTER_ELEMENTS, 3, ((const rlx_value[]){cache, rows, kv[j]}), 1,
                  (rlx_attr[]){RLX_ATTR_I("axis", b.packed ? 1 : 2)});
-      outs[2 + 2 * l + j] = kv[j];
+      outs[CACHE_OUT(l, j)] = kv[j];
     }
     rlx_value a = op(&b, RLX_OP_ATTENTION, 4, ((const rlx_value[]){heads_first(&b, q, S, H, D), kv[0], kv[1], bias}), 3, heads);
     if (!b.packed) {
@@ -496,15 +501,16 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
                       (rlx_attr[]){RLX_ATTR_IS("starts", 1, ((const int64_t[]){-1})), RLX_ATTR_IS("ends", 1, ((const int64_t[]){INT64_MAX})),
                                    RLX_ATTR_IS("axes", 1, ((const int64_t[]){1}))});
   rlx_value last_logits = linear(&b, last, head, NULL, E, V);
-  rlx_value next = op(&b, RLX_OP_SAMPLE, 1, &last_logits, 4, sample);
+  rlx_value next = op(&b, RLX_OP_SAMPLE, 1, &last_logits, 4, sample); /* int64 [1, 1] */
   if (!b.st) {
     outs[0] = logits, outs[1] = next;
+    outs[n_out - 1] = op(&b, RLX_OP_CAST, 1, &next, 1, (rlx_attr[]){RLX_ATTR_I("to", RLX_DTYPE_I32)});
     b.st = rlx_graph_set_outputs(b.g, n_out, outs);
   }
   for (size_t i = 0; i < n_out && !b.st; i++) {
     char nm[32];
     if (i >= 2) snprintf(nm, sizeof nm, "%c%zu'", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);
-    b.st = rlx_graph_set_output_name(b.g, i, i == 0 ? "logits" : i == 1 ? "next" : nm);
+    b.st = rlx_graph_set_output_name(b.g, i, i == 0 ? "logits" : i == 1 ? "next" : i == n_out - 1 ? "next_tokens" : nm);
   }
   free(outs);
   if (b.st) {
@@ -582,7 +588,7 @@ static rlx_status *bind_caches(rlx_llm *m) {
   int rank = cache_dims(&m->cfg, m->capacity, m->packed, dims);
   rlx_tensor *zeros = NULL;
   rlx_status *st = rlx_tensor_create(RLX_DTYPE_F32, rank, dims, NULL, 0, &zeros);
-  for (size_t i = 2; i < m->n_outputs && !st; i++) {
+  for (size_t i = CACHE_OUT(0, 0); i < NEXT_TOKENS_OUT(m) && !st; i++) {
     char nm[32];
     snprintf(nm, sizeof nm, "%c%zu", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);
     st = rlx_executable_bind_device_handle(m->ex, nm, zeros);
@@ -607,7 +613,7 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
   rlx_status *st = m ? read_config(f, &m->cfg) : rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   if (!st) {
     m->capacity = o.capacity ? o.capacity : (m->cfg.context < 2048 ? m->cfg.context : 2048);
-    m->n_outputs = 2 + 2 * (size_t)m->cfg.n_layers;
+    m->n_outputs = 3 + 2 * (size_t)m->cfg.n_layers;
     st = build(f, &m->cfg, m->capacity, &o, &g);
   }
   if (!st) st = rlx_executable_create(g, o.device, o.mode, &m->ex);
@@ -616,12 +622,16 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
     m->packed = o.device != RLX_DEVICE_GPU;
     st = bind_caches(m);
   }
-  for (size_t i = 2; i < m->n_outputs && !st; i++) {
+  for (size_t i = CACHE_OUT(0, 0); i < NEXT_TOKENS_OUT(m) && !st; i++) {
     char nm[32];
     snprintf(nm, sizeof nm, "%c%zu", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);
     st = rlx_executable_set_handle_feed(m->ex, nm, i);
     if (!st) st = rlx_executable_set_handle_donation(m->ex, nm, true); /* each step writes its rows in place */
   }
+  /* rlx_llm_generate: a step's token comes from the step before on the device, and the next step
+   * is committed before that one is read back */
+  if (!st) st = rlx_executable_set_handle_feed(m->ex, "tokens", NEXT_TOKENS_OUT(m));
+  if (!st) st = rlx_executable_set_max_pending(m->ex, 2);
   rlx_graph_free(g); /* the executable keeps its reference */
   rlx_gguf_close(f);
   if (st) {
@@ -643,15 +653,28 @@ int64_t rlx_llm_capacity(const rlx_llm *m) { return m->capacity; }
 int64_t rlx_llm_position(const rlx_llm *m) { return m->pos; }
 void rlx_llm_reset(rlx_llm *m) { m->pos = 0; }
 
+/* The checks of rlx_llm_step and rlx_llm_generate (`what`): n steps or tokens from the position,
+ * tokens[0..n_tokens) in the vocabulary. */
+static rlx_status *check_tokens(const rlx_llm *m, const char *what, const int32_t *tokens, int64_t n_tokens, int64_t n) {
+  if (n > m->capacity - m->pos)
+    return rlx_status_make(RLX_STATUS_OUT_OF_RANGE, "%s: %lld tokens at position %lld exceed the cache capacity %lld", what, (long long)n,
+                           (long long)m->pos, (long long)m->capacity);
+  for (int64_t i = 0; i < n_tokens; i++)
+    if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab)
+      return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "%s: token %lld is %d (vocabulary [0, %lld))", what, (long long)i, tokens[i],
+                             (long long)m->cfg.vocab);
+  return NULL;
+}
+
+/* After a failed run: its donated caches may be gone, so the model starts over. */
+static void start_over(rlx_llm *m) {
+  rlx_status_free(bind_caches(m));
+  m->pos = 0;
+}
+
 rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *out_logits, int32_t *out_next) {
   if (!m || !tokens || n < 1) return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "rlx_llm_step: NULL model or tokens, or n %lld < 1", (long long)n);
-  if (n > m->capacity - m->pos)
-    return rlx_status_make(RLX_STATUS_OUT_OF_RANGE, "rlx_llm_step: %lld tokens at position %lld exceed the cache capacity %lld", (long long)n,
-                           (long long)m->pos, (long long)m->capacity);
-  for (int64_t i = 0; i < n; i++)
-    if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab)
-      return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "rlx_llm_step: token %lld is %d (vocabulary [0, %lld))", (long long)i, tokens[i],
-                             (long long)m->cfg.vocab);
+  TRY(check_tokens(m, "rlx_llm_step", tokens, n, n));
   int32_t *pos = malloc(sizeof(int32_t) * (size_t)n);
   rlx_tensor **outs = calloc(m->n_outputs, sizeof *outs);
   rlx_tensor *tt = NULL, *tp = NULL;
@@ -666,9 +689,8 @@ rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *ou
     if (out_logits) memcpy(out_logits, rlx_tensor_cdata(outs[0]), sizeof(float) * (size_t)(n * m->cfg.vocab));
     if (out_next) *out_next = (int32_t)((const int64_t *)rlx_tensor_cdata(outs[1]))[0];
     m->pos += n;
-  } else if (tt && tp) { /* the run failed: its donated caches may be gone, so start over */
-    rlx_status_free(bind_caches(m));
-    m->pos = 0;
+  } else if (tt && tp) {
+    start_over(m);
   }
   for (size_t k = 0; outs && k < m->n_outputs; k++) rlx_tensor_free(outs[k]);
   free(outs);
@@ -676,4 +698,57 @@ rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *ou
   rlx_tensor_free(tt);
   rlx_tensor_free(tp);
   return st;
+}
+
+/* Commits the step at position `pos` on *token, or (token NULL) on the tokens input's device handle:
+ * the token the step before chose (next_tokens' feed). */
+static rlx_status *commit_step(rlx_llm *m, const int32_t *token, int64_t pos) {
+  int32_t p = (int32_t)pos;
+  rlx_tensor *tt = NULL, *tp = NULL;
+  rlx_status *st = token ? rlx_tensor_create(RLX_DTYPE_I32, 2, (const int64_t[]){1, 1}, token, sizeof *token, &tt) : NULL;
+  if (!st) st = rlx_tensor_create(RLX_DTYPE_I32, 1, (const int64_t[]){1}, &p, sizeof p, &tp);
+  if (!st)
+    st = token ? rlx_executable_commit(m->ex, 2, (const char *const[]){"tokens", "positions"}, (rlx_tensor *const[]){tt, tp})
+               : rlx_executable_commit(m->ex, 1, (const char *const[]){"positions"}, (rlx_tensor *const[]){tp});
+  rlx_tensor_free(tt);
+  rlx_tensor_free(tp);
+  return st;
+}
+
+/* Waits for the oldest committed step and reads the token it chose. */
+static rlx_status *sync_step(rlx_llm *m, int32_t *out) {
+  rlx_tensor **outs = calloc(m->n_outputs, sizeof *outs);
+  if (!outs) return rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  rlx_status *st = rlx_executable_sync(m->ex, m->n_outputs, outs);
+  if (!st) *out = (int32_t)((const int64_t *)rlx_tensor_cdata(outs[1]))[0];
+  for (size_t k = 0; k < m->n_outputs; k++) rlx_tensor_free(outs[k]);
+  free(outs);
+  return st;
+}
+
+rlx_status *rlx_llm_generate(rlx_llm *m, int32_t token, int64_t n, bool (*on_token)(int32_t id, void *user), void *user, int64_t *n_done) {
+  if (!m || !on_token || n < 1)
+    return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "rlx_llm_generate: NULL model or on_token, or n %lld < 1", (long long)n);
+  TRY(check_tokens(m, "rlx_llm_generate", &token, 1, n));
+  int64_t pos0 = m->pos, done = 0;
+  rlx_status *st = rlx_executable_set_output_wanted(m->ex, 0, false); /* no logits */
+  if (!st) st = commit_step(m, &token, pos0);
+  for (int64_t j = 0; !st && j < n; j++) {
+    if (j + 1 < n) st = commit_step(m, NULL, pos0 + j + 1); /* step j + 1 queued behind step j */
+    int32_t id = 0;
+    if (!st) st = sync_step(m, &id); /* step j's token */
+    if (st) break;
+    m->pos = pos0 + j + 1, done++;
+    if (!on_token(id, user)) break;
+  }
+  /* a step committed past the stop (its cache row is written again by the next step) or an error */
+  rlx_status *drop = rlx_executable_pending(m->ex) ? rlx_executable_sync(m->ex, 0, NULL) : NULL;
+  if (!st) st = drop;
+  else rlx_status_free(drop);
+  if (st) {
+    start_over(m);
+    return st;
+  }
+  if (n_done) *n_done = done;
+  return NULL;
 }

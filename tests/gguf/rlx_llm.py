@@ -10,6 +10,7 @@ import numpy as np
 vp = ctypes.c_void_p
 i32p = ctypes.POINTER(ctypes.c_int32)
 f32p = ctypes.POINTER(ctypes.c_float)
+TOKEN_FN = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_int32, ctypes.c_void_p)  # rlx_llm_generate's on_token
 
 
 class RlxError(RuntimeError):
@@ -36,6 +37,12 @@ class Rlx:
         lib.rlx_llm_reset.argtypes = [vp]
         lib.rlx_llm_step.restype = vp
         lib.rlx_llm_step.argtypes = [vp, i32p, ctypes.c_int64, f32p, i32p]
+        lib.rlx_llm_position.restype = ctypes.c_int64
+        lib.rlx_llm_position.argtypes = [vp]
+        lib.rlx_llm_capacity.restype = ctypes.c_int64
+        lib.rlx_llm_capacity.argtypes = [vp]
+        lib.rlx_llm_generate.restype = vp
+        lib.rlx_llm_generate.argtypes = [vp, ctypes.c_int32, ctypes.c_int64, TOKEN_FN, vp, ctypes.POINTER(ctypes.c_int64)]
         lib.rlx_tokenizer_open.restype = vp
         lib.rlx_tokenizer_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(vp)]
         lib.rlx_tokenizer_close.argtypes = [vp]
@@ -79,9 +86,28 @@ class Rlx:
         self.check(self.lib.rlx_llm_step(m, ids.ctypes.data_as(i32p), len(ids), None, ctypes.byref(nxt)), f"step of {len(ids)} tokens")
         return nxt.value
 
+    def position(self, m):
+        return self.lib.rlx_llm_position(m)
+
+    def capacity(self, m):
+        return self.lib.rlx_llm_capacity(m)
+
+    def generate(self, m, token, n, stop=None):
+        """rlx_llm_generate: up to n pipelined steps from token; the ids chosen (until stop(id) is true,
+        that id included)."""
+        ids = []
+
+        def on_token(i, user):
+            ids.append(i)
+            return not (stop and stop(i))
+
+        fn = TOKEN_FN(on_token)
+        self.check(self.lib.rlx_llm_generate(m, token, n, fn, None, None), f"generate {n} tokens")
+        return ids
+
     def time_generation(self, m, prompt, gen, reps, warmup=True):
         """(prefill tokens/s, decode tokens/s): reps runs of the prompt as one step then gen greedy
-        one-token steps, from a reset model, after one untimed run when warmup (compiled mode traces
+        one-token steps (rlx_llm_generate), from a reset model, after one untimed run when warmup (compiled mode traces
         there); the medians."""
         pp, tg = [], []
         for r in range(reps + 1 if warmup else reps):
@@ -89,8 +115,7 @@ class Rlx:
             t0 = time.perf_counter()
             t = self.next_token(m, prompt)
             t1 = time.perf_counter()
-            for _ in range(gen):
-                t = self.next_token(m, [t])
+            self.generate(m, t, gen)
             t2 = time.perf_counter()
             if r or not warmup:
                 pp.append(len(prompt) / (t1 - t0))

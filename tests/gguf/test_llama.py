@@ -79,6 +79,49 @@ def check(name, path, V, seq, prompt_len, ref, **options):
         failures.append(f"{name}: argmax differs at {am_bad}")
 
 
+def check_generate(name, path, V, W, cfg, seq, prompt_len, q8, **options):
+    """rlx_llm_generate after the prompt: its greedy ids against the oracle's argmax where the top-2
+    margin exceeds the bound; a generation stopped by its callback after one id (the step committed
+    behind it is dropped), then a teacher-forced step at the position after that id, whose logits
+    must be the oracle's (the dropped step wrote that cache row first); the position; the errors."""
+    m = rlx.open_model(path, device=device, **options)
+    try:
+        rlx.step(m, seq[:prompt_len], V)
+        first = int(seq[prompt_len])
+        ids = rlx.generate(m, first, 4)
+        stopped = rlx.generate(m, ids[-1], 5, stop=lambda i: True)
+        x = (stopped[0] + 1) % V
+        pos = rlx.position(m)
+        got = rlx.step(m, [x], V)[0][0]
+        for n, tok, want in ((0, 1, "n 0 < 1"), (1, V, f"token 0 is {V} (vocabulary [0, {V}))"),
+                             (rlx.capacity(m), 1, "exceed the cache capacity")):
+            try:
+                rlx.generate(m, tok, n)
+                failures.append(f"{name}: generate({tok}, {n}) did not fail")
+            except RlxError as e:
+                if want not in str(e):
+                    failures.append(f"{name}: generate({tok}, {n}): {e} lacks {want!r}")
+    finally:
+        rlx.close_model(m)
+    inputs = np.array(list(seq[:prompt_len]) + [first] + ids + [x], np.int32)
+    ref = forward(W, cfg, inputs, q8_act=q8)
+    bound = 1e-4 * (ref.max() - ref.min())
+    srt = np.sort(ref, axis=1)
+    margin = srt[:, -1] - srt[:, -2]
+    chosen = ids + stopped  # the ids chosen after inputs prompt_len .. prompt_len + 4
+    bad = [(j, chosen[j], int(ref[prompt_len + j].argmax())) for j in range(len(chosen))
+           if margin[prompt_len + j] > bound and chosen[j] != ref[prompt_len + j].argmax()]
+    err = float(np.abs(got - ref[-1]).max())
+    print(f"{name}: generate {chosen} (oracle disagrees at {bad}); position after the stop {pos}; teacher-forced step after it, "
+          f"max abs err {err:.2e} (bound {bound:.2e})")
+    if bad:
+        failures.append(f"{name}: generated ids differ from the oracle's argmax at {bad}")
+    if pos != prompt_len + 5:  # the prompt, then 4 + 1 steps
+        failures.append(f"{name}: position {pos} after generate, expected {prompt_len + 5}")
+    if err > bound:
+        failures.append(f"{name}: logits after a stopped generate off by {err:.3e} > {bound:.3e}")
+
+
 # Quantized weights of Q8_ACT_TYPES on the CPU: by default rlx rounds x to Q8_0 blocks before those
 # projections (rlx/llm.h), so the oracle does too (gguf-py's round trip of its float64 x taken to
 # float32); with float_activations the exact oracle. Both under the same bound: rlx's float32 x may
@@ -94,6 +137,7 @@ with tempfile.TemporaryDirectory() as tmp:
         seq = rng.integers(0, V, prompt_len + n_decode).astype(np.int32)
         q8 = device == 0 and (cfg["wtype"] in Q8_ACT_TYPES or cfg.get("embd_type") in Q8_ACT_TYPES)
         check(cfg["name"] + (" (x rounded to Q8_0)" if q8 else ""), path, V, seq, prompt_len, forward(W, cfg, seq, q8_act=q8))
+        check_generate(cfg["name"], path, V, W, cfg, seq, prompt_len, q8)
         if q8:
             check(cfg["name"] + " (float_activations)", path, V, seq, prompt_len, forward(W, cfg, seq), float_activations=True)
 
