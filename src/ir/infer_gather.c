@@ -18,20 +18,6 @@ static rlx_status *within_data(const rlx_type *x, const rlx_type *idx, int64_t a
   return NULL;
 }
 
-/* Element e of integer data of dtype dt as int64 (uint64 above INT64_MAX reads as negative). */
-static int64_t int_at(const void *data, rlx_dtype dt, int64_t e) {
-  switch (dt) {
-    case RLX_DTYPE_I8: return ((const int8_t *)data)[e];
-    case RLX_DTYPE_I16: return ((const int16_t *)data)[e];
-    case RLX_DTYPE_I32: return ((const int32_t *)data)[e];
-    case RLX_DTYPE_U8: return ((const uint8_t *)data)[e];
-    case RLX_DTYPE_U16: return ((const uint16_t *)data)[e];
-    case RLX_DTYPE_U32: return ((const uint32_t *)data)[e];
-    case RLX_DTYPE_U64: return (int64_t)((const uint64_t *)data)[e];
-    default: return ((const int64_t *)data)[e];
-  }
-}
-
 /* Constant indices (input `input` made by a Constant node) checked at build time: element e
  * indexes data axis axes[e % ncols] of size dims[e % ncols] (skipped where symbolic) and must lie
  * in [-size, size) ([0, size) for unsigned dtypes), else OUT_OF_RANGE as at run time. */
@@ -44,7 +30,7 @@ static rlx_status *const_indices(const rlx_infer_ctx *c, int input, int ncols, c
   bool neg = rlx_dtype_is_signed(t->dtype);
   for (int64_t e = 0; e < numel; e++) {
     int k = (int)(e % ncols);
-    int64_t v = int_at(src->data, t->dtype, e), d = dims[k];
+    int64_t v = rlx_int_at(src->data, t->dtype, e), d = dims[k];
     if (d >= 0 && (v >= d || v < (neg ? -d : 0)))
       FAIL(OUT_OF_RANGE, "input %d holds index %lld, outside [%lld, %lld) for data axis %d of size %lld", input, (long long)v,
            (long long)(neg ? -d : 0), (long long)d, axes[k], (long long)d);

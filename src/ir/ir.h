@@ -205,6 +205,20 @@ int64_t rlx_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, i
  * when unknown. */
 int rlx_fft_norm(const char *name);
 
+/* Element e of integer data of dtype dt as int64 (uint64 above INT64_MAX reads as negative). */
+static inline int64_t rlx_int_at(const void *data, rlx_dtype dt, int64_t e) {
+  switch (dt) {
+    case RLX_DTYPE_I8: return ((const int8_t *)data)[e];
+    case RLX_DTYPE_I16: return ((const int16_t *)data)[e];
+    case RLX_DTYPE_I32: return ((const int32_t *)data)[e];
+    case RLX_DTYPE_U8: return ((const uint8_t *)data)[e];
+    case RLX_DTYPE_U16: return ((const uint16_t *)data)[e];
+    case RLX_DTYPE_U32: return ((const uint32_t *)data)[e];
+    case RLX_DTYPE_U64: return (int64_t)((const uint64_t *)data)[e];
+    default: return ((const int64_t *)data)[e];
+  }
+}
+
 /* Node of value v and the output index within it. */
 static inline const rlx_node *rlx_value_node(const rlx_graph *g, rlx_value v) {
   return &g->nodes[g->val_node[v]];

@@ -79,8 +79,26 @@ static void record(rlx_lower *L, rlx_l_site s, rlx_mx_arr *i, int64_t size) {
   if (s.kind != RLX_L_SITE_ASSERT) k->vals[k->n_vals++] = hi;
 }
 
+/* Whether idx is the value of n's input `input`, made by a Constant node whose elements all lie in
+ * [0, dim): then neither a check nor a wrap is needed at run time. */
+static bool constant_in_range(const rlx_lower *L, const rlx_node *n, uint32_t input, const rlx_mx_arr *idx, int64_t dim) {
+  if (dim <= 0 || !L->vals || input >= n->n_in || L->vals[n->in[input]] != idx) return false;
+  const rlx_node *src = rlx_value_node(L->g, n->in[input]);
+  const rlx_type *t = rlx_in_type(L, n, input);
+  int64_t numel = 0;
+  if (src->op != RLX_OP_CONSTANT || !src->data || !rlx_dtype_is_int(t->dtype)) return false;
+  rlx_status *st = rlx_type_numel(t, &numel); /* a constant's type is static */
+  if (st) return rlx_status_free(st), false;
+  for (int64_t e = 0; e < numel; e++) {
+    int64_t v = rlx_int_at(src->data, t->dtype, e);
+    if (v < 0 || v >= dim) return false;
+  }
+  return true;
+}
+
 rlx_mx_arr *rlx_l_index(rlx_lower *L, const rlx_node *n, uint32_t input, rlx_mx_arr *idx, rlx_dtype dt, int64_t dim, int axis) {
   rlx_mx *c = L->mx;
+  if (constant_in_range(L, n, input, idx, dim)) return idx;
   bool negative = rlx_dtype_is_signed(dt);
   const int memo_cap = (int)(sizeof L->index_memo / sizeof *L->index_memo);
   for (int k = 0; k < L->n_index_memo; k++) /* checked and wrapped already (its first node's site names a failure) */
