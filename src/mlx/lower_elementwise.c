@@ -223,11 +223,32 @@ static rlx_mx_arr *matvec_residual(rlx_lower *L, const rlx_node *n, rlx_mx_arr *
   return NULL;
 }
 
+/* Whether n's input `input` is a Constant of one float32, float64 or integer element, and its value. */
+static bool constant_scalar(const rlx_lower *L, const rlx_node *n, uint32_t input, double *v) {
+  const rlx_node *src = rlx_value_node(L->g, n->in[input]);
+  const rlx_type *t = rlx_in_type(L, n, input);
+  int64_t numel = 0;
+  if (src->op != RLX_OP_CONSTANT || !src->data) return false;
+  rlx_status *st = rlx_type_numel(t, &numel); /* a constant's type is static */
+  if (st || numel != 1) return rlx_status_free(st), false;
+  if (t->dtype == RLX_DTYPE_F32) *v = *(const float *)src->data;
+  else if (t->dtype == RLX_DTYPE_F64) *v = *(const double *)src->data;
+  else if (rlx_dtype_is_int(t->dtype)) *v = (double)rlx_int_at(src->data, t->dtype, 0);
+  else return false;
+  return true;
+}
+
 void rlx_lower_binary(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
   if (n->op == RLX_OP_ADD && (out[0] = matvec_residual(L, n, in))) return;
   rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
   rlx_mx_arr *a = in[0], *b = in[1];
+  double e;
+  if (n->op == RLX_OP_POW && rlx_dtype_is_float(dt) && constant_scalar(L, n, 1, &e) && e == 2 &&
+      rlx_type_same(rlx_in_type(L, n, 0), rlx_out_type(L, n, 0))) {
+    out[0] = B(MULTIPLY, a, a); /* x^2 as x x: the correctly rounded square, where MLX calls powf per element */
+    return;
+  }
   if (n->op == RLX_OP_MOD && rlx_node_i(n, "fmod")) {
     if (rlx_dtype_is_int(dt)) {
       out[0] = int_mod(L, a, b, dt, true);

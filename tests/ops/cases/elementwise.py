@@ -89,6 +89,11 @@ def cases():
             yield simple(f"{op}_{len(sa)}x{len(sb)}", op, {"a": a, "b": bb}, fn(a, bb).astype(np.float32))
     a, c = uni(0.5, 2, (3, 4)), uni(-2, 2, (4,))
     yield simple("Pow", "Pow", {"a": a, "b": c}, np.power(a, c), rtol=2e-5)
+    # a constant exponent of 2 (lowered as x x; Silero VAD's STFT magnitude)
+    for edt in (np.float32, np.float64):
+        x = uni(-3, 3, (3, 5)).astype(edt)
+        yield Case(f"Pow_constant_2_{np.dtype(edt).name}", [node("Pow", ["x", "two"], ["y"])], {"x": x},
+                   {"y": np.square(x.astype(np.float64)).astype(edt)}, constants={"two": np.array(2, edt)}, rtol=1e-6)
     for op, fn in COMPARE.items():
         a = rng.integers(-2, 3, size=(3, 4)).astype(np.float32)
         bb = rng.integers(-2, 3, size=(4,)).astype(np.float32)
