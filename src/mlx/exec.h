@@ -120,8 +120,10 @@ struct rlx_executable {
   uint64_t pending_seq[RLX_MAX_PENDING + 1]; /* each run's commit number */
   size_t n_pending, max_pending;
   uint64_t n_commits;
-  rlx_mx_arr **pending_checks; /* kept index check vectors of the runs committed and not yet checked */
-  uint64_t *pending_check_seq; /* the commit number of each */
+  struct {
+    rlx_mx_arr *vec; /* a kept index check vector of a run committed and not yet checked */
+    uint64_t seq;    /* that run's commit number */
+  } *pending_checks;
   size_t n_pending_checks, cap_pending_checks;
 
   /* slot arena: laid out at creation, allocated on first use; none when an output is symbolic */

@@ -226,13 +226,13 @@ static void pop_pending(rlx_executable *ex) {
 static rlx_status *finish_pending(rlx_executable *ex, size_t runs, uint64_t upto, bool watch) {
   rlx_dist_group *grp = watch && ex->collective ? rlx_exec_group(ex) : NULL;
   size_t n = 0;
-  while (n < ex->n_pending_checks && ex->pending_check_seq[n] <= upto) n++;
+  while (n < ex->n_pending_checks && ex->pending_checks[n].seq <= upto) n++;
   size_t k = 0;
   rlx_mx_arr **kept = malloc((runs * ex->g->n_outputs + n + 1) * sizeof *kept); /* the runs' kept outputs, then the checks */
   if (!kept) return RLX_OOM();
   for (size_t i = 0; i < runs * ex->g->n_outputs; i++)
     if (ex->pending[i]) kept[k++] = ex->pending[i];
-  for (size_t i = 0; i < n; i++) kept[k++] = ex->pending_checks[i];
+  for (size_t i = 0; i < n; i++) kept[k++] = ex->pending_checks[i].vec;
   rlx_mx_reset(ex->ctx);
   if (grp) rlx_dist_watch_begin(grp);
   rlx_mx_eval(ex->ctx, kept, k);
@@ -240,13 +240,11 @@ static rlx_status *finish_pending(rlx_executable *ex, size_t runs, uint64_t upto
   rlx_status *st = rlx_mx_take_error(ex->ctx);
   if (grp) st = rlx_dist_watch_end(grp, st);
   for (size_t i = 0; !st && i < n; i++)
-    st = rlx_status_annotate(rlx_l_checks_read(&ex->checks, ex->ctx, ex->pending_checks[i]), "committed run");
-  for (size_t i = 0; i < n; i++) rlx_mx_release(ex->pending_checks[i]);
+    st = rlx_status_annotate(rlx_l_checks_read(&ex->checks, ex->ctx, ex->pending_checks[i].vec), "committed run");
+  for (size_t i = 0; i < n; i++) rlx_mx_release(ex->pending_checks[i].vec);
   ex->n_pending_checks -= n;
-  if (n && ex->n_pending_checks) { /* the later runs' checks, kept for their syncs */
+  if (n && ex->n_pending_checks) /* the later runs' checks, kept for their syncs */
     memmove(ex->pending_checks, ex->pending_checks + n, ex->n_pending_checks * sizeof *ex->pending_checks);
-    memmove(ex->pending_check_seq, ex->pending_check_seq + n, ex->n_pending_checks * sizeof *ex->pending_check_seq);
-  }
   return st;
 }
 
@@ -255,7 +253,6 @@ void rlx_executable_free(rlx_executable *ex) {
   if (ex->ctx && ex->pending) rlx_status_free(finish_pending(ex, ex->n_pending, UINT64_MAX, false)); /* let committed runs finish before their inputs go */
   while (ex->n_pending) pop_pending(ex);
   free(ex->pending_checks);
-  free(ex->pending_check_seq);
   rlx_l_checks_free(&ex->checks);
   rlx_mx_fn_free(ex->compiled);
   for (size_t i = 0; i < ex->n_params; i++) rlx_mx_release(ex->params[i].val);
@@ -479,14 +476,11 @@ rlx_status *rlx_executable_commit(rlx_executable *ex, size_t n_inputs, const cha
   if (!st) st = rlx_exec_apply_feeds(ex);
   /* the run's check vector waits for the sync of this run or a later one */
   rlx_mx_arr *chk = ex->outs[ex->g->n_outputs];
-  size_t cap = ex->cap_pending_checks;
-  if (!st && chk &&
-      (!rlx_grow((void **)&ex->pending_checks, &ex->cap_pending_checks, ex->n_pending_checks + 1, sizeof *ex->pending_checks) ||
-       !rlx_grow((void **)&ex->pending_check_seq, &cap, ex->n_pending_checks + 1, sizeof *ex->pending_check_seq)))
+  if (!st && chk && !rlx_grow((void **)&ex->pending_checks, &ex->cap_pending_checks, ex->n_pending_checks + 1, sizeof *ex->pending_checks))
     st = RLX_OOM();
   if (!st) {
     size_t no = ex->g->n_outputs;
-    if (chk) ex->pending_check_seq[ex->n_pending_checks] = ex->n_commits, ex->pending_checks[ex->n_pending_checks++] = rlx_mx_keep(ex->ctx, chk);
+    if (chk) ex->pending_checks[ex->n_pending_checks].seq = ex->n_commits, ex->pending_checks[ex->n_pending_checks++].vec = rlx_mx_keep(ex->ctx, chk);
     size_t r = ex->n_pending; /* a slot past max_pending is there for it */
     /* only what the sync reads back is kept: a run committed behind this one may then update a fed
      * handle (a donated KV cache) in place */

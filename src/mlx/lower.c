@@ -106,6 +106,14 @@ rlx_mx_arr *rlx_l_expert_index(rlx_lower *L, rlx_mx_arr *idx, int64_t E) {
   return rlx_mx_astype(c, idx, RLX_DTYPE_U32);
 }
 
+const void *rlx_l_constant(const rlx_lower *L, const rlx_node *n, uint32_t input, int64_t *numel) {
+  const rlx_node *src = rlx_value_node(L->g, n->in[input]);
+  if (src->op != RLX_OP_CONSTANT || !src->data) return NULL;
+  rlx_status *st = rlx_type_numel(rlx_in_type(L, n, input), numel); /* a constant's type is static */
+  if (st) return rlx_status_free(st), NULL;
+  return src->data;
+}
+
 rlx_mx_arr *rlx_l_narrow(rlx_lower *L, rlx_mx_arr *a, const rlx_type *t, int axis, int64_t start, int64_t len) {
   int64_t lo[RLX_MAX_RANK], hi[RLX_MAX_RANK], st[RLX_MAX_RANK];
   for (int i = 0; i < t->rank; i++) lo[i] = 0, hi[i] = t->dims[i], st[i] = 1;

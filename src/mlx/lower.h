@@ -140,6 +140,8 @@ struct rlx_lower {
 
 /* Whether value v is read by one node only (known through L->uses; false when unknown). */
 static inline bool rlx_l_read_once(const rlx_lower *L, rlx_value v) { return L->uses && L->uses[v] == 1; }
+/* The data of n's input `input` when a Constant node makes it (its element count in *numel), else NULL. */
+const void *rlx_l_constant(const rlx_lower *L, const rlx_node *n, uint32_t input, int64_t *numel);
 
 /* A Conv's bias add, an optional residual add and a ReLU as one compiled function: with L->uses
  * (its readers per value, a graph output counting as one), a Conv with a bias carrying the activation

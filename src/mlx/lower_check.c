@@ -83,14 +83,12 @@ static void record(rlx_lower *L, rlx_l_site s, rlx_mx_arr *i, int64_t size) {
  * [0, dim): then neither a check nor a wrap is needed at run time. */
 static bool constant_in_range(const rlx_lower *L, const rlx_node *n, uint32_t input, const rlx_mx_arr *idx, int64_t dim) {
   if (dim <= 0 || !L->vals || input >= n->n_in || L->vals[n->in[input]] != idx) return false;
-  const rlx_node *src = rlx_value_node(L->g, n->in[input]);
-  const rlx_type *t = rlx_in_type(L, n, input);
+  rlx_dtype dt = rlx_in_type(L, n, input)->dtype;
   int64_t numel = 0;
-  if (src->op != RLX_OP_CONSTANT || !src->data || !rlx_dtype_is_int(t->dtype)) return false;
-  rlx_status *st = rlx_type_numel(t, &numel); /* a constant's type is static */
-  if (st) return rlx_status_free(st), false;
+  const void *data = rlx_dtype_is_int(dt) ? rlx_l_constant(L, n, input, &numel) : NULL;
+  if (!data) return false;
   for (int64_t e = 0; e < numel; e++) {
-    int64_t v = rlx_int_at(src->data, t->dtype, e);
+    int64_t v = rlx_int_at(data, dt, e);
     if (v < 0 || v >= dim) return false;
   }
   return true;

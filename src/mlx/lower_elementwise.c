@@ -225,15 +225,13 @@ static rlx_mx_arr *matvec_residual(rlx_lower *L, const rlx_node *n, rlx_mx_arr *
 
 /* Whether n's input `input` is a Constant of one float32, float64 or integer element, and its value. */
 static bool constant_scalar(const rlx_lower *L, const rlx_node *n, uint32_t input, double *v) {
-  const rlx_node *src = rlx_value_node(L->g, n->in[input]);
-  const rlx_type *t = rlx_in_type(L, n, input);
+  rlx_dtype dt = rlx_in_type(L, n, input)->dtype;
   int64_t numel = 0;
-  if (src->op != RLX_OP_CONSTANT || !src->data) return false;
-  rlx_status *st = rlx_type_numel(t, &numel); /* a constant's type is static */
-  if (st || numel != 1) return rlx_status_free(st), false;
-  if (t->dtype == RLX_DTYPE_F32) *v = *(const float *)src->data;
-  else if (t->dtype == RLX_DTYPE_F64) *v = *(const double *)src->data;
-  else if (rlx_dtype_is_int(t->dtype)) *v = (double)rlx_int_at(src->data, t->dtype, 0);
+  const void *data = rlx_l_constant(L, n, input, &numel);
+  if (!data || numel != 1) return false;
+  if (dt == RLX_DTYPE_F32) *v = *(const float *)data;
+  else if (dt == RLX_DTYPE_F64) *v = *(const double *)data;
+  else if (rlx_dtype_is_int(dt)) *v = (double)rlx_int_at(data, dt, 0);
   else return false;
   return true;
 }
