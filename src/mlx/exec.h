@@ -35,6 +35,8 @@ typedef struct exec_input {
   rlx_mx_arr *dev;      /* device handle (kept) or NULL */
   size_t feed;          /* output that becomes `dev` after each run, or RLX_NO_FEED */
   bool donate;          /* `dev` is given to the run that reads it (rlx_executable_set_handle_donation) */
+  bool scatter_only;    /* read by one node only, a ScatterElements without reduction, as its data */
+  bool inplace;         /* that scatter writes the handle in place (rlx_exec_plan_inplace) */
   /* this run's source (when `given`): a device array `arr`, else host bytes `data` (NULL for an
    * empty tensor), of type `type` */
   bool given;
@@ -105,6 +107,7 @@ struct rlx_executable {
   /* conv epilogues of lazy runs (lower.h, rlx_l_epilogue; made with the channels-last lowering) */
   rlx_l_epilogue epi;
   uint32_t *uses;
+  bool *inplace;      /* per value: an input whose ScatterElements writes it in place (lower.h) */
   rlx_mx_arr **cur;   /* per param: what the current lowering reads (value or trace leaf) */
   rlx_mx_arr **leaves;/* inputs, constants, params */
   rlx_mx_arr **outs;  /* per output, in ctx; outs[n_outputs]: this run's index check vector (lower.h) or NULL */
@@ -179,6 +182,16 @@ RLX_MUST_USE rlx_status *rlx_exec_apply_feeds(rlx_executable *ex);
 /* Drops the executable's references to the device handles this run reads that are donated
  * (rlx_executable_set_handle_donation): called once the outputs are built, before evaluating. */
 void rlx_exec_donate_handles(rlx_executable *ex);
+/* In-place cache writes (kernel_scatter.cpp). Init: marks the inputs whose only reader is a
+ * ScatterElements without reduction reading them as its data. Plan (each run, before lowering):
+ * such an input is written in place when the run is lazy or compiled and its device handle is
+ * donated and fed by an output that is not read back, is no other output and feeds no other input;
+ * a change of plan drops the compiled function. Leaves (after make_leaves): the leaf of such an
+ * input is replaced by a copy of its own when it is not row-contiguous or shares its buffer with
+ * a result a pending run will read back. */
+rlx_status *rlx_exec_inplace_init(rlx_executable *ex);
+void rlx_exec_plan_inplace(rlx_executable *ex);
+void rlx_exec_inplace_leaves(rlx_executable *ex, rlx_mx *c);
 /* Uploads `value` to the device, evaluates it and makes it *slot (releasing the old array); *slot
  * is unchanged on failure. */
 RLX_MUST_USE rlx_status *rlx_exec_upload(rlx_executable *ex, const rlx_tensor *value, rlx_mx_arr **slot);

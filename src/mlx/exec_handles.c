@@ -1,4 +1,5 @@
 /* exec_handles.c: host and device handles (inputs kept across runs) and output feeds. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlx/exec.h"
@@ -70,6 +71,59 @@ void rlx_exec_donate_handles(rlx_executable *ex) {
     ex->vals[in->val] = NULL;
     rlx_mx_release(in->dev);
     in->dev = in->arr = NULL;
+  }
+}
+
+rlx_status *rlx_exec_inplace_init(rlx_executable *ex) {
+  const rlx_graph *g = ex->g;
+  if (!(ex->inplace = calloc(g->n_vals ? g->n_vals : 1, sizeof *ex->inplace))) return RLX_OOM();
+  for (size_t i = 0; i < g->n_inputs; i++) {
+    rlx_value v = ex->in[i].val;
+    const rlx_node *reader = NULL;
+    size_t reads = 0;
+    for (size_t k = 0; k < g->n_nodes; k++)
+      for (uint32_t j = 0; j < g->nodes[k].n_in; j++)
+        if (g->nodes[k].in[j] == v) reads++, reader = &g->nodes[k];
+    for (size_t j = 0; j < g->n_outputs; j++) reads += g->outputs[j] == v;
+    const char *red = reader ? rlx_node_s(reader, "reduction") : NULL;
+    ex->in[i].scatter_only = reads == 1 && reader && reader->op == RLX_OP_SCATTER_ELEMENTS && reader->in[0] == v &&
+                             (!red || !strcmp(red, "none"));
+  }
+  return NULL;
+}
+
+static bool inplace_ok(const rlx_executable *ex, size_t i) {
+  const exec_input *in = &ex->in[i];
+  const rlx_graph *g = ex->g;
+  if (ex->mode == RLX_MODE_EAGER || !in->scatter_only || !in->donate || in->feed == RLX_NO_FEED || rlx_exec_reads_back(ex, in->feed))
+    return false;
+  for (size_t j = 0; j < g->n_outputs; j++)
+    if (j != in->feed && g->outputs[j] == g->outputs[in->feed]) return false;
+  for (size_t k = 0; k < g->n_inputs; k++)
+    if (k != i && ex->in[k].feed == in->feed) return false;
+  return true;
+}
+
+void rlx_exec_plan_inplace(rlx_executable *ex) {
+  bool changed = false;
+  for (size_t i = 0; i < ex->g->n_inputs; i++) {
+    exec_input *in = &ex->in[i];
+    bool ok = inplace_ok(ex, i);
+    if (ok == in->inplace) continue;
+    in->inplace = ex->inplace[in->val] = ok;
+    changed = true;
+  }
+  if (changed) rlx_exec_drop_compiled(ex);
+}
+
+void rlx_exec_inplace_leaves(rlx_executable *ex, rlx_mx *c) {
+  size_t no = ex->g->n_outputs;
+  for (size_t i = 0; i < ex->g->n_inputs; i++) {
+    if (!ex->in[i].inplace || !ex->in[i].arr) continue; /* host bytes become a new array at every run */
+    rlx_mx_arr *leaf = ex->leaves[i];
+    bool own = rlx_mx_row_contiguous(leaf);
+    for (size_t k = 0; own && k < ex->n_pending * no; k++) own = !rlx_mx_shares_memory(leaf, ex->pending[k]);
+    if (!own) ex->leaves[i] = rlx_mx_copy_fresh(c, leaf);
   }
 }
 

@@ -168,6 +168,7 @@ static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out
                  .w_last = ex->w_last,
                  .w_packed = ex->w_packed,
                  .uses = ex->uses,
+                 .inplace = ex->inplace,
                  .epilogue = ex->epi.fn && ex->mode == RLX_MODE_LAZY ? &ex->epi : NULL,
                  .qmm = ex->qmm};
   RLX_TRY(rlx_lower_graph(&L));
@@ -240,7 +241,9 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   const rlx_graph *g = ex->g;
   rlx_mx *c = ex->ctx;
   rlx_mx_reset(c);
+  rlx_exec_plan_inplace(ex);
   make_leaves(ex, c);
+  rlx_exec_inplace_leaves(ex, c);
   RLX_TRY(rlx_mx_take_error(c));
   size_t no = g->n_outputs, nr = ex->rng.n, nl = rlx_exec_num_leaves(ex);
   rlx_mx_arr **all = ex->rng_call_outs; /* the outputs, then the advanced random keys, then the check */

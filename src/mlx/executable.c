@@ -168,6 +168,7 @@ static rlx_status *init(rlx_executable *ex) {
   ex->rt = ex->types;
   RLX_TRY(rlx_exec_layout_init(ex));
   RLX_TRY(rlx_exec_repack_init(ex));
+  RLX_TRY(rlx_exec_inplace_init(ex));
   if (!(ex->leaves = calloc(rlx_exec_num_leaves(ex) + 1, sizeof *ex->leaves))) return RLX_OOM();
   RLX_TRY(layout_slots(ex));
   RLX_TRY(rlx_exec_default_max_allocation(ex->device, &ex->max_alloc));
@@ -278,6 +279,7 @@ void rlx_executable_free(rlx_executable *ex) {
   free(ex->leaves);
   free(ex->outs);
   free(ex->readback);
+  free(ex->inplace);
   free(ex->unwanted);
   free(ex->pending);
   free(ex->pending_types);

@@ -136,6 +136,9 @@ struct rlx_lower {
    * product read once, and a product of a FusedSwiGLU read once, become one kernel
    * (rlx_mx_matvec_add, rlx_mx_matvec's x_once). */
   const uint32_t *uses;
+  /* NULL, or per value: true for an input that its one reader, a ScatterElements without
+   * reduction, writes in place (rlx_mx_put_along_axis_inplace; exec.h, rlx_exec_plan_inplace). */
+  const bool *inplace;
 };
 
 /* Whether value v is read by one node only (known through L->uses; false when unknown). */

@@ -161,8 +161,13 @@ void rlx_lower_gather(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rl
       rlx_mx_arr *idx = rlx_l_index(L, n, 1, in[1], t1->dtype, t0->dims[a], (int)a);
       out[0] = in[0];
       if (!idx || empty(t0) || empty(t1)) return;
+      int red = reduction_code(rlx_node_s(n, "reduction"));
+      if (whole && !red && L->inplace && L->inplace[n->in[0]]) {
+        out[0] = rlx_mx_put_along_axis_inplace(c, in[0], idx, in[2], (int)a);
+        return;
+      }
       rlx_mx_arr *x = whole ? in[0] : window_slice(L, in[0], t0->rank, hi);
-      rlx_mx_arr *y = rlx_mx_put_along_axis(c, x, idx, in[2], (int)a, reduction_code(rlx_node_s(n, "reduction")));
+      rlx_mx_arr *y = rlx_mx_put_along_axis(c, x, idx, in[2], (int)a, red);
       for (int i = 0; i < t0->rank; i++) st[i] = 1;
       out[0] = whole ? y : rlx_mx_slice_update(c, in[0], y, t0->rank, lo, hi, st);
       return;

@@ -88,6 +88,12 @@ rlx_mx_arr *rlx_mx_scalar(rlx_mx *c, double v, rlx_dtype dtype);
 bool rlx_mx_to_host(rlx_mx *c, rlx_mx_arr *a, void *dst, size_t nbytes);
 /* Type of an array (dtype and shape). false for NULL or an MLX dtype rlx lacks. */
 bool rlx_mx_type(const rlx_mx_arr *a, rlx_type *out);
+/* Whether a has been submitted for evaluation (its buffer and layout are known) and is row-contiguous. */
+bool rlx_mx_row_contiguous(const rlx_mx_arr *a);
+/* Whether a and b, both submitted for evaluation, hold the same buffer (one may be a view of the other). */
+bool rlx_mx_shares_memory(const rlx_mx_arr *a, const rlx_mx_arr *b);
+/* A copy of a (exact, any dtype) in a buffer nothing else holds. */
+rlx_mx_arr *rlx_mx_copy_fresh(rlx_mx *c, rlx_mx_arr *a);
 
 /* ---- evaluation ---- */
 void rlx_mx_eval(rlx_mx *c, rlx_mx_arr *const *a, size_t n);
@@ -173,6 +179,13 @@ rlx_mx_arr *rlx_mx_take(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, int axis);
 rlx_mx_arr *rlx_mx_take_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, int axis);
 /* reduce: 0 none (put), 1 add, 2 mul, 3 max, 4 min (scatter along axis). */
 rlx_mx_arr *rlx_mx_put_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx_mx_arr *upd, int axis, int reduce);
+/* put_along_axis without reduction written into a's own buffer (kernel_scatter.cpp): the result
+ * shares a's memory, so a's old values are gone for every holder of a. idx (int32 or int64, every
+ * index in [0, a's size along axis): unchecked) and upd (a's dtype) have one shape, a's but along
+ * axis. For an operand nothing else reads: a donated KV cache (exec_handles.c,
+ * rlx_exec_plan_inplace). On the CPU an a that is not row-contiguous is copied first; on a GPU a
+ * is written through its strides, which must not alias (no broadcast). */
+rlx_mx_arr *rlx_mx_put_along_axis_inplace(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx_mx_arr *upd, int axis);
 /* mx::scatter family: indices[i] index axes[i]; updates have rank = idx rank + a rank. */
 rlx_mx_arr *rlx_mx_scatter(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, size_t n_idx, rlx_mx_arr *upd,
                            const int *axes, int reduce);

@@ -357,6 +357,25 @@ bool rlx_mx_type(const rlx_mx_arr *a, rlx_type *out) {
   return true;
 }
 
+bool rlx_mx_row_contiguous(const rlx_mx_arr *a) {
+  if (!a) return false;
+  const mx::array &x = *reinterpret_cast<const mx::array *>(a);
+  return x.status() != mx::array::Status::unscheduled && x.flags().row_contiguous;
+}
+
+bool rlx_mx_shares_memory(const rlx_mx_arr *a, const rlx_mx_arr *b) {
+  if (!a || !b) return false;
+  const mx::array &x = *reinterpret_cast<const mx::array *>(a), &y = *reinterpret_cast<const mx::array *>(b);
+  if (x.status() == mx::array::Status::unscheduled || y.status() == mx::array::Status::unscheduled) return false;
+  return x.data_shared_ptr() && x.data_shared_ptr() == y.data_shared_ptr();
+}
+
+rlx_mx_arr *rlx_mx_copy_fresh(rlx_mx *c, rlx_mx_arr *a) {
+  // a selection from a itself: an exact copy of any dtype, in a new buffer unless MLX may donate
+  // a's (then nothing else holds it)
+  SHIM_OP(c, a, mx::where(mx::array(true), A(a), A(a), c->stream));
+}
+
 static std::vector<mx::array> gather_arrays(rlx_mx_arr *const *a, size_t n) {
   std::vector<mx::array> v;
   v.reserve(n);
