@@ -138,8 +138,8 @@ static rlx_mx_arr *im2col_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, 
 
 /* rlx's kernels for 1D (as 2D of height 1) and 2D convolutions: the direct one (few input
  * channels per group) or the GEMM one. */
-static rlx_mx_arr *kernel_conv(rlx_lower *L, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_act act, const rlx_conv_geom *gm,
-                               bool direct) {
+static rlx_mx_arr *kernel_conv(rlx_lower *L, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_arr *wino, rlx_mx_act act,
+                               const rlx_conv_geom *gm, bool direct) {
   rlx_mx *c = L->mx;
   int64_t s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, d[2] = {1, 1};
   if (gm->nsp == 1) { /* rank-3 x and w: the kernels' 1D form, no reshape nodes */
@@ -148,7 +148,8 @@ static rlx_mx_arr *kernel_conv(rlx_lower *L, rlx_mx_arr *x, rlx_mx_arr *w, rlx_m
     for (int i = 0; i < 2; i++) s[i] = gm->s[i], d[i] = gm->d[i];
     for (int i = 0; i < 4; i++) p[i] = gm->p[i];
   }
-  return direct ? rlx_mx_direct_conv2d(c, x, w, b, s, p, d, gm->group, act) : rlx_mx_gemm_conv2d(c, x, w, b, s, p, d, gm->group, act);
+  return direct ? rlx_mx_direct_conv2d(c, x, w, b, s, p, d, gm->group, act)
+                : rlx_mx_gemm_conv2d_wino(c, x, w, b, gm->nsp == 2 ? wino : NULL, s, p, d, gm->group, act);
 }
 
 /* A 1x1 convolution (stride 1, no pads, group 1) as one matmul on the channels-first data:
@@ -178,7 +179,7 @@ static rlx_mx_arr *pointwise_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *t
 #define DIRECT_MAX_K 64
 
 rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw, rlx_mx_arr *b,
-                       const char *act, const rlx_conv_geom *gm, const rlx_type *ty) {
+                       rlx_mx_arr *wino, const char *act, const rlx_conv_geom *gm, const rlx_type *ty) {
   rlx_mx *c = L->mx;
   int nsp = gm->nsp, r = tx->rank;
   bool cpu = rlx_mx_get_device(c) == RLX_MX_CPU, f64 = tx->dtype == RLX_DTYPE_F64;
@@ -187,7 +188,7 @@ rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_a
     bool fused = rlx_l_kernel_act(act, &ka);
     int64_t k = tw->dims[1];
     for (int i = 0; i < nsp; i++) k *= tw->dims[2 + i];
-    rlx_mx_arr *y = kernel_conv(L, x, w, b, ka, gm, tw->dims[1] <= DIRECT_MAX_CG && k <= DIRECT_MAX_K);
+    rlx_mx_arr *y = kernel_conv(L, x, w, b, wino, ka, gm, tw->dims[1] <= DIRECT_MAX_CG && k <= DIRECT_MAX_K);
     return fused ? y : rlx_l_activation(L, act, y, ty->dtype);
   }
   bool one = gm->group == 1;
@@ -312,5 +313,5 @@ rlx_mx_arr *rlx_l_conv_transpose(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx
     for (int i = 0; i < nsp; i++) a[2 + i] = crop_lo[i], b[2 + i] -= crop_hi[i], td.dims[2 + i] = b[2 + i] - a[2 + i];
     x = rlx_mx_slice(c, x, r, a, b, one);
   }
-  return rlx_l_conv(L, x, &td, wf, &tcw, NULL, "none", &cv, ty);
+  return rlx_l_conv(L, x, &td, wf, &tcw, NULL, NULL, "none", &cv, ty);
 }

@@ -221,14 +221,16 @@ RLX_MUST_USE rlx_status *rlx_exec_check_type(const char *what, const char *name,
 /* Weights in a kernel's layout (exec_layout.c): whether the channels-last lowering is on for
  * `device` (RLX_LAYOUT); at creation, the weights that are (or are made from) constants or params
  * (after consts and params are known): the channels-last conv weights and the conv epilogue
- * function with that lowering, the packed MatMul right operands and the rows8 forms of
- * DequantMatMul weights on the CPU; freeing; dropping the weights made from param k; this run's
+ * function with that lowering, the packed MatMul right operands, the Winograd transforms of 3x3
+ * Conv weights and the rows8 forms of DequantMatMul weights on the CPU; freeing; dropping the weights made from param k; this run's
  * weight leaves out[0..n_wl) (made and kept on first use, from ex->leaves' constants and params;
  * errors go to c); binding them to ex->w_last and ex->w_packed. */
-enum { /* channels-last; GEMM panels of W, of W^T; rows8 form of W, plus its rlx_mx_matvec scheme */
+enum { /* channels-last; GEMM panels of W, of W^T; Winograd transform of a 3x3 conv's W; rows8 form of W, plus its
+        * rlx_mx_matvec scheme */
        RLX_WL_LAST,
        RLX_WL_PACK,
        RLX_WL_PACK_T,
+       RLX_WL_WINOGRAD,
        RLX_WL_ROWS8 };
 RLX_MUST_USE rlx_status *rlx_exec_resolve_layout(rlx_device device, bool *out);
 RLX_MUST_USE rlx_status *rlx_exec_layout_init(rlx_executable *ex);

@@ -10,10 +10,14 @@
  * - on the CPU, the rows8 form (rlx_mx_matvec_rows8) of the packed GGUF weights of DequantMatMul
  *   nodes with activations "q8_0" (an LLM's decode step: 8 rows of W per integer dot-product
  *   instruction). It takes the packed weights' memory again; the packed rows stay for prefill's
- *   tiles and the embedding's rows. */
+ *   tiles and the embedding's rows;
+ * - on the CPU, the Winograd transforms (rlx_mx_winograd_weights, 16/9 of the filters' memory) of
+ *   the 3x3 Conv weights that kernel_winograd.cpp may use (transformed at every run they took 29%
+ *   of a ResNet-50 run). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "mlx/conv_ops.h"
 #include "mlx/exec.h"
 
 rlx_status *rlx_exec_resolve_layout(rlx_device device, bool *out) {
@@ -56,6 +60,23 @@ static void add_packed(rlx_executable *ex, const rlx_node *n) {
   if (leaf != SIZE_MAX) add_weight(ex, n->in[1], leaf, RLX_WL_PACK_T);
 }
 
+/* The Winograd transform (rlx_mx_winograd_weights) of a Conv node's float32 filters [Co, C, 3, 3]
+ * held by a leaf, for a convolution the CPU kernel may run by F(2x2, 3x3): stride 1, no
+ * dilation, one group, at least 64 input and output channels (kernels.h winograd_applies; the
+ * output's size is checked by the kernel). */
+static void add_winograd(rlx_executable *ex, const rlx_node *n) {
+  const rlx_graph *g = ex->g;
+  const rlx_type *tw = &g->types[n->in[1]], *tx = &g->types[n->in[0]];
+  if (tw->rank != 4 || tw->dtype != RLX_DTYPE_F32 || tx->dtype != RLX_DTYPE_F32 || tw->dims[2] != 3 || tw->dims[3] != 3 ||
+      tw->dims[0] < 64 || tw->dims[1] < 64)
+    return;
+  rlx_conv_geom gm;
+  rlx_conv_geom_read(n, 2, &gm);
+  if (gm.group != 1 || gm.s[0] != 1 || gm.s[1] != 1 || gm.d[0] != 1 || gm.d[1] != 1) return;
+  size_t leaf = rlx_exec_leaf_of(ex, n->in[1]);
+  if (leaf != SIZE_MAX) add_weight(ex, n->in[1], leaf, RLX_WL_WINOGRAD);
+}
+
 /* Drops the rows8 forms of a value that nodes read as two different schemes (w_packed holds one
  * array per value): the kernel reads the packed rows there. Marked first (the top bit of the
  * kind), then removed. */
@@ -91,6 +112,7 @@ rlx_status *rlx_exec_layout_init(rlx_executable *ex) {
     for (size_t k = 0; k < g->n_nodes; k++) {
       const rlx_node *n = &g->nodes[k];
       if ((n->op == RLX_OP_MATMUL || n->op == RLX_OP_FUSED_MATMUL_BIAS_ACT) && n->n_in >= 2) add_packed(ex, n);
+      if (n->op == RLX_OP_CONV && n->n_in >= 2) add_winograd(ex, n);
       int s = rlx_l_dequant_rows8(g, n);
       size_t leaf = s >= 0 ? rlx_exec_leaf_of(ex, n->in[1]) : SIZE_MAX;
       if (leaf != SIZE_MAX) add_weight(ex, n->in[1], leaf, (unsigned char)(RLX_WL_ROWS8 + s));
@@ -143,6 +165,8 @@ void rlx_exec_layout_leaves(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out) {
       if (ex->wl_kind[j] == RLX_WL_LAST) {
         rlx_lower L = {.mx = c};
         a = rlx_mx_contiguous(c, rlx_l_to_last(&L, w, ex->g->types[ex->wl_val[j]].rank));
+      } else if (ex->wl_kind[j] == RLX_WL_WINOGRAD) {
+        a = rlx_mx_winograd_weights(c, w);
       } else if (ex->wl_kind[j] >= RLX_WL_ROWS8) {
         a = rlx_mx_matvec_rows8(c, w, ex->wl_kind[j] - RLX_WL_ROWS8);
       } else {

@@ -30,7 +30,8 @@ static void conv(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_
    * crashes on them on its CUDA backend. */
   rlx_mx_arr *y = nx == 0 || ny == 0 ? rlx_mx_full(c, ty.rank, ty.dims, 0, ty.dtype)
                   : transpose         ? rlx_l_conv_transpose(L, x, &tx, w, &tw, &gm, &ty)
-                                      : rlx_l_conv(L, x, &tx, w, &tw, b, rlx_node_s(n, "activation"), &gm, &ty);
+                                      : rlx_l_conv(L, x, &tx, w, &tw, b, L->w_packed && !rlx_dtype_is_int(dt) ? L->w_packed[n->in[1]] : NULL,
+                                                   rlx_node_s(n, "activation"), &gm, &ty);
   if (!transpose && nx && ny) b = NULL; /* added by rlx_l_conv, with the activation */
   if (b) {
     int64_t bs[RLX_MAX_RANK] = {to->dims[1]};

@@ -572,7 +572,15 @@ bool takes_implicit(const Geom &g, bool gemm, Implicit *im, int64_t row_multiple
 }
 
 // The convolution by the algorithm for its geometry (see the top of the file), on the pool.
-void conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, bool gemm, float *y) {
+// Whether the GEMM convolution runs by Winograd's F(2x2, 3x3), given the filters' transform U
+// (NULL: none).
+bool takes_winograd(const Geom &g, bool gemm, const float *U) {
+  return U && gemm && !g.column && winograd_applies(g.C, g.Co, g.C / g.cg, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.OH, g.OW);
+}
+
+// U: the filters' Winograd transform (NULL: none), used where takes_winograd.
+void conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, bool gemm, float *y, const float *U = nullptr) {
+  if (takes_winograd(g, gemm, U)) return winograd_conv(g.N, g.C, g.H, g.W, g.Co, g.ph, g.pw, g.OH, g.OW, x, U, b, act, y);
   Implicit im;
   if (takes_implicit(g, gemm, &im)) return implicit_conv(g, im, x, w, b, act, y);
   // without patch rows (no input channels) the direct loop writes the bias, then the activation
@@ -588,11 +596,11 @@ void conv(const Geom &g, const float *x, const float *w, const float *b, const A
 // leave its result (DNSMOS P.808's first convolution wrote 13.8 MB that its MaxPool read back for
 // 3.5 MB); the other algorithms write the convolution to a buffer, pooled from there.
 void conv_max_pool(const Geom &g, const float *x, const float *w, const float *b, const Act &act, bool gemm, int64_t ph,
-                   int64_t pw, float *y) {
+                   int64_t pw, float *y, const float *U) {
   Implicit im;
-  if (takes_implicit(g, gemm, &im, ph)) return implicit_conv(g, im, x, w, b, act, y, ph, pw);
+  if (!takes_winograd(g, gemm, U) && takes_implicit(g, gemm, &im, ph)) return implicit_conv(g, im, x, w, b, act, y, ph, pw);
   std::vector<float> full((size_t)(g.N * g.Co * g.P));
-  conv(g, x, w, b, act, gemm, full.data());
+  conv(g, x, w, b, act, gemm, full.data(), U);
   const int64_t PH = g.OH / ph, PW = g.OW / pw;
   const float *f = full.data();
   parallel_for(g.N * g.Co * PH, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, ph * g.OW)), [=](int64_t r0, int64_t r1) {
@@ -602,9 +610,9 @@ void conv_max_pool(const Geom &g, const float *x, const float *w, const float *b
 
 class Conv2d : public CpuKernel {
  public:
-  Conv2d(mx::Stream s, const int64_t *st, const int64_t *pad, const int64_t *dil, int64_t group, Act act, bool gemm,
-         int64_t ph = 1, int64_t pw = 1)
-      : CpuKernel(s), group_(group), act_(act), gemm_(gemm), pool_{ph, pw} {
+  Conv2d(mx::Stream s, const int64_t *st, const int64_t *pad, const int64_t *dil, int64_t group, Act act, bool gemm, bool bias,
+         bool wino, int64_t ph = 1, int64_t pw = 1)
+      : CpuKernel(s), group_(group), act_(act), gemm_(gemm), bias_(bias), wino_(wino), pool_{ph, pw} {
     for (int i = 0; i < 2; i++) s_[i] = st[i], d_[i] = dil[i];
     for (int i = 0; i < 4; i++) p_[i] = pad[i];
   }
@@ -617,19 +625,22 @@ class Conv2d : public CpuKernel {
     auto &enc = begin(in, out);
     float *y = out.data<float>();
     if (out.size() == 0) return;
-    Strided xs = strided(in[0]), ws = strided(in[1]), bs = in.size() > 2 ? strided(in[2]) : Strided{};
-    enc.dispatch([g, xs, ws, bs, y, act = act_, gemm = gemm_, ph = pool_[0], pw = pool_[1]]() {
-      thread_local std::vector<uint8_t> buf[3];
+    Strided xs = strided(in[0]), ws = strided(in[1]), bs = bias_ ? strided(in[2]) : Strided{};
+    Strided us = wino_ ? strided(in.back()) : Strided{};
+    enc.dispatch([g, xs, ws, bs, us, y, act = act_, gemm = gemm_, ph = pool_[0], pw = pool_[1]]() {
+      thread_local std::vector<uint8_t> buf[4];
       const float *x = static_cast<const float *>(dense(xs, buf[0])), *w = static_cast<const float *>(dense(ws, buf[1]));
       const float *b = bs.p ? static_cast<const float *>(dense(bs, buf[2])) : nullptr;
-      if (ph * pw > 1) conv_max_pool(g, x, w, b, act, gemm, ph, pw, y);
-      else conv(g, x, w, b, act, gemm, y);
+      const float *U = us.p ? static_cast<const float *>(dense(us, buf[3])) : nullptr;
+      if (ph * pw > 1) conv_max_pool(g, x, w, b, act, gemm, ph, pw, y, U);
+      else conv(g, x, w, b, act, gemm, y, U);
     });
   }
   const char *name() const override { return gemm_ ? "RlxGemmConv" : "RlxDirectConv"; }
   bool is_equivalent(const mx::Primitive &other) const override {
     auto &o = static_cast<const Conv2d &>(other);
-    return group_ == o.group_ && gemm_ == o.gemm_ && act_.kind == o.act_.kind && act_.a == o.act_.a && act_.b == o.act_.b &&
+    return group_ == o.group_ && gemm_ == o.gemm_ && bias_ == o.bias_ && wino_ == o.wino_ && act_.kind == o.act_.kind &&
+           act_.a == o.act_.a && act_.b == o.act_.b &&
            !memcmp(s_, o.s_, sizeof s_) && !memcmp(p_, o.p_, sizeof p_) && !memcmp(d_, o.d_, sizeof d_) &&
            !memcmp(pool_, o.pool_, sizeof pool_);
   }
@@ -649,7 +660,7 @@ class Conv2d : public CpuKernel {
     if (!p || p->pool_[0] * p->pool_[1] > 1) return std::nullopt;
     Geom g = p->geom(y.inputs());
     if (g.column || g.OH < ph || g.OW < pw || (y.ndim() == 3 && ph > 1)) return std::nullopt;
-    auto prim = std::make_shared<Conv2d>(p->stream(), p->s_, p->p_, p->d_, p->group_, p->act_, p->gemm_, ph, pw);
+    auto prim = std::make_shared<Conv2d>(p->stream(), p->s_, p->p_, p->d_, p->group_, p->act_, p->gemm_, p->bias_, p->wino_, ph, pw);
     mx::Shape shape = prim->output_shapes(y.inputs())[0];
     return mx::array(std::move(shape), mx::float32, std::move(prim), y.inputs());
   }
@@ -684,7 +695,7 @@ class Conv2d : public CpuKernel {
   }
   int64_t s_[2], p_[4], d_[2], group_;
   Act act_;
-  bool gemm_;
+  bool gemm_, bias_, wino_;  // inputs x, w, then b if bias_, then U if wino_
   int64_t pool_[2];  // a max pool's window (= its strides) applied to the result; 1 x 1: none
 };
 
@@ -695,7 +706,7 @@ using rlx_kernels::Act;
 
 namespace {
 
-rlx_mx_arr *conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides, const int64_t *pads,
+rlx_mx_arr *conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_arr *wino, const int64_t *strides, const int64_t *pads,
                    const int64_t *dilations, int64_t group, rlx_mx_act act, bool gemm) {
   SHIM_OP(c, x && w, ([&] {
             mx::array xa = A(x), wa = A(w);
@@ -706,8 +717,9 @@ rlx_mx_arr *conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const
               throw std::invalid_argument("a 1D convolution (rank-3 x and w) has strides[0] 1, dilations[0] 1 and no pads on the height axis");
             std::vector<mx::array> in = {mx::astype(xa, mx::float32, c->stream), mx::astype(wa, mx::float32, c->stream)};
             if (b) in.push_back(mx::astype(A(b), mx::float32, c->stream));
+            if (wino) in.push_back(A(wino));
             auto prim = std::make_shared<rlx_kernels::Conv2d>(c->stream, strides, pads, dilations, group,
-                                                              Act{act.kind, act.a, act.b}, gemm);
+                                                              Act{act.kind, act.a, act.b}, gemm, b != nullptr, wino != nullptr);
             mx::Shape shape = prim->output_shapes(in)[0];
             mx::array y(std::move(shape), mx::float32, std::move(prim), std::move(in));
             return dt == mx::float32 ? y : mx::astype(y, dt, c->stream);
@@ -718,12 +730,18 @@ rlx_mx_arr *conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const
 
 extern "C" rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
                                             const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act) {
-  return conv2d(c, x, w, b, strides, pads, dilations, group, act, false);
+  return conv2d(c, x, w, b, nullptr, strides, pads, dilations, group, act, false);
 }
 
 extern "C" rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
                                           const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act) {
-  return conv2d(c, x, w, b, strides, pads, dilations, group, act, true);
+  return conv2d(c, x, w, b, nullptr, strides, pads, dilations, group, act, true);
+}
+
+extern "C" rlx_mx_arr *rlx_mx_gemm_conv2d_wino(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_arr *wino,
+                                               const int64_t *strides, const int64_t *pads, const int64_t *dilations, int64_t group,
+                                               rlx_mx_act act) {
+  return conv2d(c, x, w, b, wino, strides, pads, dilations, group, act, true);
 }
 
 extern "C" rlx_mx_arr *rlx_mx_conv_max_pool(rlx_mx *c, rlx_mx_arr *y, const int64_t *window) {

@@ -209,6 +209,16 @@ std::optional<mx::array> sum_trailing(const mx::Stream &s, const mx::array &x, s
 // otherwise no value (the caller runs MLX's concatenate).
 std::optional<mx::array> concat(const mx::Stream &s, const std::vector<mx::array> &xs, int axis);
 
+// Whether a convolution takes Winograd's F(2x2, 3x3) (kernel_winograd.cpp): 3x3, stride 1, no
+// dilation, one group, at least 64 input and output channels, an output of at least 4 x 4.
+bool winograd_applies(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                      int64_t OH, int64_t OW);
+// y [N, Co, OH, OW] = act(conv(x [N, C, H, W], w [Co, C, 3, 3]) + b [Co] (NULL: none)), pads ph
+// (top) and pw (left) (those at the bottom and right follow from OH, OW), on the pool, with the
+// filters given transformed, U [16, Co, C] (rlx_mx_winograd_weights); float32, row-contiguous.
+void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64_t ph, int64_t pw, int64_t OH, int64_t OW, const float *x,
+                   const float *U, const float *b, const Act &act, float *y);
+
 // Applies act to acc[0..n) in place (float).
 void apply_act(const Act &act, float *acc, int64_t n);
 

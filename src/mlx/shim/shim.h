@@ -289,6 +289,16 @@ rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx
  * with many input channels per group. */
 rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
                                const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
+/* rlx_mx_gemm_conv2d with w's Winograd transform U (rlx_mx_winograd_weights; NULL: none): a 3x3
+ * convolution with stride 1, no dilation, one group, at least 64 input and output channels and
+ * an output of at least 4 x 4 then runs by F(2x2, 3x3) (kernel_winograd.cpp), the others as
+ * rlx_mx_gemm_conv2d. */
+rlx_mx_arr *rlx_mx_gemm_conv2d_wino(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_arr *wino, const int64_t *strides,
+                                    const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
+/* The filters w [Co, C, 3, 3] (float) of a convolution transformed for Winograd's F(2x2, 3x3):
+ * U [16, Co, C] float32, U[4 i + j] = (G w G^T)[i, j] with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2;
+ * 0 0 1] (Lavin and Gray 2016). Made once per executable for a constant weight (exec_layout.c). */
+rlx_mx_arr *rlx_mx_winograd_weights(rlx_mx *c, rlx_mx_arr *w);
 /* MaxPool(y) with windows of window[0] x window[1] at the same strides, no pads, dilation 1, floor
  * mode (ONNX MaxPool), as one kernel, where y is an rlx_mx_direct_conv2d / rlx_mx_gemm_conv2d
  * result (float32, not yet evaluated, without a pool): a new convolution over y's operands whose
