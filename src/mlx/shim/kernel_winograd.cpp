@@ -30,8 +30,10 @@ namespace rlx_kernels {
 bool winograd_applies(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
                       int64_t OH, int64_t OW) {
   // fewer channels: the transforms and the short products (C deep) outweigh the multiply-adds
-  // saved (DNSMOS P.808's 32 -> 32 convolutions: 1.5x the GEMM's time); tiny maps: a partial panel
-  return group == 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && C >= 64 && Co >= 64 && OH >= 4 && OW >= 4;
+  // saved (DNSMOS P.808's 32 -> 32 convolutions: 1.5x the GEMM's time); tiny maps: a partial panel;
+  // rows of more than 2^16 outputs: a block of one tile row would outgrow the buffers' int32 offsets
+  return group == 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && C >= 64 && Co >= 64 && OH >= 4 && OW >= 4 &&
+         OW <= ((int64_t)1 << 16) && C <= ((int64_t)1 << 14);
 }
 
 namespace {
