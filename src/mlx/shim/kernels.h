@@ -98,11 +98,6 @@ mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s, 
 mx::array rope_cuda(const mx::array &x, const mx::array &cs, const mx::array &sn, int64_t D, int64_t R, bool interleaved,
                     float sign, mx::Stream s);
 
-// rlx_mx_put_along_axis_inplace (shim.h) on GPU stream s: idx and upd (x's dtype) of one shape, x's
-// but along axis, any strides; the result is x's buffer, written by a CUDA source kernel
-// (kernel_scatter_cuda.cpp).
-mx::array put_inplace_cuda(const mx::array &x, const mx::array &idx, const mx::array &upd, int axis, mx::Stream s);
-
 // Blocks of n items of at least `min` each, about `want` of them.
 int64_t blocks(int64_t n, int64_t min, int64_t want);
 

@@ -183,8 +183,8 @@ rlx_mx_arr *rlx_mx_put_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx
  * shares a's memory, so a's old values are gone for every holder of a. idx (int32 or int64, every
  * index in [0, a's size along axis): unchecked) and upd (a's dtype) have one shape, a's but along
  * axis. For an operand nothing else reads: a donated KV cache (exec_handles.c,
- * rlx_exec_plan_inplace). On the CPU an a that is not row-contiguous is copied first; on a GPU a
- * is written through its strides, which must not alias (no broadcast). */
+ * rlx_exec_plan_inplace). An a that is not row-contiguous is copied first. On a GPU: MLX's
+ * put_along_axis (a new buffer unless MLX may donate a's). */
 rlx_mx_arr *rlx_mx_put_along_axis_inplace(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx_mx_arr *upd, int axis);
 /* mx::scatter family: indices[i] index axes[i]; updates have rank = idx rank + a rank. */
 rlx_mx_arr *rlx_mx_scatter(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, size_t n_idx, rlx_mx_arr *upd,
