@@ -83,13 +83,13 @@ class PutInPlace : public CpuKernel {
 extern "C" rlx_mx_arr *rlx_mx_put_along_axis_inplace(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *idx, rlx_mx_arr *upd, int axis) {
   SHIM_OP(c, x && idx && upd, ([&] {
             mx::array xa = A(x), ia = A(idx), ua = A(upd);
+            if (ia.dtype() != mx::int32 && ia.dtype() != mx::int64) ia = mx::astype(ia, mx::int64, c->stream);
             int nd = (int)xa.ndim();
-            bool ok = axis >= 0 && axis < nd && ia.ndim() == xa.ndim() && ia.shape() == ua.shape() && ua.dtype() == xa.dtype() &&
-                      (ia.dtype() == mx::int32 || ia.dtype() == mx::int64);
+            bool ok = axis >= 0 && axis < nd && ia.ndim() == xa.ndim() && ia.shape() == ua.shape() && ua.dtype() == xa.dtype();
             for (int d = 0; ok && d < nd; d++) ok = d == axis || ia.shape(d) == xa.shape(d);
             if (!ok)
-              throw std::invalid_argument("put_along_axis_inplace takes x, int32 or int64 indices and updates of x's dtype, both of "
-                                          "x's shape except along the axis");
+              throw std::invalid_argument("put_along_axis_inplace takes x, indices and updates of x's dtype, both of x's shape "
+                                          "except along the axis");
             if (c->device != mx::Device::cpu) return mx::put_along_axis(xa, ia, ua, axis, c->stream);  // a new buffer
             auto prim = std::make_shared<rlx_kernels::PutInPlace>(c->stream, axis);
             mx::Shape shape = xa.shape();

@@ -180,7 +180,7 @@ rlx_mx_arr *rlx_mx_take_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, in
 /* reduce: 0 none (put), 1 add, 2 mul, 3 max, 4 min (scatter along axis). */
 rlx_mx_arr *rlx_mx_put_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx_mx_arr *upd, int axis, int reduce);
 /* put_along_axis without reduction written into a's own buffer (kernel_scatter.cpp): the result
- * shares a's memory, so a's old values are gone for every holder of a. idx (int32 or int64, every
+ * shares a's memory, so a's old values are gone for every holder of a. idx (integers, every
  * index in [0, a's size along axis): unchecked) and upd (a's dtype) have one shape, a's but along
  * axis. For an operand nothing else reads: a donated KV cache (exec_handles.c,
  * rlx_exec_plan_inplace). An a that is not row-contiguous is copied first. On a GPU: MLX's
