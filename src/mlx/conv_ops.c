@@ -149,7 +149,7 @@ static rlx_mx_arr *kernel_conv(rlx_lower *L, rlx_mx_arr *x, rlx_mx_arr *w, rlx_m
     for (int i = 0; i < 4; i++) p[i] = gm->p[i];
   }
   return direct ? rlx_mx_direct_conv2d(c, x, w, b, s, p, d, gm->group, act)
-                : rlx_mx_gemm_conv2d_wino(c, x, w, b, gm->nsp == 2 ? wino : NULL, s, p, d, gm->group, act);
+                : rlx_mx_gemm_conv2d(c, x, w, b, gm->nsp == 2 ? wino : NULL, s, p, d, gm->group, act);
 }
 
 /* A 1x1 convolution (stride 1, no pads, group 1) as one matmul on the channels-first data:

@@ -25,7 +25,7 @@ void rlx_conv_geom_read(const rlx_node *n, int nsp, rlx_conv_geom *out);
  * 1x1 convolutions, MLX's conv_general where its CPU backend has a GEMM path (group 1, no
  * dilation), else grouped im2col + one batched matmul (see conv_ops.c). On a GPU: MLX's
  * conv_general. wino: NULL, or w's Winograd transform (rlx_mx_winograd_weights, exec_layout.c),
- * which the CPU's GEMM kernel uses for the 3x3 convolutions it fits (rlx_mx_gemm_conv2d_wino). */
+ * which the CPU's GEMM kernel uses for the 3x3 convolutions it fits (rlx_mx_gemm_conv2d). */
 rlx_mx_arr *rlx_l_conv(rlx_lower *L, rlx_mx_arr *x, const rlx_type *tx, rlx_mx_arr *w, const rlx_type *tw, rlx_mx_arr *b,
                        rlx_mx_arr *wino, const char *act, const rlx_conv_geom *gm, const rlx_type *ty);
 

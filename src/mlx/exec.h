@@ -36,7 +36,6 @@ typedef struct exec_input {
   size_t feed;          /* output that becomes `dev` after each run, or RLX_NO_FEED */
   bool donate;          /* `dev` is given to the run that reads it (rlx_executable_set_handle_donation) */
   bool scatter_only;    /* read by one node only, a ScatterElements without reduction, as its data */
-  bool inplace;         /* that scatter writes the handle in place (rlx_exec_plan_inplace) */
   /* this run's source (when `given`): a device array `arr`, else host bytes `data` (NULL for an
    * empty tensor), of type `type` */
   bool given;
@@ -107,7 +106,7 @@ struct rlx_executable {
   /* conv epilogues of lazy runs (lower.h, rlx_l_epilogue; made with the channels-last lowering) */
   rlx_l_epilogue epi;
   uint32_t *uses;
-  bool *inplace;      /* per value: an input whose ScatterElements writes it in place (lower.h) */
+  bool *inplace;      /* per value: an input whose ScatterElements writes it in place (lower.h, rlx_exec_plan_inplace) */
   rlx_mx_arr **cur;   /* per param: what the current lowering reads (value or trace leaf) */
   rlx_mx_arr **leaves;/* inputs, constants, params */
   rlx_mx_arr **outs;  /* per output, in ctx; outs[n_outputs]: this run's index check vector (lower.h) or NULL */

@@ -109,11 +109,9 @@ static bool inplace_ok(const rlx_executable *ex, size_t i) {
 void rlx_exec_plan_inplace(rlx_executable *ex) {
   bool changed = false;
   for (size_t i = 0; i < ex->g->n_inputs; i++) {
-    exec_input *in = &ex->in[i];
-    bool ok = inplace_ok(ex, i);
-    if (ok == in->inplace) continue;
-    in->inplace = ex->inplace[in->val] = ok;
-    changed = true;
+    bool ok = inplace_ok(ex, i), *plan = &ex->inplace[ex->in[i].val];
+    changed |= ok != *plan;
+    *plan = ok;
   }
   if (changed) rlx_exec_drop_compiled(ex);
 }
@@ -121,7 +119,7 @@ void rlx_exec_plan_inplace(rlx_executable *ex) {
 void rlx_exec_inplace_leaves(rlx_executable *ex, rlx_mx *c) {
   size_t no = ex->g->n_outputs;
   for (size_t i = 0; i < ex->g->n_inputs; i++) {
-    if (!ex->in[i].inplace || !ex->in[i].arr) continue; /* host bytes become a new array at every run */
+    if (!ex->inplace[ex->in[i].val] || !ex->in[i].arr) continue; /* host bytes become a new array at every run */
     rlx_mx_arr *leaf = ex->leaves[i];
     bool own = rlx_mx_row_contiguous(leaf);
     for (size_t k = 0; own && k < ex->n_pending * no; k++) own = !rlx_mx_shares_memory(leaf, ex->pending[k]);

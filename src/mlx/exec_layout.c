@@ -60,19 +60,16 @@ static void add_packed(rlx_executable *ex, const rlx_node *n) {
   if (leaf != SIZE_MAX) add_weight(ex, n->in[1], leaf, RLX_WL_PACK_T);
 }
 
-/* The Winograd transform (rlx_mx_winograd_weights) of a Conv node's float32 filters [Co, C, 3, 3]
- * held by a leaf, for a convolution the CPU kernel may run by F(2x2, 3x3): stride 1, no
- * dilation, one group, at least 64 input and output channels (kernels.h winograd_applies; the
+/* The Winograd transform (rlx_mx_winograd_weights) of a Conv node's float32 filters [Co, C, kh, kw]
+ * held by a leaf, where they fit the CPU's F(2x2, 3x3) kernel (rlx_mx_winograd_fits; the
  * output's size is checked by the kernel). */
 static void add_winograd(rlx_executable *ex, const rlx_node *n) {
   const rlx_graph *g = ex->g;
   const rlx_type *tw = &g->types[n->in[1]], *tx = &g->types[n->in[0]];
-  if (tw->rank != 4 || tw->dtype != RLX_DTYPE_F32 || tx->dtype != RLX_DTYPE_F32 || tw->dims[2] != 3 || tw->dims[3] != 3 ||
-      tw->dims[0] < 64 || tw->dims[1] < 64)
-    return;
+  if (tw->rank != 4 || tw->dtype != RLX_DTYPE_F32 || tx->dtype != RLX_DTYPE_F32) return;
   rlx_conv_geom gm;
   rlx_conv_geom_read(n, 2, &gm);
-  if (gm.group != 1 || gm.s[0] != 1 || gm.s[1] != 1 || gm.d[0] != 1 || gm.d[1] != 1) return;
+  if (!rlx_mx_winograd_fits(tw->dims[1] * gm.group, tw->dims[0], gm.group, tw->dims[2], tw->dims[3], gm.s, gm.d)) return;
   size_t leaf = rlx_exec_leaf_of(ex, n->in[1]);
   if (leaf != SIZE_MAX) add_weight(ex, n->in[1], leaf, RLX_WL_WINOGRAD);
 }

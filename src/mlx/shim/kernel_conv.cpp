@@ -733,14 +733,9 @@ extern "C" rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr
   return conv2d(c, x, w, b, nullptr, strides, pads, dilations, group, act, false);
 }
 
-extern "C" rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
-                                          const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act) {
-  return conv2d(c, x, w, b, nullptr, strides, pads, dilations, group, act, true);
-}
-
-extern "C" rlx_mx_arr *rlx_mx_gemm_conv2d_wino(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_arr *wino,
-                                               const int64_t *strides, const int64_t *pads, const int64_t *dilations, int64_t group,
-                                               rlx_mx_act act) {
+extern "C" rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_arr *wino,
+                                          const int64_t *strides, const int64_t *pads, const int64_t *dilations, int64_t group,
+                                          rlx_mx_act act) {
   return conv2d(c, x, w, b, wino, strides, pads, dilations, group, act, true);
 }
 

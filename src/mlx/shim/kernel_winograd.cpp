@@ -10,13 +10,14 @@
 // M_xi[Co, T] = U_xi[Co, C] V_xi[C, T] over the T tiles of an image: 16 multiply-adds per tile
 // and channel pair where the direct form takes 36 (2.25x fewer), for the price of the transforms
 // (linear in C T and Co T, not in their product). The products run on rlx's GEMM reading V's rows
-// in place (kernels.h gemm_block_offsets; V [16][C][T] as the input transform writes it).
+// in place (kernels.h gemm_block_offsets; V [16][C][tiles of a block] as the input transform
+// writes it).
 // ONNX Runtime's CPU convolutions (MLAS) compute the direct form; the extra rounding of the
 // transforms (their coefficients are 0, +-1 and +-1/2: exact) is a few ulps of the sums.
 //
-// The input transform runs along rows: for tile row ty the four input rows 2 ty - ph + i are
-// combined by B^T (whole rows at once), each split into even and odd columns, and B's columns
-// then give, for all tx at once, the 16 values of each tile (vectors over tx). The output
+// The input transform runs along rows: for tile row ty the four input rows 2 ty - ph + i are each
+// split into even and odd columns and combined by B^T (whole rows at once), and B's columns then
+// give, for all tx at once, the 16 values of each tile (vectors over tx). The output
 // transform reads M the same way, tx contiguous.
 #include <algorithm>
 #include <cstring>
@@ -29,11 +30,10 @@ namespace rlx_kernels {
 
 bool winograd_applies(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
                       int64_t OH, int64_t OW) {
-  // fewer channels: the transforms and the short products (C deep) outweigh the multiply-adds
-  // saved (DNSMOS P.808's 32 -> 32 convolutions: 1.5x the GEMM's time); tiny maps: a partial panel;
-  // rows of more than 2^16 outputs: a block of one tile row would outgrow the buffers' int32 offsets
-  return group == 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && C >= 64 && Co >= 64 && OH >= 4 && OW >= 4 &&
-         OW <= ((int64_t)1 << 16) && C <= ((int64_t)1 << 14);
+  const int64_t st[2] = {sh, sw}, dil[2] = {dh, dw};
+  // tiny maps: a partial panel; rows of more than 2^16 outputs: a block of one tile row would
+  // outgrow the buffers' int32 offsets
+  return rlx_mx_winograd_fits(C, Co, group, kh, kw, st, dil) && OH >= 4 && OW >= 4 && OW <= ((int64_t)1 << 16);
 }
 
 namespace {
@@ -139,10 +139,10 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
   offb.resize(C);
   for (int64_t c = 0; c < C; c++) offb[c] = (int32_t)(c * p.Tp);
   const int32_t *off = offb.data();
-  for (int64_t n = 0; n < N; n++)
+  for (int64_t n = 0; n < N; n++) {
+    const float *xn = x + n * C * H * W;
+    float *yn = y + n * Co * OH * OW;
     for (int64_t ty0 = 0; ty0 < p.TH; ty0 += p.RB) {
-      const float *xn = x + n * C * H * W;
-      float *yn = y + n * Co * OH * OW;
       const int64_t rb = std::min(p.RB, p.TH - ty0), T = rb * p.TW, Tq = (T + NR - 1) / NR * NR;
       if (Tq > T) /* the columns past T: multiplied and dropped; zeros, not garbage */
         for (int64_t r = 0; r < 16 * C; r++) std::fill(V + r * p.Tp + T, V + r * p.Tp + Tq, 0.f);
@@ -166,9 +166,17 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
         }
       });
     }
+  }
 }
 
 }  // namespace rlx_kernels
+
+extern "C" bool rlx_mx_winograd_fits(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t kw, const int64_t *strides,
+                                     const int64_t *dilations) {
+  // 32 channels (DNSMOS P.808's 32 -> 32 convolutions) took 1.5x the GEMM's time
+  return group == 1 && kh == 3 && kw == 3 && strides[0] == 1 && strides[1] == 1 && dilations[0] == 1 && dilations[1] == 1 && C >= 64 &&
+         C <= ((int64_t)1 << 14) && Co >= 64;
+}
 
 extern "C" rlx_mx_arr *rlx_mx_winograd_weights(rlx_mx *c, rlx_mx_arr *w) {
   SHIM_OP(c, w, ([&] {

@@ -204,9 +204,8 @@ std::optional<mx::array> sum_trailing(const mx::Stream &s, const mx::array &x, s
 // otherwise no value (the caller runs MLX's concatenate).
 std::optional<mx::array> concat(const mx::Stream &s, const std::vector<mx::array> &xs, int axis);
 
-// Whether a convolution takes Winograd's F(2x2, 3x3) (kernel_winograd.cpp): 3x3, stride 1, no
-// dilation, one group, 64 to 2^14 input channels, at least 64 outputs, an output of at least 4 x 4
-// and at most 2^16 wide.
+// Whether a convolution takes Winograd's F(2x2, 3x3) (kernel_winograd.cpp): its filters fit
+// (shim.h rlx_mx_winograd_fits) and its output is at least 4 x 4 and at most 2^16 wide.
 bool winograd_applies(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
                       int64_t OH, int64_t OW);
 // y [N, Co, OH, OW] = act(conv(x [N, C, H, W], w [Co, C, 3, 3]) + b [Co] (NULL: none)), pads ph

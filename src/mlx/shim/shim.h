@@ -286,15 +286,16 @@ rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx
 /* GEMM 2D convolution (CPU), arguments and result as rlx_mx_direct_conv2d: per image and group,
  * the patches of a block of output positions (none for 1x1 convolutions with stride 1 and no
  * pads) times the weight rows, on the kernel pool, then bias and activation. For convolutions
- * with many input channels per group. */
-rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, const int64_t *strides,
+ * with many input channels per group. wino: NULL, or w's Winograd transform
+ * (rlx_mx_winograd_weights): a convolution rlx_mx_winograd_fits whose output is at least 4 x 4
+ * and at most 2^16 wide then runs by F(2x2, 3x3) (kernel_winograd.cpp). */
+rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_arr *wino, const int64_t *strides,
                                const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
-/* rlx_mx_gemm_conv2d with w's Winograd transform U (rlx_mx_winograd_weights; NULL: none): a 3x3
- * convolution with stride 1, no dilation, one group, at least 64 input and output channels and
- * an output of at least 4 x 4 then runs by F(2x2, 3x3) (kernel_winograd.cpp), the others as
- * rlx_mx_gemm_conv2d. */
-rlx_mx_arr *rlx_mx_gemm_conv2d_wino(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_arr *wino, const int64_t *strides,
-                                    const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
+/* Whether the filters [Co, C, kh, kw] of a 2D convolution with `group` groups, strides and
+ * dilations fit Winograd's F(2x2, 3x3) kernel: 3x3, stride 1, no dilation, one group, 64 to 2^14
+ * input channels, at least 64 outputs (fewer channels: the transforms and the shallow products
+ * outweigh the multiply-adds saved). */
+bool rlx_mx_winograd_fits(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t kw, const int64_t *strides, const int64_t *dilations);
 /* The filters w [Co, C, 3, 3] (float) of a convolution transformed for Winograd's F(2x2, 3x3):
  * U [16, Co, C] float32, U[4 i + j] = (G w G^T)[i, j] with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2;
  * 0 0 1] (Lavin and Gray 2016). Made once per executable for a constant weight (exec_layout.c). */
