@@ -30,9 +30,12 @@ class Concat : public CpuKernel {
     for (int d = axis_ + 1; d < (int)out.ndim(); d++) inner *= out.shape(d);
     uint8_t *y = out.data<uint8_t>();
     int64_t row = out.shape(axis_) * inner; /* bytes of one outer index in the output */
-    enc.dispatch([in, y, outer, inner, row, axis = axis_]() {
+    std::vector<Strided> xs;
+    std::vector<int64_t> runs; /* input i's bytes within each output row */
+    for (const auto &a : in) xs.push_back(strided(a)), runs.push_back(a.shape(axis_) * inner);
+    enc.dispatch([xs, runs, y, outer, row]() {
       thread_local std::vector<std::vector<uint8_t>> bufs;
-      if (bufs.size() < in.size()) bufs.resize(in.size());
+      if (bufs.size() < xs.size()) bufs.resize(xs.size());
       struct Piece {
         const uint8_t *src;
         uint8_t *dst;
@@ -40,9 +43,9 @@ class Concat : public CpuKernel {
       };
       std::vector<Piece> pieces;
       int64_t at = 0; /* input i's bytes start at `at` within each output row */
-      for (size_t i = 0; i < in.size(); i++) {
-        const uint8_t *x = static_cast<const uint8_t *>(dense(in[i], bufs[i]));
-        int64_t run = in[i].shape(axis) * inner;
+      for (size_t i = 0; i < xs.size(); i++) {
+        const uint8_t *x = static_cast<const uint8_t *>(dense(xs[i], bufs[i]));
+        int64_t run = runs[i];
         for (int64_t o = 0; o < outer; o++)
           for (int64_t b = 0; b < run; b += kPieceBytes)
             pieces.push_back({x + o * run + b, y + o * row + at + b, std::min(kPieceBytes, run - b)});

@@ -383,10 +383,11 @@ class BiasAct : public CpuKernel {
     float *y = out.data<float>();
     bool biased = in.size() > 1;
     int64_t n = (int64_t)out.size(), cols = biased ? (int64_t)in[1].size() : n, rows = cols ? n / cols : 0;
-    enc.dispatch([in, y, rows, cols, act = act_]() {
+    Strided xs = strided(in[0]), bs = biased ? strided(in[1]) : Strided{};
+    enc.dispatch([xs, bs, y, rows, cols, act = act_]() {
       thread_local std::vector<uint8_t> buf[2];
-      const float *x = static_cast<const float *>(dense(in[0], buf[0]));
-      const float *b = in.size() > 1 ? static_cast<const float *>(dense(in[1], buf[1])) : nullptr;
+      const float *x = static_cast<const float *>(dense(xs, buf[0]));
+      const float *b = bs.p ? static_cast<const float *>(dense(bs, buf[1])) : nullptr;
       if (!b) {  // elements in chunks
         return parallel_for(cols, 16384, [=](int64_t e0, int64_t e1) {
           if (x != y) memcpy(y + e0, x + e0, (e1 - e0) * sizeof(float));

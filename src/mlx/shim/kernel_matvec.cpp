@@ -1163,7 +1163,7 @@ class MatVec : public CpuKernel {
     int64_t K = in[0].shape().back() / (swiglu_ ? 2 : 1), M = rows_of(in[0]), N = in[1].shape()[0], G = K / 32;
     int64_t rb = (int64_t)in[1].itemsize() * in[1].shape()[1];
     size_t n_w = in.size() - residual_; /* x, W and the rows8 form if given */
-    mx::array xa = in[0], wa = in[1], w8a = n_w > 2 ? in[2] : in[1], ra = residual_ ? in.back() : in[0];
+    Strided xa = strided(in[0]), wa = strided(in[1]), w8a = strided(n_w > 2 ? in[2] : in[1]), ra = residual_ ? strided(in.back()) : Strided{};
     float *y = out.data<float>();
     Kernels kern = kernels(scheme_);
     bool q8 = q8_, sums = offset(scheme_), rows8 = q8 && n_w > 2 && kern.rows8[0], ints = q8 && kern.row_q8[0], res = residual_;
@@ -1198,7 +1198,7 @@ class MatVec : public CpuKernel {
   }
 
  private:
-  static void products(const mx::array &xa, const mx::array &wa, const mx::array &w8a, int64_t M, int64_t N, int64_t K, int64_t G,
+  static void products(const Strided &xa, const Strided &wa, const Strided &w8a, int64_t M, int64_t N, int64_t K, int64_t G,
                        int64_t rb, float *y, const Kernels &kern, bool q8, bool sums, bool rows8, bool ints, int scheme, int swiglu) {
     thread_local std::vector<uint8_t> xbuf, wbuf, w8buf;
     thread_local std::vector<int8_t> qx;
@@ -1344,7 +1344,7 @@ class Dequant : public CpuKernel {
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
     int64_t rb = in[0].shape().back(), K = out.shape().back(), rows = K ? (int64_t)out.size() / K : 0;
-    mx::array qa = in[0];
+    Strided qa = strided(in[0]);
     float *y = out.data<float>();
     DequantFn dequant = kernels(scheme_).dequant;
     enc.dispatch([=]() {
@@ -1374,17 +1374,19 @@ class Rows8Pack : public CpuKernel {
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
     int64_t rb = in[0].shape()[1], K = rb / block_bytes(scheme_) * block_elems(scheme_), ub = out.shape()[1];
-    mx::array wa = in[0];
+    Strided wa = strided(in[0]);
     uint8_t *y = out.data<uint8_t>();
+    int64_t blocks = out.shape()[0];
+    size_t nbytes = out.nbytes();
     advise_huge_pages(y, out.nbytes()); /* before any of it is written */
     void (*pack)(const uint8_t *, int64_t, int64_t, uint8_t *) = kernels(scheme_).pack;
     enc.dispatch([=]() {
       thread_local std::vector<uint8_t> buf;
       const uint8_t *w = static_cast<const uint8_t *>(dense(wa, buf));
-      parallel_for(out.shape()[0], 1, [&](int64_t b0, int64_t b1) {
+      parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; b++) pack(w + b * kRows8 * rb, rb, K, y + b * ub);
       });
-      collapse_huge_pages(y, out.nbytes()); /* read at every decode step */
+      collapse_huge_pages(y, nbytes); /* read at every decode step */
     });
   }
   const char *name() const override { return "RlxRows8Pack"; }

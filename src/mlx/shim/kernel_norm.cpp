@@ -104,11 +104,12 @@ class Norm : public CpuKernel {
     int64_t n = in[0].ndim() ? in[0].shape(axis_) : 1, inner = 1;
     for (int d = axis_ + 1; d < (int)in[0].ndim(); d++) inner *= in[0].shape(d);
     int64_t outer = n > 0 && inner > 0 ? (int64_t)in[0].size() / (n * inner) : 0;
-    enc.dispatch([in, has_w = has_w_, has_b = has_b_, y, outer, n, inner, rms = rms_, eps = eps_]() {
+    Strided xs = strided(in[0]), ws = has_w_ ? strided(in[1]) : Strided{}, bs = has_b_ ? strided(in[has_w_ ? 2 : 1]) : Strided{};
+    enc.dispatch([xs, ws, bs, y, outer, n, inner, rms = rms_, eps = eps_]() {
       thread_local std::vector<uint8_t> buf[3];
-      const float *x = static_cast<const float *>(dense(in[0], buf[0]));
-      const float *w = has_w ? static_cast<const float *>(dense(in[1], buf[1])) : nullptr;
-      const float *b = has_b ? static_cast<const float *>(dense(in[has_w ? 2 : 1], buf[2])) : nullptr;
+      const float *x = static_cast<const float *>(dense(xs, buf[0]));
+      const float *w = ws.p ? static_cast<const float *>(dense(ws, buf[1])) : nullptr;
+      const float *b = bs.p ? static_cast<const float *>(dense(bs, buf[2])) : nullptr;
       if (inner == 1) {
         parallel_for(outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [=](int64_t r0, int64_t r1) {
           for (int64_t r = r0; r < r1; r++) norm_row(rms, x + r * n, w, b, eps, y + r * n, n);

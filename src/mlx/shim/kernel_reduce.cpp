@@ -45,9 +45,10 @@ class RowSum : public CpuKernel {
     float *y = out.data<float>();
     int64_t rows = (int64_t)out.size(), n = rows ? (int64_t)in[0].size() / rows : 0;
     bool mean = mean_;
-    enc.dispatch([in, y, rows, n, mean]() {
+    Strided xs = strided(in[0]);
+    enc.dispatch([xs, y, rows, n, mean]() {
       thread_local std::vector<uint8_t> buf;
-      const float *x = static_cast<const float *>(dense(in[0], buf));
+      const float *x = static_cast<const float *>(dense(xs, buf));
       parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
                    [=](int64_t r0, int64_t r1) { sum_rows(x + r0 * n, r1 - r0, n, mean, y + r0); });
     });

@@ -52,10 +52,11 @@ class Rope : public CpuKernel {
     int64_t last = x.shape().back(), S = x.shape(x.ndim() - 2), rows = last && S ? (int64_t)x.size() / last : 0;
     RopeShape r{S, last, D_, R_, in[1].shape(1), interleaved_, sign_};
     float *y = out.data<float>();
+    Strided xs = strided(x), css = strided(in[1]), sns = strided(in[2]);
     enc.dispatch([=]() {
       thread_local std::vector<uint8_t> buf[3];
-      const float *xp = static_cast<const float *>(dense(in[0], buf[0]));
-      const float *cs = static_cast<const float *>(dense(in[1], buf[1])), *sn = static_cast<const float *>(dense(in[2], buf[2]));
+      const float *xp = static_cast<const float *>(dense(xs, buf[0]));
+      const float *cs = static_cast<const float *>(dense(css, buf[1])), *sn = static_cast<const float *>(dense(sns, buf[2]));
       parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(last, 1)),
                    [&](int64_t r0, int64_t r1) { rope_rows(r, xp, cs, sn, y, r0, r1); });
     });

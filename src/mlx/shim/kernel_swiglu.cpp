@@ -20,12 +20,12 @@ class SwiGLU : public CpuKernel {
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     auto &enc = begin(in, out);
     int64_t n = out.shape().back(), rows = n ? (int64_t)out.size() / n : 0;
-    mx::array xa = in[0];
+    Strided xs = strided(in[0]);
     float *y = out.data<float>();
     bool gate_first = gate_first_;
     enc.dispatch([=]() {
       thread_local std::vector<uint8_t> buf;
-      const float *x = static_cast<const float *>(dense(xa, buf));
+      const float *x = static_cast<const float *>(dense(xs, buf));
       parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
                    [&](int64_t r0, int64_t r1) { swiglu_rows(x, r0, r1, n, gate_first, y); });
     });

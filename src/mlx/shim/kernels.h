@@ -159,11 +159,11 @@ inline mx::array row_contiguous(const mx::array &x, const mx::Stream &s) {
   return mx::contiguous(x, false, s);
 }
 
-// The elements of a in row-major order, for a kernel's task (a's data computed): a's own data
-// when it is row-contiguous, else a copy through its strides into buf. Kernels that take their
-// operands this way need no mx::contiguous node in front of them (a decode step replays every
-// node of its graph: one per operand per product otherwise), and a rare strided operand costs a
-// copy in the task.
+// The elements of a in row-major order (a's data computed): a's own data when it is
+// row-contiguous, else a copy through its strides into buf. A kernel's task calls the Strided form
+// below, so that it holds no mx::array. Kernels that take their operands this way need no
+// mx::contiguous node in front of them (a decode step replays every node of its graph: one per
+// operand per product otherwise), and a rare strided operand costs a copy in the task.
 const void *dense(const mx::array &a, std::vector<uint8_t> &buf);
 
 // An operand's memory, taken in a kernel's eval_cpu for its task (MLX keeps the buffer alive until
