@@ -127,6 +127,12 @@ void rlx_lower_unary(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx
     out[0] = hard_sigmoid(L, in[0], rlx_node_f(n, "alpha"), rlx_node_f(n, "beta"), rlx_in_type(L, n, 0)->dtype);
     return;
   }
+  /* an activation of an rlx convolution's result (a residual block's Add) read only here: applied
+   * in the convolution's task (shim.h rlx_mx_conv_epilogue) */
+  rlx_mx_act ka;
+  if (rlx_l_read_once(L, n->in[0]) && rlx_in_type(L, n, 0)->dtype == RLX_DTYPE_F32 && rlx_l_kernel_act(rlx_op_name(n->op), &ka) &&
+      ka.kind != RLX_MX_ACT_NONE && (out[0] = rlx_mx_conv_epilogue(c, in[0], NULL, ka)))
+    return;
   out[0] = rlx_l_unary(L, n->op, in[0], rlx_in_type(L, n, 0)->dtype);
 }
 
@@ -208,16 +214,18 @@ rlx_mx_arr *rlx_l_binary(rlx_lower *L, rlx_op op, rlx_mx_arr *a, rlx_mx_arr *b, 
   }
 }
 
-/* An Add of a matvec product (CPU or GPU) read only here and a float32 operand of its type: one kernel
- * that adds the operand as it stores the product (an LLM's residual stream: two nodes fewer per
- * layer), the same sums as the Add's. NULL where that does not apply. */
-static rlx_mx_arr *matvec_residual(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in) {
+/* An Add of a matvec product (CPU or GPU) or of an rlx convolution (CPU) read only here and a
+ * float32 operand of its type: one kernel that adds the operand as it stores the result (an LLM's
+ * residual stream: two nodes fewer per layer; a residual block's shortcut), the same sums as the
+ * Add's. NULL where that does not apply. */
+static rlx_mx_arr *fused_residual(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in) {
   const rlx_type *to = rlx_out_type(L, n, 0);
   if (to->dtype != RLX_DTYPE_F32) return NULL;
   for (int side = 0; side < 2; side++) {
     rlx_mx_arr *y;
     if (rlx_l_read_once(L, n->in[side]) && rlx_type_same(rlx_in_type(L, n, side), to) && rlx_type_same(rlx_in_type(L, n, 1 - side), to) &&
-        (y = rlx_mx_matvec_add(L->mx, in[side], in[1 - side])))
+        ((y = rlx_mx_matvec_add(L->mx, in[side], in[1 - side])) ||
+         (y = rlx_mx_conv_epilogue(L->mx, in[side], in[1 - side], (rlx_mx_act){RLX_MX_ACT_NONE, 0, 0}))))
       return y;
   }
   return NULL;
@@ -238,7 +246,7 @@ static bool constant_scalar(const rlx_lower *L, const rlx_node *n, uint32_t inpu
 
 void rlx_lower_binary(rlx_lower *L, const rlx_node *n, rlx_mx_arr *const *in, rlx_mx_arr **out) {
   rlx_mx *c = L->mx;
-  if (n->op == RLX_OP_ADD && (out[0] = matvec_residual(L, n, in))) return;
+  if (n->op == RLX_OP_ADD && (out[0] = fused_residual(L, n, in))) return;
   rlx_dtype dt = rlx_in_type(L, n, 0)->dtype;
   rlx_mx_arr *a = in[0], *b = in[1];
   double e;

@@ -611,35 +611,51 @@ void conv_max_pool(const Geom &g, const float *x, const float *w, const float *b
 class Conv2d : public CpuKernel {
  public:
   Conv2d(mx::Stream s, const int64_t *st, const int64_t *pad, const int64_t *dil, int64_t group, Act act, bool gemm, bool bias,
-         bool wino, int64_t ph = 1, int64_t pw = 1)
-      : CpuKernel(s), group_(group), act_(act), gemm_(gemm), bias_(bias), wino_(wino), pool_{ph, pw} {
+         bool wino, int64_t ph = 1, int64_t pw = 1, bool residual = false)
+      : CpuKernel(s), group_(group), act_(act), gemm_(gemm), bias_(bias), wino_(wino), residual_(residual), pool_{ph, pw} {
     for (int i = 0; i < 2; i++) s_[i] = st[i], d_[i] = dil[i];
     for (int i = 0; i < 4; i++) p_[i] = pad[i];
   }
   // inputs: x [N,C,H,W], w [Co,C/group,kh,kw], optional b [Co]; all float32, any strides (see
   // dense: no contiguous node in front of a traced operand in compiled mode). A 1D
   // convolution's x [N,C,L] and w [Co,C/group,k] (same memory as height 1) give y [N,Co,OL]: no
-  // reshape nodes around it. With a max pool (with_max_pool) out is the pooled convolution.
+  // reshape nodes around it. With a max pool (with_max_pool) out is the pooled convolution; with
+  // a residual (with_residual: a last input r of out's shape, float32, any strides) out is
+  // act(conv + b + r).
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     Geom g = geom(in);
     auto &enc = begin(in, out);
     float *y = out.data<float>();
     if (out.size() == 0) return;
+    size_t n_in = in.size() - residual_;
     Strided xs = strided(in[0]), ws = strided(in[1]), bs = bias_ ? strided(in[2]) : Strided{};
-    Strided us = wino_ ? strided(in.back()) : Strided{};
-    enc.dispatch([g, xs, ws, bs, us, y, act = act_, gemm = gemm_, ph = pool_[0], pw = pool_[1]]() {
-      thread_local std::vector<uint8_t> buf[4];
+    Strided us = wino_ ? strided(in[n_in - 1]) : Strided{}, rs = residual_ ? strided(in.back()) : Strided{};
+    int64_t rows = g.N * g.Co, P = (int64_t)out.size() / rows;
+    enc.dispatch([g, xs, ws, bs, us, rs, y, rows, P, act = act_, gemm = gemm_, ph = pool_[0], pw = pool_[1]]() {
+      thread_local std::vector<uint8_t> buf[5];
       const float *x = static_cast<const float *>(dense(xs, buf[0])), *w = static_cast<const float *>(dense(ws, buf[1]));
       const float *b = bs.p ? static_cast<const float *>(dense(bs, buf[2])) : nullptr;
       const float *U = us.p ? static_cast<const float *>(dense(us, buf[3])) : nullptr;
-      if (ph * pw > 1) conv_max_pool(g, x, w, b, act, gemm, ph, pw, y, U);
-      else conv(g, x, w, b, act, gemm, y, U);
+      if (ph * pw > 1) return conv_max_pool(g, x, w, b, act, gemm, ph, pw, y, U);
+      if (!rs.p) return conv(g, x, w, b, act, gemm, y, U);
+      conv(g, x, w, b, Act{}, gemm, y, U);
+      const float *r = static_cast<const float *>(dense(rs, buf[4]));
+      // + r, then act, one channel's rows at a time (in L1 between the two)
+      parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(P, 1)), [=](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; i++) {
+          float *yi = y + i * P;
+          const float *ri = r + i * P;
+          for (int64_t j = 0; j < P; j++) yi[j] += ri[j];
+          if (act.kind) apply_act(act, yi, P);
+        }
+      });
     });
   }
   const char *name() const override { return gemm_ ? "RlxGemmConv" : "RlxDirectConv"; }
   bool is_equivalent(const mx::Primitive &other) const override {
     auto &o = static_cast<const Conv2d &>(other);
-    return group_ == o.group_ && gemm_ == o.gemm_ && bias_ == o.bias_ && wino_ == o.wino_ && act_.kind == o.act_.kind &&
+    return group_ == o.group_ && gemm_ == o.gemm_ && bias_ == o.bias_ && wino_ == o.wino_ && residual_ == o.residual_ &&
+           act_.kind == o.act_.kind &&
            act_.a == o.act_.a && act_.b == o.act_.b &&
            !memcmp(s_, o.s_, sizeof s_) && !memcmp(p_, o.p_, sizeof p_) && !memcmp(d_, o.d_, sizeof d_) &&
            !memcmp(pool_, o.pool_, sizeof pool_);
@@ -657,12 +673,27 @@ class Conv2d : public CpuKernel {
   static std::optional<mx::array> with_max_pool(const mx::array &y, int64_t ph, int64_t pw) {
     if (!y.has_primitive() || y.dtype() != mx::float32 || ph < 1 || pw < 1 || ph * pw == 1) return std::nullopt;
     auto *p = dynamic_cast<Conv2d *>(&y.primitive());
-    if (!p || p->pool_[0] * p->pool_[1] > 1) return std::nullopt;
+    if (!p || p->pool_[0] * p->pool_[1] > 1 || p->residual_) return std::nullopt;
     Geom g = p->geom(y.inputs());
     if (g.column || g.OH < ph || g.OW < pw || (y.ndim() == 3 && ph > 1)) return std::nullopt;
     auto prim = std::make_shared<Conv2d>(p->stream(), p->s_, p->p_, p->d_, p->group_, p->act_, p->gemm_, p->bias_, p->wino_, ph, pw);
     mx::Shape shape = prim->output_shapes(y.inputs())[0];
     return mx::array(std::move(shape), mx::float32, std::move(prim), y.inputs());
+  }
+  // act(y + r) as one convolution (a new primitive over y's inputs and r): r (if given) added
+  // before the activation, then act (if not none); no value where y is not this kernel's float32,
+  // unpooled result without an activation, r is given but y already has one or r's dtype or shape
+  // differ from y's, or neither is given.
+  static std::optional<mx::array> with_epilogue(const mx::array &y, const mx::array *r, const Act &act) {
+    if (!y.has_primitive() || y.dtype() != mx::float32 || (!r && !act.kind)) return std::nullopt;
+    auto *p = dynamic_cast<Conv2d *>(&y.primitive());
+    if (!p || p->pool_[0] * p->pool_[1] > 1 || p->act_.kind || (r && p->residual_)) return std::nullopt;
+    if (r && (r->dtype() != mx::float32 || r->shape() != y.shape())) return std::nullopt;
+    std::vector<mx::array> in = y.inputs();
+    if (r) in.push_back(*r);
+    auto prim = std::make_shared<Conv2d>(p->stream(), p->s_, p->p_, p->d_, p->group_, act, p->gemm_, p->bias_, p->wino_, 1, 1,
+                                         p->residual_ || r);
+    return mx::array(y.shape(), mx::float32, std::move(prim), std::move(in));
   }
 
  private:
@@ -695,7 +726,7 @@ class Conv2d : public CpuKernel {
   }
   int64_t s_[2], p_[4], d_[2], group_;
   Act act_;
-  bool gemm_, bias_, wino_;  // inputs x, w, then b if bias_, then U if wino_
+  bool gemm_, bias_, wino_, residual_;  // inputs x, w, then b if bias_, U if wino_, r if residual_
   int64_t pool_[2];  // a max pool's window (= its strides) applied to the result; 1 x 1: none
 };
 
@@ -737,6 +768,18 @@ extern "C" rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *
                                           const int64_t *strides, const int64_t *pads, const int64_t *dilations, int64_t group,
                                           rlx_mx_act act) {
   return conv2d(c, x, w, b, wino, strides, pads, dilations, group, act, true);
+}
+
+extern "C" rlx_mx_arr *rlx_mx_conv_epilogue(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r, rlx_mx_act act) {
+  if (!c || c->err || !y) return nullptr;
+  try {
+    mx::array ra = r ? A(r) : A(y);
+    std::optional<mx::array> p = rlx_kernels::Conv2d::with_epilogue(A(y), r ? &ra : nullptr, Act{act.kind, act.a, act.b});
+    return p ? c->put(*p) : nullptr;
+  } catch (...) {
+    c->fail_current();
+    return nullptr;
+  }
 }
 
 extern "C" rlx_mx_arr *rlx_mx_conv_max_pool(rlx_mx *c, rlx_mx_arr *y, const int64_t *window) {

@@ -309,6 +309,15 @@ rlx_mx_arr *rlx_mx_winograd_weights(rlx_mx *c, rlx_mx_arr *w);
  * is not such a result, the window is 1 x 1 or larger than y's spatial dims, or y is a 1D
  * convolution run as a row ([N, C, L, 1] with a kernel of width 1). */
 rlx_mx_arr *rlx_mx_conv_max_pool(rlx_mx *c, rlx_mx_arr *y, const int64_t *window);
+/* act(y + r) as one convolution, where y is an rlx_mx_direct_conv2d / rlx_mx_gemm_conv2d result
+ * (float32, not yet evaluated, without an activation or a pool): a new convolution over y's
+ * operands and r that adds r (NULL: nothing; float32 of y's shape, any strides) to the
+ * convolution + bias and then applies act (RLX_MX_ACT_NONE: none), in its task on the kernel
+ * pool, where the Add (ONNX Add) and the activation would each be a pass of their own (a residual
+ * block's Add + Relu). y itself is left as it is. NULL, with no error set, when y is not such a
+ * result, r is given and y already adds one, r's dtype or shape differ from y's, or r is NULL and
+ * act is none. */
+rlx_mx_arr *rlx_mx_conv_epilogue(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r, rlx_mx_act act);
 /* Direct 2D pooling, channels first: x [N,C,H,W] -> y [N,C,OH,OW] (contiguous); kind 0 max,
  * 1 min, 2 sum, 3 mean; kernel[2], strides[2], pads[4] (begin h, w, end h, w), dilations[2];
  * ONNX MaxPool / AveragePool semantics (pads hold no values; mean counts the window's positions

@@ -386,6 +386,52 @@ def conv_cases():
     yield Case("Conv2d_winograd_param_reset", [node("Conv", ["x", "w"], ["y"], pads=IS([1, 1, 1, 1]))], {"x": xw},
                {"y": conv_ref(xw, ww, None, pads=[1, 1, 1, 1]).astype(np.float32)}, params={"w": ww},
                reset=({"w": w2}, {"y": conv_ref(xw, w2, None, pads=[1, 1, 1, 1]).astype(np.float32)}), atol=5e-4, rtol=1e-4)
+    # a residual block's shortcut: Add(conv, r) read only by an activation (or by nothing else);
+    # on the CPU one convolution adds r and applies the activation in its task
+    # (rlx_mx_conv_epilogue). Winograd, the implicit GEMM, the GEMM with patches, a pointwise
+    # conv, dot products, the direct (depthwise) kernel; r as the Add's left operand, r strided
+    # (a Transpose), r broadcast (no fusion), the conv also read elsewhere (no fusion), the sum
+    # also read elsewhere (the Add fused, the Relu not), an Add with no activation after it.
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    for name, xs, ws, a, act, const in (("winograd", (1, 64, 9, 11), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]}, "Relu", True),
+                                        ("implicit", (1, 12, 8, 40), (10, 12, 3, 3), {"pads": [1, 1, 1, 1]}, "Relu", False),
+                                        ("patches", (2, 6, 9, 7), (8, 6, 3, 3), {"pads": [1, 1, 1, 1]}, "Sigmoid", False),
+                                        ("pointwise", (1, 16, 6, 7), (24, 16, 1, 1), {}, "Relu", True),
+                                        ("dot", (1, 6, 4, 4), (8, 6, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, "Relu", False),
+                                        ("direct", (1, 3, 9, 10), (3, 1, 3, 3), {"group": 3, "pads": [1, 1, 1, 1]}, "Silu", False),
+                                        ("no_act", (1, 16, 6, 7), (16, 16, 3, 3), {"pads": [1, 1, 1, 1]}, None, False)):
+        xr, wr, br = uni(xs, -3, 3), uni(ws), uni((ws[0],))
+        cy = conv_ref(xr, wr, br, a.get("strides"), a.get("pads"), group=a.get("group", 1))
+        rr = uni(cy.shape, -2, 2)
+        f = {"Relu": relu, "Silu": silu, "Sigmoid": sig, None: lambda v: v}[act]
+        cattrs = {k: (I(v) if k == "group" else IS(v)) for k, v in a.items()}
+        nodes = [node("Conv", ["x", "w", "b"], ["c"], **cattrs), node("Add", ["r", "c"] if name == "dot" else ["c", "r"], ["s"])]
+        if act:
+            nodes.append(node(act, ["s"], ["y"]))
+        consts = {"w": wr, "b": br} if const else {}
+        feeds = {"x": xr, "r": rr, **({} if const else {"w": wr, "b": br})}
+        yield Case(f"Conv2d_residual_{name}", nodes if act else nodes[:1] + [node("Add", ["c", "r"], ["y"])], feeds,
+                   {"y": f(cy + rr).astype(np.float32)}, constants=consts, atol=5e-4 if const else 1e-4, rtol=1e-4)
+    xr, wr, br = uni((1, 8, 6, 7), -3, 3), uni((8, 8, 3, 3)), uni((8,))
+    cy = conv_ref(xr, wr, br, None, [1, 1, 1, 1])
+    rt = uni((1, 6, 7, 8), -2, 2)
+    yield Case("Conv2d_residual_strided",
+               [node("Conv", ["x", "w", "b"], ["c"], pads=IS([1, 1, 1, 1])), node("Transpose", ["r"], ["t"], perm=IS([0, 3, 1, 2])),
+                node("Add", ["c", "t"], ["s"]), node("Relu", ["s"], ["y"])], {"x": xr, "w": wr, "b": br, "r": rt},
+               {"y": relu(cy + rt.transpose(0, 3, 1, 2)).astype(np.float32)}, atol=1e-4, rtol=1e-4)
+    rb = uni((8, 1, 1), -2, 2)
+    yield Case("Conv2d_residual_broadcast",
+               [node("Conv", ["x", "w", "b"], ["c"], pads=IS([1, 1, 1, 1])), node("Add", ["c", "r"], ["s"]), node("Relu", ["s"], ["y"])],
+               {"x": xr, "w": wr, "b": br, "r": rb}, {"y": relu(cy + rb).astype(np.float32)}, atol=1e-4, rtol=1e-4)
+    rr = uni(cy.shape, -2, 2)
+    yield Case("Conv2d_residual_conv_also_read",
+               [node("Conv", ["x", "w", "b"], ["c"], pads=IS([1, 1, 1, 1])), node("Add", ["c", "r"], ["s"]), node("Relu", ["s"], ["y"])],
+               {"x": xr, "w": wr, "b": br, "r": rr}, {"y": relu(cy + rr).astype(np.float32), "c": cy.astype(np.float32)}, atol=1e-4,
+               rtol=1e-4)
+    yield Case("Conv2d_residual_sum_also_read",
+               [node("Conv", ["x", "w", "b"], ["c"], pads=IS([1, 1, 1, 1])), node("Add", ["c", "r"], ["s"]), node("Relu", ["s"], ["y"])],
+               {"x": xr, "w": wr, "b": br, "r": rr}, {"y": relu(cy + rr).astype(np.float32), "s": (cy + rr).astype(np.float32)},
+               atol=1e-4, rtol=1e-4)
     # non-contiguous input: a Transpose feeding the conv
     xt, w = uni((1, 9, 8, 4)), uni((4, 1, 3, 3))
     ref = conv_ref(xt.transpose(0, 3, 1, 2), w, pads=[1, 1, 1, 1], group=4)
