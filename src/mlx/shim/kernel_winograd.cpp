@@ -38,91 +38,124 @@ bool winograd_applies(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t 
 
 namespace {
 
-// A convolution's tiles are done in blocks of RB tile rows (RB TW tiles, Tp of them rounded up to
-// 16: the row stride of V and M), V and M of a block within ~4 MB.
+// A convolution's tiles are done in blocks of RB tile rows (RB TW tiles: the row stride Tp of V
+// and M holds them rounded up to 16, and 16 more that the transforms' vectors may run past a
+// block's last tile into), V and M of a block within ~4 MB.
 struct Plan {
   int64_t C, H, W, Co, ph, pw, OH, OW, TH, TW, RB, Tp;
 };
 
+// The transforms run on 16 tiles at a time (vectors over tx: one AVX-512 register, two AVX2 ones).
+// Rows of tiles are short (10-40 tiles in YOLOv8n and ResNet-50): a vector may run past a row's
+// last tile. Past a row of V that is the next row's first tiles, written over when that row is
+// done (the same thread does a channel's rows in order), or the block's padding; past a row of
+// the output it is a buffer's, copied out by its width.
+typedef float v16 __attribute__((vector_size(16 * sizeof(float))));
+typedef int32_t i16 __attribute__((vector_size(16 * sizeof(int32_t))));
+// (statement expressions, not functions: a function taking or returning a 64-byte vector has an
+// ABI that depends on the clone's target)
+#define load(p) ({ v16 v_; std::memcpy(&v_, (p), sizeof v_); v_; })
+#define store(p, v) ({ v16 w_ = (v); std::memcpy((p), &w_, sizeof w_); })
+inline int64_t up16(int64_t n) { return (n + 15) / 16 * 16; }
+
 // (Cloned, as the other kernels' loops: AVX-512 and AVX2 run these loops' vectors.)
-// V's rows for channel c and tile row ty of image x: rows 2 ty - ph + i (zero outside),
-// columns 2 tx - pw + j, combined by B^T (rows) and B (columns).
+// V's rows for channel c and tile rows ty0 .. ty0 + rb - 1 of image x: each input row
+// (zero outside x) split once into its even and odd columns (E, O: padded column j holds input
+// column j - pw), then per tile row ty the rows 2 ty - ph + i combined by B^T and the columns by B:
+// tile tx reads columns 2 tx .. 2 tx + 3 = E[tx], O[tx], E[tx + 1], O[tx + 1];
+// V[4 k + j][c][(ty - ty0) TW + tx]. The block's columns past its tiles left zero.
 RLX_KERNEL_CLONES_512
-void input_rows(const Plan &p, const float *x, int64_t c, int64_t ty, int64_t ty0, float *V) {
-  const int64_t TW = p.TW, Wp = 2 * TW + 2;
-  thread_local std::vector<float> rows, eo;
-  rows.assign(4 * Wp, 0.f);
-  eo.resize(16 * (TW + 1));
-  for (int i = 0; i < 4; i++) {
-    int64_t iy = 2 * ty - p.ph + i;
-    if (iy < 0 || iy >= p.H) continue;
-    // padded column j holds input column j - pw
-    int64_t j0 = std::max<int64_t>(0, p.pw), j1 = std::min(Wp, p.W + p.pw);
-    if (j1 > j0) std::memcpy(rows.data() + i * Wp + j0, x + (c * p.H + iy) * p.W + (j0 - p.pw), (j1 - j0) * sizeof(float));
-  }
-  // the even and odd columns of each row, then B^T over the rows: E_k[t] = R_k[2t], O_k[t] = R_k[2t + 1]
-  float *re[4], *ro[4], *E[4], *O[4];
-  for (int k = 0; k < 4; k++)
-    re[k] = eo.data() + 2 * k * (TW + 1), ro[k] = re[k] + (TW + 1), E[k] = eo.data() + (8 + 2 * k) * (TW + 1), O[k] = E[k] + (TW + 1);
-  for (int i = 0; i < 4; i++) {
-    const float *r = rows.data() + i * Wp;
-    #pragma GCC ivdep /* the arrays do not overlap */
-    for (int64_t t = 0; t <= TW; t++) re[i][t] = r[2 * t], ro[i][t] = r[2 * t + 1];
-  }
-  for (int h = 0; h < 2; h++) {
-    float **d = h ? ro : re, **dst = h ? O : E;
-    #pragma GCC ivdep /* the arrays do not overlap */
-    for (int64_t t = 0; t <= TW; t++) {
-      float a = d[0][t], b = d[1][t], cc = d[2][t], dd = d[3][t];
-      dst[0][t] = a - cc, dst[1][t] = b + cc, dst[2][t] = cc - b, dst[3][t] = b - dd;
+void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_t rb, int64_t Tq, float *V) {
+  const int64_t TW = p.TW, half = up16(TW + 1), S = half + 16, rows = 2 * rb + 2;
+  thread_local std::vector<float> row, eo;
+  row.resize(2 * half);
+  if ((int64_t)eo.size() < 2 * rows * S) eo.resize(2 * rows * S);
+  const i16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}, odd = even + 1;
+  const int64_t j0 = std::max<int64_t>(0, p.pw), j1 = std::min(2 * half, p.W + p.pw);
+  for (int64_t l = 0; l < rows; l++) {
+    float *E = eo.data() + 2 * l * S, *O = E + S;
+    int64_t iy = 2 * ty0 - p.ph + l;
+    if (iy < 0 || iy >= p.H) {
+      std::fill(E, E + 2 * S, 0.f);
+      continue;
+    }
+    float *r = row.data();
+    std::fill(r, r + j0, 0.f);
+    if (j1 > j0) std::memcpy(r + j0, x + (c * p.H + iy) * p.W + (j0 - p.pw), (j1 - j0) * sizeof(float));
+    std::fill(r + std::max(j0, j1), r + 2 * half, 0.f);
+    for (int64_t t = 0; t < half; t += 16) {
+      v16 a = load(r + 2 * t), b = load(r + 2 * t + 16);
+      store(E + t, __builtin_shuffle(a, b, even));
+      store(O + t, __builtin_shuffle(a, b, odd));
     }
   }
-  // B over the columns: tile tx reads columns 2 tx .. 2 tx + 3 = E[tx], O[tx], E[tx + 1], O[tx + 1];
-  // V[4 k + j][c][ty TW + tx]
-  for (int k = 0; k < 4; k++) {
-    const float *e = E[k], *o = O[k];
-    float *v0 = V + ((int64_t)(4 * k) * p.C + c) * p.Tp + (ty - ty0) * TW, *v1 = v0 + p.C * p.Tp, *v2 = v1 + p.C * p.Tp, *v3 = v2 + p.C * p.Tp;
-    #pragma GCC ivdep /* the arrays do not overlap */
-    for (int64_t t = 0; t < TW; t++) {
-      v0[t] = e[t] - e[t + 1];
-      v1[t] = o[t] + e[t + 1];
-      v2[t] = e[t + 1] - o[t];
-      v3[t] = o[t] - o[t + 1];
+  const int64_t CT = p.C * p.Tp;
+  float *vc = V + c * p.Tp;
+  for (int64_t r = 0; r < rb; r++) {
+    const float *e[4], *o[4];
+    for (int i = 0; i < 4; i++) e[i] = eo.data() + 2 * (2 * r + i) * S, o[i] = e[i] + S;
+    for (int64_t t = 0; t < TW; t += 16) {
+      // B^T over the rows at columns t and t + 1 (tile tx's left and right halves)
+      v16 E0[4], E1[4], O0[4], O1[4];
+      for (int h = 0; h < 2; h++) {
+        v16 a = load(e[0] + t + h), b = load(e[1] + t + h), cc = load(e[2] + t + h), dd = load(e[3] + t + h);
+        v16 *dst = h ? E1 : E0;
+        dst[0] = a - cc, dst[1] = b + cc, dst[2] = cc - b, dst[3] = b - dd;
+        a = load(o[0] + t + h), b = load(o[1] + t + h), cc = load(o[2] + t + h), dd = load(o[3] + t + h);
+        dst = h ? O1 : O0;
+        dst[0] = a - cc, dst[1] = b + cc, dst[2] = cc - b, dst[3] = b - dd;
+      }
+      float *v = vc + r * TW + t;
+      for (int k = 0; k < 4; k++) {
+        store(v + (4 * k) * CT, E0[k] - E1[k]);
+        store(v + (4 * k + 1) * CT, O0[k] + E1[k]);
+        store(v + (4 * k + 2) * CT, E1[k] - O0[k]);
+        store(v + (4 * k + 3) * CT, O0[k] - O1[k]);
+      }
+    }
+  }
+  for (int xi = 0; xi < 16; xi++) std::fill(vc + xi * CT + rb * TW, vc + xi * CT + Tq, 0.f);
+}
+
+// Output channel o's rows 2 ty, 2 ty + 1 for tile rows ty0 .. ty0 + rb - 1 of y from
+// M [16][Co][Tp] (A^T m A), + bias, then act.
+RLX_KERNEL_CLONES_512
+void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64_t rb, float bias, const Act &act, float *y) {
+  const int64_t TW = p.TW, CT = p.Co * p.Tp;
+  thread_local std::vector<float> out;
+  out.resize(4 * up16(TW));
+  float *q[2] = {out.data(), out.data() + 2 * up16(TW)};
+  const i16 lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23}, hi = lo + 8;
+  for (int64_t r = 0; r < rb; r++) {
+    const float *m = M + o * p.Tp + r * TW;
+    for (int64_t t = 0; t < TW; t += 16) {
+      // A^T over the rows (xi = 4 i + j): s0_j = m0j + m1j + m2j, s1_j = m1j - m2j - m3j; then A
+      // over the columns, the two outputs of each tile side by side
+      v16 s[2][4];
+      for (int j = 0; j < 4; j++) {
+        v16 a = load(m + j * CT + t), b = load(m + (4 + j) * CT + t), cc = load(m + (8 + j) * CT + t), d = load(m + (12 + j) * CT + t);
+        s[0][j] = a + b + cc, s[1][j] = b - cc - d;
+      }
+      for (int h = 0; h < 2; h++) {
+        v16 left = s[h][0] + s[h][1] + s[h][2], right = s[h][1] - s[h][2] - s[h][3];
+        store(q[h] + 2 * t, __builtin_shuffle(left, right, lo));
+        store(q[h] + 2 * t + 16, __builtin_shuffle(left, right, hi));
+      }
+    }
+    for (int h = 0; h < 2; h++) {
+      int64_t oy = 2 * (ty0 + r) + h;
+      if (oy >= p.OH) break;
+      float *yr = y + (o * p.OH + oy) * p.OW;
+      if (!bias_act_copy(act, bias, q[h], yr, p.OW)) {
+        bias_act_copy(Act{}, bias, q[h], yr, p.OW);
+        apply_act(act, yr, p.OW);
+      }
     }
   }
 }
 
-// Output channel o's rows 2 ty, 2 ty + 1 of y from M [16][Co][Tp] (A^T m A), + bias, then act.
-RLX_KERNEL_CLONES_512
-void output_rows(const Plan &p, const float *M, int64_t o, int64_t ty, int64_t ty0, float bias, const Act &act, float *y) {
-  const int64_t TW = p.TW;
-  thread_local std::vector<float> s;
-  s.resize(8 * TW);
-  const float *m[16];
-  for (int xi = 0; xi < 16; xi++) m[xi] = M + ((int64_t)xi * p.Co + o) * p.Tp + (ty - ty0) * TW;
-  // A^T over the rows (xi = 4 i + j): s0_j = m0j + m1j + m2j, s1_j = m1j - m2j - m3j
-  for (int j = 0; j < 4; j++) {
-    float *s0 = s.data() + j * TW, *s1 = s.data() + (4 + j) * TW;
-    const float *a = m[j], *b = m[4 + j], *cc = m[8 + j], *d = m[12 + j];
-    #pragma GCC ivdep /* the arrays do not overlap */
-    for (int64_t t = 0; t < TW; t++) s0[t] = a[t] + b[t] + cc[t], s1[t] = b[t] - cc[t] - d[t];
-  }
-  for (int r = 0; r < 2; r++) {
-    int64_t oy = 2 * ty + r;
-    if (oy >= p.OH) break;
-    const float *q0 = s.data() + 4 * r * TW, *q1 = q0 + TW, *q2 = q1 + TW, *q3 = q2 + TW;
-    float *yr = y + (o * p.OH + oy) * p.OW;
-    int64_t t = 0;
-    #pragma GCC ivdep /* the arrays do not overlap */
-    for (; 2 * t + 1 < p.OW; t++) yr[2 * t] = q0[t] + q1[t] + q2[t], yr[2 * t + 1] = q1[t] - q2[t] - q3[t];
-    if (2 * t < p.OW) yr[2 * t] = q0[t] + q1[t] + q2[t];
-    if (!bias_act_copy(act, bias, yr, yr, p.OW)) {
-      if (bias != 0.f)
-        for (int64_t j = 0; j < p.OW; j++) yr[j] += bias;
-      apply_act(act, yr, p.OW);
-    }
-  }
-}
+#undef load
+#undef store
 
 }  // namespace
 
@@ -130,7 +163,7 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
                    const float *U, const float *b, const Act &act, float *y) {
   Plan p{C, H, W, Co, ph, pw, OH, OW, (OH + 1) / 2, (OW + 1) / 2, 0, 0};
   p.RB = std::max<int64_t>(1, std::min(p.TH, ((int64_t)1 << 20) / (16 * (C + Co)) / p.TW));
-  p.Tp = (p.RB * p.TW + NR - 1) / NR * NR;
+  p.Tp = up16(p.RB * p.TW) + 16;
   thread_local std::vector<float> Vb, Mb;  // the caller's; the pool's threads reach them through the pointers
   thread_local std::vector<int32_t> offb;
   if ((int64_t)Vb.size() < 16 * C * p.Tp) Vb.resize(16 * C * p.Tp);
@@ -143,11 +176,9 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
     const float *xn = x + n * C * H * W;
     float *yn = y + n * Co * OH * OW;
     for (int64_t ty0 = 0; ty0 < p.TH; ty0 += p.RB) {
-      const int64_t rb = std::min(p.RB, p.TH - ty0), T = rb * p.TW, Tq = (T + NR - 1) / NR * NR;
-      if (Tq > T) /* the columns past T: multiplied and dropped; zeros, not garbage */
-        for (int64_t r = 0; r < 16 * C; r++) std::fill(V + r * p.Tp + T, V + r * p.Tp + Tq, 0.f);
-      parallel_for(C * rb, std::max<int64_t>(1, 4096 / (16 * p.TW)), [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; i++) input_rows(p, xn, i / rb, ty0 + i % rb, ty0, V);
+      const int64_t rb = std::min(p.RB, p.TH - ty0), Tq = up16(rb * p.TW);
+      parallel_for(C, 1, [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; c++) input_channel(p, xn, c, ty0, rb, Tq, V);
       });
       Tiles t = tiles(16, Co, Tq, C, (int64_t)1 << 30);
       parallel_for(16 * t.mb * t.nb, t.grain, [&](int64_t i0, int64_t i1) {
@@ -159,11 +190,8 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
                              M + (xi * Co + m0) * p.Tp + c0, p.Tp);
         }
       });
-      parallel_for(Co * rb, std::max<int64_t>(1, 4096 / (16 * p.TW)), [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; i++) {
-          int64_t o = i / rb;
-          output_rows(p, M, o, ty0 + i % rb, ty0, b ? b[o] : 0.f, act, yn);
-        }
+      parallel_for(Co, 1, [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; o++) output_channel(p, M, o, ty0, rb, b ? b[o] : 0.f, act, yn);
       });
     }
   }
