@@ -201,9 +201,10 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
 
 extern "C" bool rlx_mx_winograd_fits(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t kw, const int64_t *strides,
                                      const int64_t *dilations) {
-  // 32 channels (DNSMOS P.808's 32 -> 32 convolutions) took 1.5x the GEMM's time
-  return group == 1 && kh == 3 && kw == 3 && strides[0] == 1 && strides[1] == 1 && dilations[0] == 1 && dilations[1] == 1 && C >= 64 &&
-         C <= ((int64_t)1 << 14) && Co >= 64;
+  // 32 channels (DNSMOS P.808's 32 -> 32 convolutions): 13% faster than the GEMM since the
+  // transforms run on 16-tile vectors (1.5x slower before); 16 deep products would be shallower still
+  return group == 1 && kh == 3 && kw == 3 && strides[0] == 1 && strides[1] == 1 && dilations[0] == 1 && dilations[1] == 1 && C >= 32 &&
+         C <= ((int64_t)1 << 14) && Co >= 32;
 }
 
 extern "C" rlx_mx_arr *rlx_mx_winograd_weights(rlx_mx *c, rlx_mx_arr *w) {

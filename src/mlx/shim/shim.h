@@ -292,8 +292,8 @@ rlx_mx_arr *rlx_mx_direct_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx
 rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *b, rlx_mx_arr *wino, const int64_t *strides,
                                const int64_t *pads, const int64_t *dilations, int64_t group, rlx_mx_act act);
 /* Whether the filters [Co, C, kh, kw] of a 2D convolution with `group` groups, strides and
- * dilations fit Winograd's F(2x2, 3x3) kernel: 3x3, stride 1, no dilation, one group, 64 to 2^14
- * input channels, at least 64 outputs (fewer channels: the transforms and the shallow products
+ * dilations fit Winograd's F(2x2, 3x3) kernel: 3x3, stride 1, no dilation, one group, 32 to 2^14
+ * input channels, at least 32 outputs (fewer channels: the transforms and the shallow products
  * outweigh the multiply-adds saved). */
 bool rlx_mx_winograd_fits(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t kw, const int64_t *strides, const int64_t *dilations);
 /* The filters w [Co, C, 3, 3] (float) of a convolution transformed for Winograd's F(2x2, 3x3):
