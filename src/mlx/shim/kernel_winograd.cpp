@@ -51,7 +51,6 @@ struct Plan {
 // done (the same thread does a channel's rows in order), or the block's padding; past a row of
 // the output it is a buffer's, copied out by its width.
 typedef float v16 __attribute__((vector_size(16 * sizeof(float))));
-typedef int32_t i16 __attribute__((vector_size(16 * sizeof(int32_t))));
 // (statement expressions, not functions: a function taking or returning a 64-byte vector has an
 // ABI that depends on the clone's target)
 #define load(p) ({ v16 v_; std::memcpy(&v_, (p), sizeof v_); v_; })
@@ -70,7 +69,6 @@ void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_
   thread_local std::vector<float> row, eo;
   row.resize(2 * half);
   if ((int64_t)eo.size() < 2 * rows * S) eo.resize(2 * rows * S);
-  const i16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}, odd = even + 1;
   const int64_t j0 = std::max<int64_t>(0, p.pw), j1 = std::min(2 * half, p.W + p.pw);
   for (int64_t l = 0; l < rows; l++) {
     float *E = eo.data() + 2 * l * S, *O = E + S;
@@ -85,8 +83,8 @@ void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_
     std::fill(r + std::max(j0, j1), r + 2 * half, 0.f);
     for (int64_t t = 0; t < half; t += 16) {
       v16 a = load(r + 2 * t), b = load(r + 2 * t + 16);
-      store(E + t, __builtin_shuffle(a, b, even));
-      store(O + t, __builtin_shuffle(a, b, odd));
+      store(E + t, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30));
+      store(O + t, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31));
     }
   }
   const int64_t CT = p.C * p.Tp;
@@ -125,7 +123,6 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
   thread_local std::vector<float> out;
   out.resize(4 * up16(TW));
   float *q[2] = {out.data(), out.data() + 2 * up16(TW)};
-  const i16 lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23}, hi = lo + 8;
   for (int64_t r = 0; r < rb; r++) {
     const float *m = M + o * p.Tp + r * TW;
     for (int64_t t = 0; t < TW; t += 16) {
@@ -138,8 +135,8 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
       }
       for (int h = 0; h < 2; h++) {
         v16 left = s[h][0] + s[h][1] + s[h][2], right = s[h][1] - s[h][2] - s[h][3];
-        store(q[h] + 2 * t, __builtin_shuffle(left, right, lo));
-        store(q[h] + 2 * t + 16, __builtin_shuffle(left, right, hi));
+        store(q[h] + 2 * t, __builtin_shufflevector(left, right, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+        store(q[h] + 2 * t + 16, __builtin_shufflevector(left, right, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
       }
     }
     for (int h = 0; h < 2; h++) {
