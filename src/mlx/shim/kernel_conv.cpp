@@ -620,7 +620,7 @@ class Conv2d : public CpuKernel {
   // dense: no contiguous node in front of a traced operand in compiled mode). A 1D
   // convolution's x [N,C,L] and w [Co,C/group,k] (same memory as height 1) give y [N,Co,OL]: no
   // reshape nodes around it. With a max pool (with_max_pool) out is the pooled convolution; with
-  // a residual (with_residual: a last input r of out's shape, float32, any strides) out is
+  // a residual (with_epilogue: a last input r of out's shape, float32, any strides) out is
   // act(conv + b + r).
   void eval_cpu(const std::vector<mx::array> &in, mx::array &out) override {
     Geom g = geom(in);

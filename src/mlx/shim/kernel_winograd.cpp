@@ -15,10 +15,10 @@
 // ONNX Runtime's CPU convolutions (MLAS) compute the direct form; the extra rounding of the
 // transforms (their coefficients are 0, +-1 and +-1/2: exact) is a few ulps of the sums.
 //
-// The input transform runs along rows: for tile row ty the four input rows 2 ty - ph + i are each
-// split into even and odd columns and combined by B^T (whole rows at once), and B's columns then
-// give, for all tx at once, the 16 values of each tile (vectors over tx). The output
-// transform reads M the same way, tx contiguous.
+// The transforms run by channel over a block of tile rows: each input row is split once into its
+// even and odd columns, then for tile row ty the four rows 2 ty - ph + i are combined by B^T and
+// B's columns give the 16 values of 16 tiles at a time (vectors over tx). The output transform
+// reads M the same way, tx contiguous.
 #include <algorithm>
 #include <cstring>
 #include <vector>
