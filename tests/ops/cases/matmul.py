@@ -187,6 +187,12 @@ def packed_cases():
         name = "MatMul_const_" + "x".join(map(str, sa)) + "_" + "x".join(map(str, sb))
         yield Case(name, [node("MatMul", ["a", "b"], ["y"])], {"a": a}, {"y": np.matmul(*f64(a, b)).astype(np.float32)},
                    atol=1e-4, constants={"b": b})
+    # a wide product (a tied LM head's shape, smaller): with 2-4 threads a tile's block of C (130 x
+    # 2500+ columns) outgrows L2 while its rows of A fit, and the kernel sweeps it panel by panel
+    # through both K slices (kernel_gemm.cpp block)
+    a, b = uni((130, 300)), uni((300, 20000))
+    yield Case("MatMul_const_wide_130x300_300x20000", [node("MatMul", ["a", "b"], ["y"])], {"a": a},
+               {"y": np.matmul(*f64(a, b)).astype(np.float32)}, atol=1e-4, constants={"b": b})
     a, b = uni((37, 50)), uni((50, 29))
     yield Case("MatMul_param_37x50_50x29", [node("MatMul", ["a", "b"], ["y"])], {"a": a},
                {"y": np.matmul(*f64(a, b)).astype(np.float32)}, atol=1e-4, params={"b": b})
