@@ -352,8 +352,8 @@ RLX_MUST_USE rlx_status *rlx_executable_set_handle_feed(rlx_executable *ex, cons
  * evaluates while lowering, never donates). MLX gives it only once no earlier run still holds the
  * buffer; when the input's only reader is a ScatterElements without reduction and the output that
  * feeds it is not read back (nor is it another output, nor feeds another input), rlx writes the
- * buffer in place itself on the CPU, also while earlier committed runs are in flight (runs on one device run
- * in commit order); a run whose pending predecessor will read back a view of that buffer is given
+ * buffer in place itself on the CPU, also while earlier committed runs are in flight (runs on one
+ * device run in commit order); a run whose pending predecessor will read back a view of that buffer is given
  * a copy. Changing the donation of such an input makes a compiled executable trace again. The output's feed replaces the handle as usual; a
  * run that fails once it evaluates (an index out of range found in lazy or compiled mode, an
  * error raised by MLX) leaves the input without a device handle: bind it again to recover.

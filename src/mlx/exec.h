@@ -106,7 +106,8 @@ struct rlx_executable {
   /* conv epilogues of lazy runs (lower.h, rlx_l_epilogue; made with the channels-last lowering) */
   rlx_l_epilogue epi;
   uint32_t *uses;
-  bool *inplace;      /* per value: an input whose ScatterElements writes it in place (lower.h, rlx_exec_plan_inplace) */
+  bool *inplace;      /* per value: an input whose ScatterElements writes it in place (lower.h;
+                       * rlx_exec_plan_inplace) */
   rlx_mx_arr **cur;   /* per param: what the current lowering reads (value or trace leaf) */
   rlx_mx_arr **leaves;/* inputs, constants, params */
   rlx_mx_arr **outs;  /* per output, in ctx; outs[n_outputs]: this run's index check vector (lower.h) or NULL */
@@ -221,9 +222,10 @@ RLX_MUST_USE rlx_status *rlx_exec_check_type(const char *what, const char *name,
  * `device` (RLX_LAYOUT); at creation, the weights that are (or are made from) constants or params
  * (after consts and params are known): the channels-last conv weights and the conv epilogue
  * function with that lowering, the packed MatMul right operands, the Winograd transforms of 3x3
- * Conv weights and the rows8 forms of DequantMatMul weights on the CPU; freeing; dropping the weights made from param k; this run's
- * weight leaves out[0..n_wl) (made and kept on first use, from ex->leaves' constants and params;
- * errors go to c); binding them to ex->w_last and ex->w_packed. */
+ * Conv weights and the rows8 forms of DequantMatMul weights on the CPU; freeing; dropping the
+ * weights made from param k; this run's weight leaves out[0..n_wl) (made and kept on first use,
+ * from ex->leaves' constants and params; errors go to c); binding them to ex->w_last and
+ * ex->w_packed. */
 enum { /* channels-last; GEMM panels of W, of W^T; Winograd transform of a 3x3 conv's W; rows8 form of W, plus its
         * rlx_mx_matvec scheme */
        RLX_WL_LAST,

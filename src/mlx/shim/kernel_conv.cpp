@@ -773,8 +773,9 @@ extern "C" rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *
 extern "C" rlx_mx_arr *rlx_mx_conv_epilogue(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r, rlx_mx_act act) {
   if (!c || c->err || !y) return nullptr;
   try {
-    mx::array ra = r ? A(r) : A(y);
-    std::optional<mx::array> p = rlx_kernels::Conv2d::with_epilogue(A(y), r ? &ra : nullptr, Act{act.kind, act.a, act.b});
+    std::optional<mx::array> ra;
+    if (r) ra = A(r);
+    std::optional<mx::array> p = rlx_kernels::Conv2d::with_epilogue(A(y), ra ? &*ra : nullptr, Act{act.kind, act.a, act.b});
     return p ? c->put(*p) : nullptr;
   } catch (...) {
     c->fail_current();
