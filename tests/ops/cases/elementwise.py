@@ -1,6 +1,8 @@
 """Elementwise ops against numpy: the unary set, binary arithmetic and compares (NumPy
 broadcasting), Where, Cast, ElementwiseRegion. Edge shapes: rank 0, size-1 and broadcast dims,
 and operands made non-contiguous by a Transpose."""
+import math
+
 import numpy as np
 
 from nn_ref import erf, gelu, gelu_tanh, sigmoid, silu
@@ -62,6 +64,15 @@ def cases():
         with np.errstate(all="ignore"):
             ref = fn(x.astype(np.float64)).astype(np.float32)
         yield simple(f"{op}_f32_large", op, {"x": x}, ref, atol=2e-6, rtol=2e-5)
+    # rlx's own erf (kernel_exp.cpp, scripts/fit_erf.py) within 2 ulp of 1 everywhere, and Gelu's
+    # negative tail to 2e-5 relative (erfc there, not 1 + erf, which would cancel to 0 or noise);
+    # rows of 4099 take the 16-, 8/4-lane and scalar paths
+    x = np.concatenate([np.linspace(-7, 7, 8197), uni(-1.2, 1.2, 4100)]).astype(np.float32).reshape(3, 4099)
+    yield simple("Erf_f32_tight", "Erf", {"x": x}, erf(x.astype(np.float64)).astype(np.float32), atol=1.5e-7, rtol=0)
+    x = np.concatenate([np.linspace(-13, -1, 8197), np.linspace(-1, 6, 4100)]).astype(np.float32).reshape(3, 4099)
+    x64 = x.astype(np.float64)  # oracle: x/2 erfc(-x / sqrt 2), exact in the tail where float64's 1 + erf cancels
+    ref = (0.5 * x64 * np.vectorize(math.erfc)(-x64 / np.sqrt(2))).astype(np.float32)
+    yield simple("Gelu_f32_tail", "Gelu", {"x": x}, ref, atol=1e-38, rtol=2e-5)
     # Round: ties to even (numpy.round / ONNX Round)
     x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, -0.6, 3.7], np.float32)
     yield simple("Round_ties_even", "Round", {"x": x}, np.round(x))
