@@ -180,7 +180,8 @@ static void test_pipelined_commits(void **state) {
  * run's sum of the cache and (in the second round) a view of its cache, [12], which the next run,
  * already committed, must not have changed (rlx_exec_inplace_leaves gives that run a copy). The
  * expected values are the rows written so far, in C. Then donation off (a compiled function is
- * traced again) and on again: the same results. */
+ * traced again) and on again: the same results. On the CPU (rlx's kernel) and, where there is
+ * one, the GPU (MLX's put_along_axis, in place where MLX donates the handle's buffer). */
 static void test_inplace_cache_pipelined(void **state) {
   (void)state;
   rlx_graph *g;
@@ -200,49 +201,51 @@ static void test_inplace_cache_pipelined(void **state) {
     for (int i = 0; i < 12; i++) sums[k] += want[k][i];
   }
   rlx_tensor *z = tf32(2, DIMS(6, 2), zero);
-  for (size_t m = 0; m < LEN(all_modes); m++)
-    for (int round = 0; round < 4; round++) {
-      bool view = round == 1; /* read the view back: the in-place write goes to a copy */
-      rlx_executable *ex = make_exec(g, all_modes[m]);
-      OK(rlx_executable_bind_device_handle(ex, "cache", z));
-      OK(rlx_executable_set_handle_feed(ex, "cache", 0));
-      OK(rlx_executable_set_handle_donation(ex, "cache", round != 2));
-      OK(rlx_executable_set_output_readback(ex, 2, view));
-      OK(rlx_executable_set_max_pending(ex, 2));
-      if (round == 3) { /* a run with donation off, then on: the plan changes between runs */
-        OK(rlx_executable_set_handle_donation(ex, "cache", false));
-        int32_t pv[2] = {5, 5};
-        rlx_tensor *tp = tensor(RLX_DTYPE_I32, 2, DIMS(1, 2), pv), *tr = tf32(2, DIMS(1, 2), (const float[]){0, 0}), *outs[3] = {0};
-        OK(rlx_executable_run(ex, 2, (const char *const[]){"pos", "row"}, (rlx_tensor *const[]){tp, tr}, 3, outs));
-        expect_f32(outs[1], 0, NULL, (const float[]){0}, 0);
-        for (int i = 0; i < 3; i++) rlx_tensor_free(outs[i]);
-        rlx_tensor_free(tp);
-        rlx_tensor_free(tr);
-        OK(rlx_executable_set_handle_donation(ex, "cache", true));
-      }
-      for (int k = 0; k <= 6; k++) {
-        if (k < 6) { /* commit run k, then read run k - 1 */
-          int32_t pv[2] = {k, k};
-          rlx_tensor *tp = tensor(RLX_DTYPE_I32, 2, DIMS(1, 2), pv), *tr = tf32(2, DIMS(1, 2), rows[k]);
-          OK(rlx_executable_commit(ex, 2, (const char *const[]){"pos", "row"}, (rlx_tensor *const[]){tp, tr}));
+  for (int dev = 0; dev < (rlx_gpu_available() ? 2 : 1); dev++)
+    for (size_t m = 0; m < LEN(all_modes); m++)
+      for (int round = 0; round < 4; round++) {
+        bool view = round == 1; /* read the view back: the in-place write goes to a copy */
+        rlx_executable *ex = NULL;
+        OK(rlx_executable_create(g, dev ? RLX_DEVICE_GPU : RLX_DEVICE_CPU, all_modes[m], &ex));
+        OK(rlx_executable_bind_device_handle(ex, "cache", z));
+        OK(rlx_executable_set_handle_feed(ex, "cache", 0));
+        OK(rlx_executable_set_handle_donation(ex, "cache", round != 2));
+        OK(rlx_executable_set_output_readback(ex, 2, view));
+        OK(rlx_executable_set_max_pending(ex, 2));
+        if (round == 3) { /* a run with donation off, then on: the plan changes between runs */
+          OK(rlx_executable_set_handle_donation(ex, "cache", false));
+          int32_t pv[2] = {5, 5};
+          rlx_tensor *tp = tensor(RLX_DTYPE_I32, 2, DIMS(1, 2), pv), *tr = tf32(2, DIMS(1, 2), (const float[]){0, 0}), *outs[3] = {0};
+          OK(rlx_executable_run(ex, 2, (const char *const[]){"pos", "row"}, (rlx_tensor *const[]){tp, tr}, 3, outs));
+          expect_f32(outs[1], 0, NULL, (const float[]){0}, 0);
+          for (int i = 0; i < 3; i++) rlx_tensor_free(outs[i]);
           rlx_tensor_free(tp);
           rlx_tensor_free(tr);
+          OK(rlx_executable_set_handle_donation(ex, "cache", true));
         }
-        if (k == 0) continue;
-        rlx_tensor *outs[3] = {0};
-        OK(rlx_executable_sync(ex, 3, outs));
-        assert_null(outs[0]);
-        expect_f32(outs[1], 0, NULL, &sums[k - 1], 1e-6);
-        if (view) expect_f32(outs[2], 1, DIMS(12), want[k - 1], 0);
-        else assert_null(outs[2]);
-        for (int i = 0; i < 3; i++) rlx_tensor_free(outs[i]);
+        for (int k = 0; k <= 6; k++) {
+          if (k < 6) { /* commit run k, then read run k - 1 */
+            int32_t pv[2] = {k, k};
+            rlx_tensor *tp = tensor(RLX_DTYPE_I32, 2, DIMS(1, 2), pv), *tr = tf32(2, DIMS(1, 2), rows[k]);
+            OK(rlx_executable_commit(ex, 2, (const char *const[]){"pos", "row"}, (rlx_tensor *const[]){tp, tr}));
+            rlx_tensor_free(tp);
+            rlx_tensor_free(tr);
+          }
+          if (k == 0) continue;
+          rlx_tensor *outs[3] = {0};
+          OK(rlx_executable_sync(ex, 3, outs));
+          assert_null(outs[0]);
+          expect_f32(outs[1], 0, NULL, &sums[k - 1], 1e-6);
+          if (view) expect_f32(outs[2], 1, DIMS(12), want[k - 1], 0);
+          else assert_null(outs[2]);
+          for (int i = 0; i < 3; i++) rlx_tensor_free(outs[i]);
+        }
+        rlx_tensor *now = NULL;
+        OK(rlx_executable_read_handle(ex, "cache", &now));
+        expect_f32(now, 2, DIMS(6, 2), want[5], 0);
+        rlx_tensor_free(now);
+        rlx_executable_free(ex);
       }
-      rlx_tensor *now = NULL;
-      OK(rlx_executable_read_handle(ex, "cache", &now));
-      expect_f32(now, 2, DIMS(6, 2), want[5], 0);
-      rlx_tensor_free(now);
-      rlx_executable_free(ex);
-    }
   rlx_tensor_free(z);
   rlx_graph_free(g);
 }

@@ -1450,9 +1450,11 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r
     if (c->stream.device == mx::Device::gpu) { /* a float16 product recorded by rlx_mx_matvec, made again with r */
       auto it = c->fusible.find(y);
       const mx::array &ra = A(r);
-      if (it == c->fusible.end() || !it->second.product || ra.dtype() != mx::float32 || ra.shape() != A(y).shape()) return nullptr;
+      if (it == c->fusible.end() || it->second.kind != rlx_mx::Fusible::kProduct || ra.dtype() != mx::float32 ||
+          ra.shape() != A(y).shape())
+        return nullptr;
       const rlx_mx::Fusible &f = it->second;
-      return c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu, &ra));
+      return c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu, &ra, f.in.size() > 2 ? &f.in[2] : nullptr, f.eps));
     }
     std::optional<mx::array> s = rlx_kernels::MatVec::with_residual(A(y), A(r));
     return s ? c->put(*s) : nullptr;
@@ -1462,14 +1464,18 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r
   }
 }
 
-// rlx_mx_matvec on a GPU: float16 W; x a SwiGLU read only here (x_once) is formed in the product.
+// rlx_mx_matvec on a GPU: float16 W; x a SwiGLU or RMSNorm read only here (x_once) is formed in
+// the product.
 static rlx_mx_arr *matvec_gpu(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_arr *w8, int scheme, bool q8, bool x_once) {
   SHIM_OP_HANDLE(c, x && w, ([&] {
+                   using F = rlx_mx::Fusible;
                    if (scheme != rlx_kernels::kF16 || q8 || w8) throw std::invalid_argument("matvec on a GPU takes a float16 W");
                    auto it = x_once ? c->fusible.find(x) : c->fusible.end();
-                   bool sw = it != c->fusible.end() && !it->second.product;
-                   rlx_mx::Fusible f{true, {sw ? it->second.in[0] : A(x), A(w)}, sw ? it->second.swiglu : 0};
-                   rlx_mx_arr *h = c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu));
+                   const F *src = it != c->fusible.end() && it->second.kind != F::kProduct ? &it->second : nullptr;
+                   F f{F::kProduct, {src ? src->in[0] : A(x), A(w)}, src && src->kind == F::kSwiGLU ? src->swiglu : 0, src ? src->eps : 0.f};
+                   if (src && src->kind == F::kRmsNorm) f.in.push_back(src->in[1]);
+                   rlx_mx_arr *h = c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu, nullptr,
+                                                                       f.in.size() > 2 ? &f.in[2] : nullptr, f.eps));
                    c->fusible[h] = std::move(f);
                    return h;
                  }()));

@@ -18,7 +18,12 @@
 // rlx_mx_matvec's x_once, through the context's `fusible` record): a residual r added to each
 // sum as it is stored (y = x W^T + r: attn_output and ffn_down plus the residual stream), and x
 // formed as silu(gate) * up from the stacked gate/up product [.., 2K] as it is read (ffn_down of a
-// SwiGLU; silu(g) = g / (1 + exp(-g)), recomputed by every warp that reads it).
+// SwiGLU; silu(g) = g / (1 + exp(-g)), recomputed by every warp that reads it). A third saves two
+// per layer (rlx_mx_norm records its RMSNorm for rlx_mx_matvec's x_once): x normalized, RMSNorm(x)
+// = x g / sqrt(mean(x^2) + eps) (rlx/op_table.h), where every block first sums each row's squares
+// (x is a few thousand floats, read from L2), the weights are multiplied by the gain g as they are
+// widened, and each row's sum is scaled by its 1 / sqrt(mean(x^2) + eps) when it is stored: the
+// same products in another order (attn_qkv and ffn_gate/up after their norms).
 #include "mlx/fast.h"
 #include "mlx/shim/kernels.h"
 
@@ -53,9 +58,28 @@ constexpr const char *kSource = R"(
   const int row = blockIdx.x * (8 / WPR) + warp / WPR;
   const bool active = row < N;
   const __half *w = W + (size_t)(active ? row : 0) * K;
-  const bool vec = K % 8 == 0 && (size_t)W % 16 == 0 && (size_t)x % 16 == 0;
+  const bool vec = K % 8 == 0 && (size_t)W % 16 == 0 && (size_t)x % 16 == 0 && GAIN_ALIGNED;
   const int K8 = vec ? K / 8 : 0;
   __shared__ float red[8][M];
+  __shared__ float nrm[M];
+  if (NORM) {  // each row's 1 / sqrt(mean(x^2) + eps), by the whole block
+#pragma unroll
+    for (int m = 0; m < M; m++) {
+      float v = 0.f;
+      for (int k = threadIdx.x; k < K; k += blockDim.x) v += x[(size_t)m * XS + k] * x[(size_t)m * XS + k];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (lane == 0) red[warp][m] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x < M) {
+      float v = 0.f;
+#pragma unroll
+      for (int p = 0; p < 8; p++) v += red[p][threadIdx.x];
+      nrm[threadIdx.x] = rsqrtf(v / K + __int_as_float(EPS_BITS));
+    }
+    __syncthreads();
+  }
   float acc[M];
 #pragma unroll
   for (int m = 0; m < M; m++) acc[m] = 0.f;
@@ -65,15 +89,17 @@ constexpr const char *kSource = R"(
       const uint4 u = reinterpret_cast<const uint4 *>(w)[j];
       const __half2 *h = reinterpret_cast<const __half2 *>(&u);
       const float2 w0 = __half22float2(h[0]), w1 = __half22float2(h[1]), w2 = __half22float2(h[2]), w3 = __half22float2(h[3]);
+      float wf[8] = {w0.x, w0.y, w1.x, w1.y, w2.x, w2.y, w3.x, w3.y};
+      GAIN8(8 * j, wf);
 #pragma unroll
       for (int m = 0; m < M; m++) {
         float o[8];
         rlx_x8<SW>(x + (size_t)m * XS, 8 * j, K, o);
-        acc[m] += w0.x * o[0] + w0.y * o[1] + w1.x * o[2] + w1.y * o[3] + w2.x * o[4] + w2.y * o[5] + w3.x * o[6] + w3.y * o[7];
+        acc[m] += wf[0] * o[0] + wf[1] * o[1] + wf[2] * o[2] + wf[3] * o[3] + wf[4] * o[4] + wf[5] * o[5] + wf[6] * o[6] + wf[7] * o[7];
       }
     }
     for (int k = 8 * K8 + lane + 32 * part; k < K; k += 32 * WPR) {
-      const float wk = __half2float(w[k]);
+      const float wk = __half2float(w[k]) * GAIN1(k);
 #pragma unroll
       for (int m = 0; m < M; m++) acc[m] += wk * rlx_x1<SW>(x + (size_t)m * XS, k, K);
     }
@@ -90,13 +116,30 @@ constexpr const char *kSource = R"(
     float v = 0.f;
 #pragma unroll
     for (int p = 0; p < WPR; p++) v += red[warp + p][lane];
-    y[(size_t)lane * N + row] = v + RESIDUAL((size_t)lane * N + row);
+    y[(size_t)lane * N + row] = (NORM ? v * nrm[lane] : v) + RESIDUAL((size_t)lane * N + row);
   }
 )";
 
+// The kernel with a residual r (inputs x, W[, g], r) or not, and x normalized by RMSNorm with gain g
+// or not.
+mx::fast::CustomKernelFunction variant(const char *name, bool residual, bool norm) {
+  std::vector<std::string> in = {"x", "W"};
+  if (norm) in.push_back("g");
+  if (residual) in.push_back("r");
+  std::string h = kHeader;
+  h += residual ? "#define RESIDUAL(i) r[i]\n" : "#define RESIDUAL(i) 0.f\n";
+  h += norm ? "#define NORM 1\n#define GAIN_ALIGNED ((size_t)g % 16 == 0)\n#define GAIN1(k) g[k]\n"
+              "#define GAIN8(k, f) { const float4 ga = *reinterpret_cast<const float4 *>(g + (k)), "
+              "gb = *reinterpret_cast<const float4 *>(g + (k) + 4); f[0] *= ga.x, f[1] *= ga.y, f[2] *= ga.z, f[3] *= ga.w, "
+              "f[4] *= gb.x, f[5] *= gb.y, f[6] *= gb.z, f[7] *= gb.w; }\n"
+            : "#define NORM 0\n#define GAIN_ALIGNED true\n#define GAIN1(k) 1.f\n#define GAIN8(k, f)\n";
+  return mx::fast::cuda_kernel(name, in, {"y"}, kSource, h, true, 0);
+}
+
 }  // namespace
 
-mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s, int swiglu, const mx::array *residual) {
+mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s, int swiglu, const mx::array *residual,
+                          const mx::array *norm, float eps) {
   const int64_t K = w.ndim() == 2 ? w.shape()[1] : -1, N = w.ndim() == 2 ? w.shape()[0] : -1, M = rows_of(x);
   if (M < 1 || M > RLX_MX_CUDA_MATVEC_MAX_ROWS || N > INT32_MAX / kThreads || w.dtype() != mx::float16 ||
       x.shape().back() != (swiglu ? 2 * K : K) || swiglu < 0 || swiglu > 2)
@@ -105,20 +148,25 @@ mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s, 
   shape.back() = (int)N;
   if (residual && (residual->shape() != shape || residual->dtype() != mx::float32))
     throw std::invalid_argument("matvec_f16_cuda's residual is float32 of the product's shape");
+  if (norm && (swiglu || norm->ndim() != 1 || norm->shape(0) != K))
+    throw std::invalid_argument("matvec_f16_cuda's norm gain is [K], without swiglu");
   if (N == 0) return mx::zeros(shape, mx::float32, s);
-  static const auto fn =
-      mx::fast::cuda_kernel("rlx_matvec_f16", {"x", "W"}, {"y"}, kSource, std::string(kHeader) + "#define RESIDUAL(i) 0.f\n", true, 0);
-  static const auto fn_r = mx::fast::cuda_kernel("rlx_matvec_f16_res", {"x", "W", "r"}, {"y"}, kSource,
-                                                 std::string(kHeader) + "#define RESIDUAL(i) r[i]\n", true, 0);
-  std::vector<mx::array> in = {mx::reshape(mx::astype(x, mx::float32, s), {(int)M, (int)x.shape().back()}, s), w};
-  if (residual) in.push_back(mx::reshape(*residual, {(int)M, (int)N}, s));
+  // four variants: with or without a residual, with or without x's RMSNorm
+  static const auto fn = variant("rlx_matvec_f16", false, false), fn_r = variant("rlx_matvec_f16_res", true, false),
+                    fn_n = variant("rlx_matvec_f16_norm", false, true), fn_nr = variant("rlx_matvec_f16_norm_res", true, true);
+  // x, r and y in their own shapes (the kernel reads M rows of K, writes M of N: no reshape nodes)
+  std::vector<mx::array> in = {mx::astype(x, mx::float32, s), w};
+  if (norm) in.push_back(mx::astype(*norm, mx::float32, s));
+  if (residual) in.push_back(*residual);
   // warps per row: about 4096 warps in all (32 per SM of an H100) where W has few rows
   int wpr = 1;
   while (wpr < 8 && N * wpr < 4096) wpr *= 2;
   int64_t blocks = (N + 8 / wpr - 1) / (8 / wpr);
-  auto res = (residual ? fn_r : fn)(in, {{(int)M, (int)N}}, {mx::float32}, {(int)(blocks * kThreads), 1, 1}, {kThreads, 1, 1},
-                                     {{"M", (int)M}, {"WPR", wpr}, {"SW", swiglu}}, std::nullopt, false, s);
-  return mx::reshape(res[0], shape, s);
+  int eps_bits;
+  std::memcpy(&eps_bits, &eps, sizeof eps_bits);
+  const auto &f = norm ? (residual ? fn_nr : fn_n) : (residual ? fn_r : fn);
+  return f(in, {shape}, {mx::float32}, {(int)(blocks * kThreads), 1, 1}, {kThreads, 1, 1},
+           {{"M", (int)M}, {"WPR", wpr}, {"SW", swiglu}, {"EPS_BITS", norm ? eps_bits : 0}}, std::nullopt, false, s)[0];
 }
 
 }  // namespace rlx_kernels

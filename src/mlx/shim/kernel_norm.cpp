@@ -168,10 +168,17 @@ mx::array fast_norm(const mx::Stream &s, bool rms, const mx::array &x, int axis,
 }  // namespace rlx_kernels
 
 extern "C" rlx_mx_arr *rlx_mx_norm(rlx_mx *c, bool rms, rlx_mx_arr *x, int axis, rlx_mx_arr *w, rlx_mx_arr *b, float eps) {
-  SHIM_OP(c, x, ([&] {
-            if (A(x).size() == 0) return A(x); /* see shim_ops.cpp identity */
-            const mx::array *pw = w ? &A(w) : nullptr, *pb = b ? &A(b) : nullptr;
-            if (auto k = rlx_kernels::norm(c->stream, rms, A(x), axis, pw, pb, eps)) return *k;
-            return rlx_kernels::fast_norm(c->stream, rms, A(x), axis, pw, pb, eps);
-          }()));
+  SHIM_OP_HANDLE(c, x, ([&] {
+                   const mx::array &xa = A(x);
+                   if (xa.size() == 0) return c->put(xa); /* see shim_ops.cpp identity */
+                   const mx::array *pw = w ? &A(w) : nullptr, *pb = b ? &A(b) : nullptr;
+                   if (auto k = rlx_kernels::norm(c->stream, rms, xa, axis, pw, pb, eps)) return c->put(*k);
+                   rlx_mx_arr *y = c->put(rlx_kernels::fast_norm(c->stream, rms, xa, axis, pw, pb, eps));
+                   /* on a GPU, an RMSNorm of float32 rows with a float32 gain and no bias, recorded for a
+                    * float16 product that reads it once to normalize its x itself (kernel_matvec_cuda.cpp) */
+                   if (c->stream.device == mx::Device::gpu && rms && !pb && pw && axis == (int)xa.ndim() - 1 &&
+                       xa.dtype() == mx::float32 && pw->dtype() == mx::float32 && pw->size() == (size_t)xa.shape(axis))
+                     c->fusible[y] = rlx_mx::Fusible{rlx_mx::Fusible::kRmsNorm, {xa, mx::flatten(*pw, c->stream)}, 0, eps};
+                   return y;
+                 }()));
 }

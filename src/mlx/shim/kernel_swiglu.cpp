@@ -72,7 +72,7 @@ static rlx_mx_arr *swiglu_gpu(rlx_mx *c, const mx::array &xa, bool gate_first) {
   std::vector<mx::array> h = mx::split(xa, 2, (int)xa.ndim() - 1, c->stream);
   const mx::array &gate = h[gate_first ? 0 : 1], &up = h[gate_first ? 1 : 0];
   rlx_mx_arr *y = c->put(mx::multiply(up, mx::multiply(gate, mx::sigmoid(gate, c->stream), c->stream), c->stream));
-  c->fusible[y] = rlx_mx::Fusible{false, {xa}, gate_first ? 1 : 2};
+  c->fusible[y] = rlx_mx::Fusible{rlx_mx::Fusible::kSwiGLU, {xa}, gate_first ? 1 : 2};
   return y;
 }
 

@@ -89,8 +89,11 @@ int64_t rows_of(const mx::array &x);
 // y [.., N] = x [.., K] W^T for float32 x of at most RLX_MX_CUDA_MATVEC_MAX_ROWS rows and a float16
 // W [N, K] read as stored, on GPU stream s: a CUDA source kernel (kernel_matvec_cuda.cpp).
 // swiglu 1 or 2: x [.., 2K] is the stacked gate/up product (gate first or last) and the product's
-// x is silu(gate) * up; residual: y = x W^T + residual (float32, y's shape).
-mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s, int swiglu = 0, const mx::array *residual = nullptr);
+// x is silu(gate) * up; residual: y = x W^T + residual (float32, y's shape); norm (float32 [K],
+// with swiglu 0): the product's x is RMSNorm(x) with gain norm and epsilon eps, each row's
+// x / sqrt(mean(x^2) + eps) * norm (the RMSNorm op's formula, rlx/op_table.h).
+mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s, int swiglu = 0, const mx::array *residual = nullptr,
+                          const mx::array *norm = nullptr, float eps = 0.f);
 
 // rlx_mx_rope (shim.h) of float32 x [.., S, last] (any strides) with the float32 tables cs, sn
 // [>= S, >= R / 2] (any strides) on GPU stream s, D dividing last: a CUDA source kernel

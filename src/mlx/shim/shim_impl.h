@@ -25,11 +25,12 @@ struct rlx_mx {
   // The most bytes one array may take (rlx_mx_set_max_allocation): put and admit refuse more.
   size_t max_alloc;
   // On a GPU, how the arrays behind some handles of the arena were made, for a later op to fuse
-  // them (kernel_matvec_cuda.cpp): rlx's float16 products and SwiGLUs. Cleared with the arena.
+  // them (kernel_matvec_cuda.cpp): rlx's float16 products, SwiGLUs and RMSNorms. Cleared with the arena.
   struct Fusible {
-    bool product;               // else a SwiGLU
-    std::vector<mx::array> in;  // a product's {x, W}, a SwiGLU's {x}
-    int swiglu;                 // a product's x as matvec_f16_cuda's swiglu; a SwiGLU's: 1 gate first, 2 last
+    enum Kind { kProduct, kSwiGLU, kRmsNorm } kind;
+    std::vector<mx::array> in;  // a product's {x, W} or {x, W, norm gain}, a SwiGLU's {x}, an RMSNorm's {x, gain}
+    int swiglu = 0;             // a product's x as matvec_f16_cuda's swiglu; a SwiGLU's: 1 gate first, 2 last
+    float eps = 0.f;            // an RMSNorm's, or a product's that normalizes x
   };
   std::unordered_map<const rlx_mx_arr *, Fusible> fusible;
 
