@@ -95,7 +95,7 @@ rlx_status *rlx_exec_inplace_init(rlx_executable *ex) {
 static bool inplace_ok(const rlx_executable *ex, size_t i) {
   const exec_input *in = &ex->in[i];
   const rlx_graph *g = ex->g;
-  /* CPU only: the GPU's kernel (branch gpu-inplace) waits for a GPU machine to be checked on */
+  /* CPU only: on a GPU no kernel can declare the write to MLX's CUDA graph (README, "KV-cache writes in place on a GPU") */
   if (ex->device != RLX_DEVICE_CPU || ex->mode == RLX_MODE_EAGER || !in->scatter_only || !in->donate || in->feed == RLX_NO_FEED ||
       rlx_exec_reads_back(ex, in->feed))
     return false;
