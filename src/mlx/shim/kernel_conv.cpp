@@ -594,11 +594,16 @@ void conv(const Geom &g, const float *x, const float *w, const float *b, const A
 // MaxPool, floor mode: the last OH % ph rows and OW % pw columns are in no window): y [N, Co,
 // OH / ph, OW / pw]. Where conv takes the implicit GEMM, each tile's rows are pooled as they
 // leave its result (DNSMOS P.808's first convolution wrote 13.8 MB that its MaxPool read back for
-// 3.5 MB); the other algorithms write the convolution to a buffer, pooled from there.
+// 3.5 MB), and Winograd's output transform pools 2 x 2 windows (its tiles) as it forms them; the
+// other algorithms write the convolution to a buffer, pooled from there.
 void conv_max_pool(const Geom &g, const float *x, const float *w, const float *b, const Act &act, bool gemm, int64_t ph,
                    int64_t pw, float *y, const float *U) {
   Implicit im;
-  if (!takes_winograd(g, gemm, U) && takes_implicit(g, gemm, &im, ph)) return implicit_conv(g, im, x, w, b, act, y, ph, pw);
+  if (takes_winograd(g, gemm, U)) {
+    if (ph == 2 && pw == 2) return winograd_conv(g.N, g.C, g.H, g.W, g.Co, g.ph, g.pw, g.OH, g.OW, x, U, b, act, y, true);
+  } else if (takes_implicit(g, gemm, &im, ph)) {
+    return implicit_conv(g, im, x, w, b, act, y, ph, pw);
+  }
   std::vector<float> full((size_t)(g.N * g.Co * g.P));
   conv(g, x, w, b, act, gemm, full.data(), U);
   const int64_t PH = g.OH / ph, PW = g.OW / pw;

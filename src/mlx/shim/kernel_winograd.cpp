@@ -115,15 +115,32 @@ void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_
   for (int xi = 0; xi < 16; xi++) std::fill(vc + xi * CT + rb * TW, vc + xi * CT + Tq, 0.f);
 }
 
+// Whether act is nondecreasing: max(act(v + b)) = act(max(v) + b).
+bool monotone(const Act &act) {
+  return act.kind == RLX_MX_ACT_NONE || act.kind == RLX_MX_ACT_RELU || act.kind == RLX_MX_ACT_CLIP ||
+         act.kind == RLX_MX_ACT_HARD_SIGMOID || act.kind == RLX_MX_ACT_SIGMOID || act.kind == RLX_MX_ACT_TANH;
+}
+
+// y[0 .. n) = act(x[0 .. n) + bias) (y may be x).
+void bias_act(const Act &act, float bias, const float *x, float *y, int64_t n) {
+  if (!bias_act_copy(act, bias, x, y, n)) {
+    bias_act_copy(Act{}, bias, x, y, n);
+    apply_act(act, y, n);
+  }
+}
+
 // Output channel o's rows 2 ty, 2 ty + 1 for tile rows ty0 .. ty0 + rb - 1 of y from
-// M [16][Co][Tp] (A^T m A), + bias, then act.
+// M [16][Co][Tp] (A^T m A), + bias, then act. pool: y is instead the 2 x 2 max pool of those rows
+// (windows at stride 2, floor mode: y [Co, OH / 2, OW / 2]), each window one tile: its four
+// outputs are maxed before the bias and act where act is monotone, else after.
 RLX_KERNEL_CLONES_512
-void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64_t rb, float bias, const Act &act, float *y) {
-  const int64_t TW = p.TW, CT = p.Co * p.Tp;
+void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64_t rb, float bias, const Act &act, bool pool, float *y) {
+  const int64_t TW = p.TW, CT = p.Co * p.Tp, PH = p.OH / 2, PW = p.OW / 2;
   thread_local std::vector<float> out;
   out.resize(4 * up16(TW));
   float *q[2] = {out.data(), out.data() + 2 * up16(TW)};
   for (int64_t r = 0; r < rb; r++) {
+    if (pool && ty0 + r >= PH) break;
     const float *m = M + o * p.Tp + r * TW;
     for (int64_t t = 0; t < TW; t += 16) {
       // A^T over the rows (xi = 4 i + j): s0_j = m0j + m1j + m2j, s1_j = m1j - m2j - m3j; then A
@@ -135,18 +152,32 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
       }
       for (int h = 0; h < 2; h++) {
         v16 left = s[h][0] + s[h][1] + s[h][2], right = s[h][1] - s[h][2] - s[h][3];
+        if (pool) { /* the tile's four outputs: rows (h, left / right) of out, 16 tiles at t */
+          store(out.data() + 2 * h * up16(TW) + t, left);
+          store(out.data() + (2 * h + 1) * up16(TW) + t, right);
+          continue;
+        }
         store(q[h] + 2 * t, __builtin_shufflevector(left, right, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
         store(q[h] + 2 * t + 16, __builtin_shufflevector(left, right, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
       }
     }
+    if (pool) {
+      float *yr = y + (o * PH + ty0 + r) * PW, *u[4];
+      for (int k = 0; k < 4; k++) u[k] = out.data() + k * up16(TW);
+      bool mono = monotone(act);
+      if (!mono)
+        for (int k = 0; k < 4; k++) bias_act(act, bias, u[k], u[k], PW);
+      for (int64_t j = 0; j < PW; j++) {
+        float a = u[0][j] < u[1][j] ? u[1][j] : u[0][j], b = u[2][j] < u[3][j] ? u[3][j] : u[2][j];
+        yr[j] = a < b ? b : a;
+      }
+      if (mono) bias_act(act, bias, yr, yr, PW);
+      continue;
+    }
     for (int h = 0; h < 2; h++) {
       int64_t oy = 2 * (ty0 + r) + h;
       if (oy >= p.OH) break;
-      float *yr = y + (o * p.OH + oy) * p.OW;
-      if (!bias_act_copy(act, bias, q[h], yr, p.OW)) {
-        bias_act_copy(Act{}, bias, q[h], yr, p.OW);
-        apply_act(act, yr, p.OW);
-      }
+      bias_act(act, bias, q[h], y + (o * p.OH + oy) * p.OW, p.OW);
     }
   }
 }
@@ -157,7 +188,7 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
 }  // namespace
 
 void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64_t ph, int64_t pw, int64_t OH, int64_t OW, const float *x,
-                   const float *U, const float *b, const Act &act, float *y) {
+                   const float *U, const float *b, const Act &act, float *y, bool pool) {
   Plan p{C, H, W, Co, ph, pw, OH, OW, (OH + 1) / 2, (OW + 1) / 2, 0, 0};
   p.RB = std::max<int64_t>(1, std::min(p.TH, ((int64_t)1 << 20) / (16 * (C + Co)) / p.TW));
   p.Tp = up16(p.RB * p.TW) + 16;
@@ -171,7 +202,7 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
   const int32_t *off = offb.data();
   for (int64_t n = 0; n < N; n++) {
     const float *xn = x + n * C * H * W;
-    float *yn = y + n * Co * OH * OW;
+    float *yn = y + n * Co * (pool ? (OH / 2) * (OW / 2) : OH * OW);
     for (int64_t ty0 = 0; ty0 < p.TH; ty0 += p.RB) {
       const int64_t rb = std::min(p.RB, p.TH - ty0), Tq = up16(rb * p.TW);
       parallel_for(C, 1, [&](int64_t c0, int64_t c1) {
@@ -188,7 +219,7 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
         }
       });
       parallel_for(Co, 1, [&](int64_t o0, int64_t o1) {
-        for (int64_t o = o0; o < o1; o++) output_channel(p, M, o, ty0, rb, b ? b[o] : 0.f, act, yn);
+        for (int64_t o = o0; o < o1; o++) output_channel(p, M, o, ty0, rb, b ? b[o] : 0.f, act, pool, yn);
       });
     }
   }

@@ -378,12 +378,27 @@ def conv_cases():
             attrs["activation"] = S(act)
         yield Case(f"Conv2d_winograd_{name}", [node("Conv", ["x", "w", "b"] if bias else ["x", "w"], ["y"], **attrs)], {"x": xw},
                    {"y": ref.astype(np.float32)}, constants={"w": ww, **({"b": bw} if bias else {})}, atol=5e-4, rtol=1e-4)
-    xw, ww, bw = uni((1, 64, 8, 12), -3, 3), uni((64, 64, 3, 3)), uni((64,))
-    yield Case("Conv2d_winograd_max_pool",
-               [node("Conv", ["x", "w", "b"], ["c"], pads=IS([1, 1, 1, 1]), activation=S("Relu")),
-                node("Pool", ["c"], ["y"], kind=S("max"), kernel_shape=IS([2, 2]), strides=IS([2, 2]))],
-               {"x": xw}, {"y": pool_ref(relu(conv_ref(xw, ww, bw, None, [1, 1, 1, 1])), "max", [2, 2], [2, 2]).astype(np.float32)},
-               constants={"w": ww, "b": bw}, atol=5e-4, rtol=1e-4)
+    # a Winograd convolution's 2 x 2 max pool, formed by its output transform (each window one
+    # tile): odd output sizes (the last row and column in no window), more than 16 tiles a row, a
+    # batch of 2, activations that are monotone (maxed before the bias and activation) and not
+    # (Silu, HardSwish: after), no activation, no bias; a 3 x 3 window pools the written result
+    hswish = lambda v: v * np.clip(v / 6 + 0.5, 0, 1)
+    for name, xs, co, act, bias, win in (("relu", (1, 64, 8, 12), 64, "Relu", True, 2),
+                                         ("relu_odd", (1, 32, 9, 11), 40, "Relu", True, 2),
+                                         ("silu_batch", (2, 32, 10, 37), 32, "Silu", True, 2),
+                                         ("hardswish", (1, 40, 7, 35), 48, "HardSwish", True, 2),
+                                         ("none_nobias", (1, 32, 6, 8), 32, None, False, 2),
+                                         ("window3", (1, 32, 9, 12), 32, "Relu", True, 3)):
+        xq, wq, bq = uni(xs, -3, 3), uni((co, xs[1], 3, 3)), uni((co,))
+        f = {"Relu": relu, "Silu": silu, "HardSwish": hswish, None: lambda v: v}[act]
+        ref = pool_ref(f(conv_ref(xq, wq, bq if bias else None, None, [1, 1, 1, 1])), "max", [win, win], [win, win])
+        attrs = {"pads": IS([1, 1, 1, 1]), **({"activation": S(act)} if act else {})}
+        yield Case(f"Conv2d_winograd_max_pool_{name}",
+                   [node("Conv", ["x", "w", "b"] if bias else ["x", "w"], ["c"], **attrs),
+                    node("Pool", ["c"], ["y"], kind=S("max"), kernel_shape=IS([win, win]), strides=IS([win, win]))],
+                   {"x": xq}, {"y": ref.astype(np.float32)}, constants={"w": wq, **({"b": bq} if bias else {})}, atol=5e-4,
+                   rtol=1e-4)
+    xw, ww = uni((1, 64, 8, 12), -3, 3), uni((64, 64, 3, 3))
     w2 = uni((64, 64, 3, 3))
     yield Case("Conv2d_winograd_param_reset", [node("Conv", ["x", "w"], ["y"], pads=IS([1, 1, 1, 1]))], {"x": xw},
                {"y": conv_ref(xw, ww, None, pads=[1, 1, 1, 1]).astype(np.float32)}, params={"w": ww},
