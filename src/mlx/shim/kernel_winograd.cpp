@@ -115,10 +115,10 @@ void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_
   for (int xi = 0; xi < 16; xi++) std::fill(vc + xi * CT + rb * TW, vc + xi * CT + Tq, 0.f);
 }
 
-// Whether act is nondecreasing: max(act(v + b)) = act(max(v) + b).
+// Whether act is nondecreasing: max(act(v + b)) = act(max(v) + b) (HardSigmoid's slope is act.a).
 bool monotone(const Act &act) {
   return act.kind == RLX_MX_ACT_NONE || act.kind == RLX_MX_ACT_RELU || act.kind == RLX_MX_ACT_CLIP ||
-         act.kind == RLX_MX_ACT_HARD_SIGMOID || act.kind == RLX_MX_ACT_SIGMOID || act.kind == RLX_MX_ACT_TANH;
+         (act.kind == RLX_MX_ACT_HARD_SIGMOID && act.a >= 0) || act.kind == RLX_MX_ACT_SIGMOID || act.kind == RLX_MX_ACT_TANH;
 }
 
 // y[0 .. n) = act(x[0 .. n) + bias) (y may be x).
