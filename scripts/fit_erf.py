@@ -1,8 +1,8 @@
-"""Fits the coefficients of rlx's float32 erf (src/mlx/shim/kernel_exp.cpp, `erf_wide`) and checks
+"""Fits the coefficients of rlx's float32 erf (src/mlx/shim/kernel_exp.cpp, RLX_ERF_LANES) and checks
 them in float32 arithmetic against Python's math.erf / math.erfc (float64).
 
   |z| <= 1:       erf(z)      = z P(z^2)                      P of degree 6
-  1 < |z| <= 10:  erfc(|z|)   = u exp(Q(u) - z^2),  u = 1/|z|   Q of degree 9
+  1 < |z| <= 10:  erfc(|z|)   = u exp(Q(u) - z^2),  u = 1/|z|   Q of degree 9 (the kernel clamps |z| at 12)
 
 erfc(z) exp(z^2) z tends to 1/sqrt(pi) as z grows (Abramowitz and Stegun 7.1.23), so
 Q(u) = log(erfc(z) z) + z^2 is smooth on [0.1, 1]; the tail form keeps erfc's relative accuracy

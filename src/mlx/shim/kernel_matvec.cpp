@@ -1444,6 +1444,12 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_rows8(rlx_mx *c, rlx_mx_arr *w, int scheme)
           }()));
 }
 
+// A float16 product recorded in `fusible` (kind kProduct: {x, W[, norm gain]}) made on GPU stream
+// s, plus residual r (NULL: none).
+static mx::array product_gpu(const rlx_mx::Fusible &f, mx::Stream s, const mx::array *r) {
+  return rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], s, f.swiglu, r, f.in.size() > 2 ? &f.in[2] : nullptr, f.eps);
+}
+
 extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r) {
   if (!c || c->err || !y || !r) return nullptr;
   try {
@@ -1453,8 +1459,7 @@ extern "C" rlx_mx_arr *rlx_mx_matvec_add(rlx_mx *c, rlx_mx_arr *y, rlx_mx_arr *r
       if (it == c->fusible.end() || it->second.kind != rlx_mx::Fusible::kProduct || ra.dtype() != mx::float32 ||
           ra.shape() != A(y).shape())
         return nullptr;
-      const rlx_mx::Fusible &f = it->second;
-      return c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu, &ra, f.in.size() > 2 ? &f.in[2] : nullptr, f.eps));
+      return c->put(product_gpu(it->second, c->stream, &ra));
     }
     std::optional<mx::array> s = rlx_kernels::MatVec::with_residual(A(y), A(r));
     return s ? c->put(*s) : nullptr;
@@ -1474,8 +1479,7 @@ static rlx_mx_arr *matvec_gpu(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_ar
                    const F *src = it != c->fusible.end() && it->second.kind != F::kProduct ? &it->second : nullptr;
                    F f{F::kProduct, {src ? src->in[0] : A(x), A(w)}, src && src->kind == F::kSwiGLU ? src->swiglu : 0, src ? src->eps : 0.f};
                    if (src && src->kind == F::kRmsNorm) f.in.push_back(src->in[1]);
-                   rlx_mx_arr *h = c->put(rlx_kernels::matvec_f16_cuda(f.in[0], f.in[1], c->stream, f.swiglu, nullptr,
-                                                                       f.in.size() > 2 ? &f.in[2] : nullptr, f.eps));
+                   rlx_mx_arr *h = c->put(product_gpu(f, c->stream, nullptr));
                    c->fusible[h] = std::move(f);
                    return h;
                  }()));

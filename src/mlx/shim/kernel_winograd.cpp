@@ -138,7 +138,9 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
   const int64_t TW = p.TW, CT = p.Co * p.Tp, PH = p.OH / 2, PW = p.OW / 2;
   thread_local std::vector<float> out;
   out.resize(4 * up16(TW));
-  float *q[2] = {out.data(), out.data() + 2 * up16(TW)};
+  float *q[2] = {out.data(), out.data() + 2 * up16(TW)};  // two output rows, interleaved tiles
+  float *u[4];  // pool: the tiles' four outputs by row (h, left / right)
+  for (int k = 0; k < 4; k++) u[k] = out.data() + k * up16(TW);
   for (int64_t r = 0; r < rb; r++) {
     if (pool && ty0 + r >= PH) break;
     const float *m = M + o * p.Tp + r * TW;
@@ -152,9 +154,9 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
       }
       for (int h = 0; h < 2; h++) {
         v16 left = s[h][0] + s[h][1] + s[h][2], right = s[h][1] - s[h][2] - s[h][3];
-        if (pool) { /* the tile's four outputs: rows (h, left / right) of out, 16 tiles at t */
-          store(out.data() + 2 * h * up16(TW) + t, left);
-          store(out.data() + (2 * h + 1) * up16(TW) + t, right);
+        if (pool) {
+          store(u[2 * h] + t, left);
+          store(u[2 * h + 1] + t, right);
           continue;
         }
         store(q[h] + 2 * t, __builtin_shufflevector(left, right, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
@@ -162,8 +164,7 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
       }
     }
     if (pool) {
-      float *yr = y + (o * PH + ty0 + r) * PW, *u[4];
-      for (int k = 0; k < 4; k++) u[k] = out.data() + k * up16(TW);
+      float *yr = y + (o * PH + ty0 + r) * PW;
       bool mono = monotone(act);
       if (!mono)
         for (int k = 0; k < 4; k++) bias_act(act, bias, u[k], u[k], PW);
