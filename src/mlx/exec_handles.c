@@ -88,6 +88,11 @@ rlx_status *rlx_exec_inplace_init(rlx_executable *ex) {
     const char *red = reader ? rlx_node_s(reader, "reduction") : NULL;
     ex->in[i].scatter_only = reads == 1 && reader && reader->op == RLX_OP_SCATTER_ELEMENTS && reader->in[0] == v &&
                              (!red || !strcmp(red, "none"));
+    bool att = ex->in[i].scatter_only;
+    for (size_t k = 0; att && k < g->n_nodes; k++)
+      for (uint32_t j = 0; j < g->nodes[k].n_in; j++)
+        att &= g->nodes[k].in[j] != reader->out0 || (g->nodes[k].op == RLX_OP_ATTENTION && (j == 1 || j == 2));
+    ex->in[i].attention_reads = att;
   }
   return NULL;
 }
@@ -95,9 +100,11 @@ rlx_status *rlx_exec_inplace_init(rlx_executable *ex) {
 static bool inplace_ok(const rlx_executable *ex, size_t i) {
   const exec_input *in = &ex->in[i];
   const rlx_graph *g = ex->g;
-  /* CPU only: on a GPU no kernel can declare the write to MLX's CUDA graph (README, "KV-cache writes in place on a GPU") */
-  if (ex->device != RLX_DEVICE_CPU || ex->mode == RLX_MODE_EAGER || !in->scatter_only || !in->donate || in->feed == RLX_NO_FEED ||
-      rlx_exec_reads_back(ex, in->feed))
+  /* On a GPU only for a cache read by Attentions: MLX's CUDA graph orders a reader after the write
+   * only if it reads the write's marker, which rlx's attention lowering passes (shim.h,
+   * rlx_mx_put_along_axis_inplace) */
+  if ((ex->device != RLX_DEVICE_CPU && !in->attention_reads) || ex->mode == RLX_MODE_EAGER || !in->scatter_only || !in->donate ||
+      in->feed == RLX_NO_FEED || rlx_exec_reads_back(ex, in->feed))
     return false;
   for (size_t j = 0; j < g->n_outputs; j++)
     if (j != in->feed && g->outputs[j] == g->outputs[in->feed]) return false;

@@ -83,9 +83,6 @@ static rlx_mx_arr *fast_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr 
   rlx_mx *c = L->mx;
   if (a->mask_kind == 0) return rlx_mx_sdpa(c, q, k, v, a->scale, "", NULL);
   if (a->mask_kind == 1 && a->sq <= a->sk) return rlx_mx_sdpa(c, q, k, v, a->scale, "causal", NULL);
-  if (a->mask_kind == 4 && a->dt == RLX_DTYPE_F32 && a->sq <= 8 && rlx_mx_get_device(c) == RLX_MX_GPU &&
-      rlx_mx_attention_bias_cuda_fits(a->sk, a->d, a->dv))
-    return rlx_mx_attention_bias_cuda(c, q, k, v, a->mask, a->scale); /* MLX's fused kernels take no float32 mask array */
   if (a->mask_kind == 4) return rlx_mx_sdpa(c, q, k, v, a->scale, "array", rlx_mx_astype(c, a->mask, a->dt));
   rlx_mx_arr *valid = valid_mask(L, a);
   rlx_mx_arr *y = rlx_mx_sdpa(c, q, k, v, a->scale, "array", valid);
@@ -98,8 +95,15 @@ static rlx_mx_arr *fast_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr 
 
 rlx_mx_arr *rlx_l_attention(rlx_lower *L, const rlx_l_attn *a, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr **scores,
                             int stage) {
-  if (a->softcap <= 0 && !scores) return fast_attention(L, a, q, k, v);
   rlx_mx *c = L->mx;
+  bool gpu = rlx_mx_get_device(c) == RLX_MX_GPU;
+  /* a decode step's few queries: rlx's kernel (MLX's fused kernels take no float32 mask array) */
+  if (gpu && a->softcap <= 0 && !scores && a->mask_kind == 4 && a->dt == RLX_DTYPE_F32 && a->sq <= 8 &&
+      rlx_mx_attention_bias_cuda_fits(a->sk, a->d, a->dv))
+    return rlx_mx_attention_bias_cuda(c, q, k, v, a->mask, a->scale);
+  /* MLX's kernels, after k and v where they were written in place (a KV cache, exec_handles.c) */
+  if (gpu && !(q = rlx_mx_after_writes(c, q, (rlx_mx_arr *const[]){k, v}, 2))) return NULL;
+  if (a->softcap <= 0 && !scores) return fast_attention(L, a, q, k, v);
   rlx_mx_arr *st[3], *p = rlx_l_attention_probs(L, a, q, k, st);
   if (scores) *scores = stage < 3 ? st[stage] : p;
   p = rlx_l_attn_group(L, a, p, a->sq, a->sk);

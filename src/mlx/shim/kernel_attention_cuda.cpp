@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "mlx/fast.h"
+#include "mlx/shim/kernels.h"
 #include "mlx/shim/shim_impl.h"
 
 namespace {
@@ -136,8 +137,17 @@ extern "C" rlx_mx_arr *rlx_mx_attention_bias_cuda(rlx_mx *c, rlx_mx_arr *q, rlx_
             if (blocks == 0) return mx::zeros(ys, mx::float32, c->stream);
             // the dynamic shared memory is the closure's (one NVRTC module per name and template
             // arguments, whatever the size: under 48 KB no attribute is set at load)
-            auto f = mx::fast::cuda_kernel("rlx_attention_bias", {"q", "k", "v", "mask"}, {"y"}, kSource, "", true, smem);
-            return f({qa, ka, va, ma}, {ys}, {mx::float32}, {blocks * kThreads, 1, 1}, {kThreads, 1, 1}, {{"D", qa.shape(3)}, {"DV", va.shape(3)}, {"SCALE_BITS", bits}},
+            // k and v written in place (kernel_scatter_cuda.cpp): their writes' markers as inputs
+            // the kernel does not read, so that MLX's CUDA graph orders it after the writes
+            std::vector<mx::array> in = {qa, ka, va, ma};
+            rlx_kernels::write_markers(ka, in);
+            rlx_kernels::write_markers(va, in);
+            std::vector<std::string> names = {"q", "k", "v", "mask"};
+            for (size_t i = 4; i < in.size(); i++) names.push_back("after" + std::to_string(i - 4));
+            // (a name per input count: MLX caches a kernel's module by name and template arguments)
+            std::string name = "rlx_attention_bias" + (in.size() > 4 ? "_after" + std::to_string(in.size() - 4) : std::string());
+            auto f = mx::fast::cuda_kernel(name, names, {"y"}, kSource, "", true, smem);
+            return f(in, {ys}, {mx::float32}, {blocks * kThreads, 1, 1}, {kThreads, 1, 1}, {{"D", qa.shape(3)}, {"DV", va.shape(3)}, {"SCALE_BITS", bits}},
                      std::nullopt, false, c->stream)[0];
           }()));
 }

@@ -1,6 +1,6 @@
 // kernel_scatter.cpp: ScatterElements without reduction written into its data operand's own
-// buffer on the CPU (rlx_mx_put_along_axis_inplace; on a GPU MLX's put_along_axis, which copies
-// unless MLX may donate the operand): an LLM step's KV-cache rows.
+// buffer on the CPU (rlx_mx_put_along_axis_inplace; on a GPU kernel_scatter_cuda.cpp's kernel):
+// an LLM step's KV-cache rows.
 //
 // MLX's put_along_axis copies its operand into a new buffer unless the operand is donatable, and
 // MLX decides that when the step is submitted: a buffer is donatable only once no node of an
@@ -90,7 +90,7 @@ extern "C" rlx_mx_arr *rlx_mx_put_along_axis_inplace(rlx_mx *c, rlx_mx_arr *x, r
             if (!ok)
               throw std::invalid_argument("put_along_axis_inplace takes x, indices and updates of x's dtype, both of x's shape "
                                           "except along the axis");
-            if (c->device != mx::Device::cpu) return mx::put_along_axis(xa, ia, ua, axis, c->stream);  // a new buffer
+            if (c->device != mx::Device::cpu) return rlx_kernels::put_inplace_cuda(xa, ia, ua, axis, c->stream);
             auto prim = std::make_shared<rlx_kernels::PutInPlace>(c->stream, axis);
             mx::Shape shape = xa.shape();
             return mx::array(std::move(shape), xa.dtype(), std::move(prim), {xa, ia, ua});

@@ -101,6 +101,15 @@ mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s, 
 mx::array rope_cuda(const mx::array &x, const mx::array &cs, const mx::array &sn, int64_t D, int64_t R, bool interleaved,
                     float sign, mx::Stream s);
 
+// rlx_mx_put_along_axis_inplace (shim.h) on GPU stream s: idx (int32 or int64) and upd (x's
+// dtype) of one shape, x's but along axis, any strides; the result is x's buffer, written by a
+// CUDA source kernel and made to depend on its marker output (kernel_scatter_cuda.cpp).
+mx::array put_inplace_cuda(const mx::array &x, const mx::array &idx, const mx::array &upd, int axis, mx::Stream s);
+// Appends to out the markers of the in-place writes (put_inplace_cuda) that produced a, through
+// views of them (reshape, transpose, slice and the like): a GPU kernel reading a must also take
+// them as inputs to be ordered after the writes (kernel_scatter_cuda.cpp).
+void write_markers(const mx::array &a, std::vector<mx::array> &out);
+
 // Blocks of n items of at least `min` each, about `want` of them.
 int64_t blocks(int64_t n, int64_t min, int64_t want);
 

@@ -183,9 +183,16 @@ rlx_mx_arr *rlx_mx_put_along_axis(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx
  * shares a's memory, so a's old values are gone for every holder of a. idx (integers, every
  * index in [0, a's size along axis): unchecked) and upd (a's dtype) have one shape, a's but along
  * axis. For an operand nothing else reads: a donated KV cache (exec_handles.c,
- * rlx_exec_plan_inplace). An a that is not row-contiguous is copied first. On a GPU: MLX's
- * put_along_axis (a new buffer unless MLX may donate a's). */
+ * rlx_exec_plan_inplace). On the CPU an a that is not row-contiguous is copied first; on a GPU a
+ * is written through its strides, which must not alias (no broadcast), and a reader of the result
+ * is ordered after the write only if it also reads the write's marker (kernel_scatter_cuda.cpp):
+ * rlx_mx_attention_bias_cuda does, rlx_mx_after_writes orders any other. */
 rlx_mx_arr *rlx_mx_put_along_axis_inplace(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *idx, rlx_mx_arr *upd, int axis);
+/* x, ordered on a GPU after the in-place writes (rlx_mx_put_along_axis_inplace) that produced
+ * from[0..n) (or views of them; NULL entries skipped): x + 0 * each write's marker, one elementwise
+ * kernel in MLX's CUDA graph with an edge from each write. x itself when there is none (always on
+ * the CPU). */
+rlx_mx_arr *rlx_mx_after_writes(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *const *from, size_t n);
 /* mx::scatter family: indices[i] index axes[i]; updates have rank = idx rank + a rank. */
 rlx_mx_arr *rlx_mx_scatter(rlx_mx *c, rlx_mx_arr *a, rlx_mx_arr *const *idx, size_t n_idx, rlx_mx_arr *upd,
                            const int *axes, int reduce);
@@ -368,7 +375,8 @@ rlx_mx_arr *rlx_mx_matvec_rows8(rlx_mx *c, rlx_mx_arr *w, int scheme);
 /* y [B,H,S,Dv] = softmax((q scale) K^T + mask) V on a GPU stream for float32 q [B,H,S,D], k
  * [B,Hkv,C,D], v [B,Hkv,C,Dv] (H a multiple of Hkv: grouped-query attention) and an additive mask
  * of rank <= 4 broadcasting to [B,H,S,C]: a CUDA source kernel, one thread block per query, that
- * skips the keys whose mask is -inf (kernel_attention_cuda.cpp). Needs
+ * skips the keys whose mask is -inf (kernel_attention_cuda.cpp); ordered after the in-place writes
+ * that produced k and v (rlx_mx_put_along_axis_inplace). Needs
  * rlx_mx_attention_bias_cuda_fits(C, D, Dv); a query with no visible key gives NaN. */
 rlx_mx_arr *rlx_mx_attention_bias_cuda(rlx_mx *c, rlx_mx_arr *q, rlx_mx_arr *k, rlx_mx_arr *v, rlx_mx_arr *mask, float scale);
 /* Whether rlx_mx_attention_bias_cuda takes C keys of D dims and values of Dv dims (Dv divides 256;
