@@ -5,14 +5,16 @@
 // float16 instead would change the answers. Here every weight is widened in registers and the
 // products are summed in float32: the float32 product of x with the widened W, in another order.
 //
-// WPR warps per row of W (a template argument: more for matrices of fewer rows, so that every
-// product keeps enough loads in flight to hide memory latency), 8 warps per block: warp p of a
-// row reads 16 bytes (8 weights) at a time, at weights 8 (l + 32 (p + WPR j)) for lane l, and
-// multiplies them with the same 8 entries of each of the M rows of x (M a template argument: the
-// accumulators stay in registers); each warp's sums are added by shuffles, then the row's WPR
-// partial sums through shared memory. Weights past the last multiple of 8, or all of them when W
-// or x is not 16-byte aligned, are read one by one. Memory-bound: a decode step reads each weight
-// once, in 16-byte loads coalesced per warp.
+// Each warp takes R rows of W (4 for up to 4 rows of x, 1 for more: the accumulators stay in
+// registers), WPR warps per R rows (a template argument: more for matrices of fewer rows, so that
+// every product keeps enough loads in flight to hide memory latency), 8 warps per block: warp p of
+// a group reads 16 bytes (8 weights) of each of its R rows at a time, at weights
+// 8 (l + 32 (p + WPR j)) for lane l, and multiplies them with the same 8 entries of each of the M
+// rows of x (M a template argument), read once for the R rows; each warp's sums are added by
+// shuffles, then a row's WPR partial sums through shared memory. Weights past the last multiple
+// of 8, or all of them when W or x is not 16-byte aligned, are read one by one. Memory-bound: a
+// decode step reads each weight once, in 16-byte loads coalesced per warp, R of them in flight per
+// lane (1.1B decode on an H100: 4 rows a warp 616 and 621 tokens/s, 1 row 588 and 589).
 //
 // Two fusions save an LLM decode step a kernel each per layer (rlx_mx_matvec_add and
 // rlx_mx_matvec's x_once, through the context's `fusible` record): a residual r added to each
@@ -20,10 +22,11 @@
 // formed as silu(gate) * up from the stacked gate/up product [.., 2K] as it is read (ffn_down of a
 // SwiGLU; silu(g) = g / (1 + exp(-g)), recomputed by every warp that reads it). A third saves two
 // per layer (rlx_mx_norm records its RMSNorm for rlx_mx_matvec's x_once): x normalized, RMSNorm(x)
-// = x g / sqrt(mean(x^2) + eps) (rlx/op_table.h), where every block first sums each row's squares
-// (x is a few thousand floats, read from L2), the weights are multiplied by the gain g as they are
-// widened, and each row's sum is scaled by its 1 / sqrt(mean(x^2) + eps) when it is stored: the
-// same products in another order (attn_qkv and ffn_gate/up after their norms).
+// = x g / sqrt(mean(x^2) + eps) (rlx/op_table.h), where x is multiplied by the gain g as it is
+// read, every block sums each row's squares once its weights are read (x is a few thousand floats,
+// read from L2; before the weights' loads it delayed them), and each row's sum is scaled by its
+// 1 / sqrt(mean(x^2) + eps) when it is stored: the same products in another order (attn_qkv and
+// ffn_gate/up after their norms).
 #include "mlx/fast.h"
 #include "mlx/shim/kernels.h"
 
@@ -55,68 +58,87 @@ template <int SW> __device__ inline void rlx_x8(const float *xr, int k, int K, f
 constexpr const char *kSource = R"(
   const int N = W_shape[0], K = W_shape[1], XS = SW ? 2 * K : K;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, part = warp % WPR;
-  const int row = blockIdx.x * (8 / WPR) + warp / WPR;
-  const bool active = row < N;
-  const __half *w = W + (size_t)(active ? row : 0) * K;
+  const int row0 = (blockIdx.x * (8 / WPR) + warp / WPR) * R;  // the warp's R rows from row0
+  const __half *w[R];
+#pragma unroll
+  for (int e = 0; e < R; e++) w[e] = W + (size_t)(row0 + e < N ? row0 + e : 0) * K;
   const bool vec = K % 8 == 0 && (size_t)W % 16 == 0 && (size_t)x % 16 == 0 && GAIN_ALIGNED;
   const int K8 = vec ? K / 8 : 0;
-  __shared__ float red[8][M];
+  __shared__ float red[8][R][M];
   __shared__ float nrm[M];
-  if (NORM) {  // each row's 1 / sqrt(mean(x^2) + eps), by the whole block
+  float acc[R][M];
+#pragma unroll
+  for (int e = 0; e < R; e++)
+#pragma unroll
+    for (int m = 0; m < M; m++) acc[e][m] = 0.f;
+  if (row0 < N) {
+#pragma unroll 2
+    for (int j = lane + 32 * part; j < K8; j += 32 * WPR) {
+      float wf[R][8];
+#pragma unroll
+      for (int e = 0; e < R; e++) {
+        const uint4 u = reinterpret_cast<const uint4 *>(w[e])[j];
+        const __half2 *h = reinterpret_cast<const __half2 *>(&u);
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+          const float2 f = __half22float2(h[q]);
+          wf[e][2 * q] = f.x, wf[e][2 * q + 1] = f.y;
+        }
+      }
+#pragma unroll
+      for (int m = 0; m < M; m++) {
+        float o[8];
+        rlx_x8<SW>(x + (size_t)m * XS, 8 * j, K, o);
+        GAIN8(8 * j, o);
+#pragma unroll
+        for (int e = 0; e < R; e++)
+          acc[e][m] += wf[e][0] * o[0] + wf[e][1] * o[1] + wf[e][2] * o[2] + wf[e][3] * o[3] + wf[e][4] * o[4] + wf[e][5] * o[5] +
+                       wf[e][6] * o[6] + wf[e][7] * o[7];
+      }
+    }
+    for (int k = 8 * K8 + lane + 32 * part; k < K; k += 32 * WPR) {
+#pragma unroll
+      for (int m = 0; m < M; m++) {
+        const float xk = rlx_x1<SW>(x + (size_t)m * XS, k, K) * GAIN1(k);
+#pragma unroll
+        for (int e = 0; e < R; e++) acc[e][m] += __half2float(w[e][k]) * xk;
+      }
+    }
+  }
+  if (NORM) {  // each row's 1 / sqrt(mean(x^2) + eps), by the whole block, once its weights are read
 #pragma unroll
     for (int m = 0; m < M; m++) {
       float v = 0.f;
       for (int k = threadIdx.x; k < K; k += blockDim.x) v += x[(size_t)m * XS + k] * x[(size_t)m * XS + k];
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-      if (lane == 0) red[warp][m] = v;
+      if (lane == 0) red[warp][0][m] = v;
     }
     __syncthreads();
     if (threadIdx.x < M) {
       float v = 0.f;
 #pragma unroll
-      for (int p = 0; p < 8; p++) v += red[p][threadIdx.x];
+      for (int p = 0; p < 8; p++) v += red[p][0][threadIdx.x];
       nrm[threadIdx.x] = rsqrtf(v / K + __int_as_float(EPS_BITS));
     }
     __syncthreads();
   }
-  float acc[M];
 #pragma unroll
-  for (int m = 0; m < M; m++) acc[m] = 0.f;
-  if (active) {
-#pragma unroll 4
-    for (int j = lane + 32 * part; j < K8; j += 32 * WPR) {
-      const uint4 u = reinterpret_cast<const uint4 *>(w)[j];
-      const __half2 *h = reinterpret_cast<const __half2 *>(&u);
-      const float2 w0 = __half22float2(h[0]), w1 = __half22float2(h[1]), w2 = __half22float2(h[2]), w3 = __half22float2(h[3]);
-      float wf[8] = {w0.x, w0.y, w1.x, w1.y, w2.x, w2.y, w3.x, w3.y};
-      GAIN8(8 * j, wf);
+  for (int e = 0; e < R; e++)
 #pragma unroll
-      for (int m = 0; m < M; m++) {
-        float o[8];
-        rlx_x8<SW>(x + (size_t)m * XS, 8 * j, K, o);
-        acc[m] += wf[0] * o[0] + wf[1] * o[1] + wf[2] * o[2] + wf[3] * o[3] + wf[4] * o[4] + wf[5] * o[5] + wf[6] * o[6] + wf[7] * o[7];
-      }
+    for (int m = 0; m < M; m++) {
+      float v = acc[e][m];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (lane == 0) red[warp][e][m] = v;
     }
-    for (int k = 8 * K8 + lane + 32 * part; k < K; k += 32 * WPR) {
-      const float wk = __half2float(w[k]) * GAIN1(k);
-#pragma unroll
-      for (int m = 0; m < M; m++) acc[m] += wk * rlx_x1<SW>(x + (size_t)m * XS, k, K);
-    }
-  }
-#pragma unroll
-  for (int m = 0; m < M; m++) {
-    float v = acc[m];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    if (lane == 0) red[warp][m] = v;
-  }
   __syncthreads();
-  if (active && part == 0 && lane < M) {
+  const int e = lane / M, m = lane % M, row = row0 + e;
+  if (part == 0 && lane < R * M && row < N) {
     float v = 0.f;
 #pragma unroll
-    for (int p = 0; p < WPR; p++) v += red[warp + p][lane];
-    y[(size_t)lane * N + row] = (NORM ? v * nrm[lane] : v) + RESIDUAL((size_t)lane * N + row);
+    for (int p = 0; p < WPR; p++) v += red[warp + p][e][m];
+    y[(size_t)m * N + row] = (NORM ? v * nrm[m] : v) + RESIDUAL((size_t)m * N + row);
   }
 )";
 
@@ -158,15 +180,17 @@ mx::array matvec_f16_cuda(const mx::array &x, const mx::array &w, mx::Stream s, 
   std::vector<mx::array> in = {mx::astype(x, mx::float32, s), w};
   if (norm) in.push_back(mx::astype(*norm, mx::float32, s));
   if (residual) in.push_back(*residual);
-  // warps per row: about 4096 warps in all (32 per SM of an H100) where W has few rows
+  // R rows per warp (R = 1 for 8 rows of x: the accumulators), WPR warps per R rows: about 4096
+  // warps in all (32 per SM of an H100) where W has few rows
+  const int R = M > 4 ? 1 : 4;
   int wpr = 1;
-  while (wpr < 8 && N * wpr < 4096) wpr *= 2;
-  int64_t blocks = (N + 8 / wpr - 1) / (8 / wpr);
+  while (wpr < 8 && N * wpr / R < 4096) wpr *= 2;
+  const int64_t rows = (int64_t)R * (8 / wpr), blocks = (N + rows - 1) / rows;
   int eps_bits;
   std::memcpy(&eps_bits, &eps, sizeof eps_bits);
   const auto &f = norm ? (residual ? fn_nr : fn_n) : (residual ? fn_r : fn);
   return f(in, {shape}, {mx::float32}, {(int)(blocks * kThreads), 1, 1}, {kThreads, 1, 1},
-           {{"M", (int)M}, {"WPR", wpr}, {"SW", swiglu}, {"EPS_BITS", norm ? eps_bits : 0}}, std::nullopt, false, s)[0];
+           {{"M", (int)M}, {"R", R}, {"WPR", wpr}, {"SW", swiglu}, {"EPS_BITS", norm ? eps_bits : 0}}, std::nullopt, false, s)[0];
 }
 
 }  // namespace rlx_kernels
