@@ -108,7 +108,8 @@ RLX_MUST_USE rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t
  * steps, each on the token the Sample op chose at the step before, and calls on_token(id, user)
  * with each chosen id in order; on_token returning false stops the generation after that token.
  * The ids are those rlx_llm_step would choose step by step (the same graph and random stream).
- * Pipelined: each step takes its token from the step before on the device (no host round trip)
+ * Pipelined: each step takes its token and its position from the step before on the device (no
+ * host round trip, no array written by the host)
  * and is committed (rlx_executable_commit) before the step before is read back, so the host
  * prepares step i + 1 while the device computes step i; the tokens reach on_token one step behind
  * the device. The position advances by one per id passed to on_token (a step already committed

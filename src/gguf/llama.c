@@ -18,14 +18,16 @@ struct rlx_llm {
   rlx_llm_config cfg;
   int64_t capacity, pos;
   rlx_executable *ex;
-  size_t n_outputs; /* logits, next, the caches k0, v0, k1 .., next_tokens */
+  size_t n_outputs; /* logits, next, the caches k0, v0, k1 .., next_tokens, next_positions */
   bool packed;      /* caches positions first (build) */
 };
 
-/* The output index of layer l's key (j 0) or value (j 1) cache, and that of next_tokens (the next
- * token as int32 [1, 1], fed back to the tokens input for rlx_llm_generate). */
+/* The output index of layer l's key (j 0) or value (j 1) cache, that of next_tokens (the next
+ * token as int32 [1, 1], fed back to the tokens input for rlx_llm_generate) and of next_positions
+ * (the last position + 1, int32 [1], fed back to the positions input). */
 #define CACHE_OUT(l, j) (2 + 2 * (size_t)(l) + (size_t)(j))
-#define NEXT_TOKENS_OUT(m) ((m)->n_outputs - 1)
+#define NEXT_TOKENS_OUT(m) ((m)->n_outputs - 2)
+#define NEXT_POSITIONS_OUT(m) ((m)->n_outputs - 1)
 
 /* ---- metadata ---- */
 
@@ -426,7 +428,7 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
   rlx_value cs = op(&b, RLX_OP_GATHER, 2, V2(cos_t, positions), 0, NULL); /* [S, n_rot/2] */
   rlx_value sn = op(&b, RLX_OP_GATHER, 2, V2(sin_t, positions), 0, NULL);
   cache_indices(&b, C, S, Hkv, D, positions, &rows, &bias);
-  size_t n_out = 3 + 2 * (size_t)c->n_layers;
+  size_t n_out = 4 + 2 * (size_t)c->n_layers;
   rlx_value *outs = calloc(n_out, sizeof *outs);
   if (!outs && !b.st) b.st = rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   rlx_attr rope_attr[3] = {RLX_ATTR_I("head_dim", D), RLX_ATTR_I("n_rot", c->n_rot), RLX_ATTR_I("interleaved", c->rope_neox ? 0 : 1)};
@@ -504,13 +506,19 @@ static rlx_status *build(const rlx_gguf *f, const rlx_llm_config *c, int64_t C, 
   rlx_value next = op(&b, RLX_OP_SAMPLE, 1, &last_logits, 4, sample); /* int64 [1, 1] */
   if (!b.st) {
     outs[0] = logits, outs[1] = next;
-    outs[n_out - 1] = op(&b, RLX_OP_CAST, 1, &next, 1, (rlx_attr[]){RLX_ATTR_I("to", RLX_DTYPE_I32)});
+    outs[n_out - 2] = op(&b, RLX_OP_CAST, 1, &next, 1, (rlx_attr[]){RLX_ATTR_I("to", RLX_DTYPE_I32)});
+    /* the next step's position, kept on the device: a GPU reads no host-written array in a step */
+    rlx_value lastp = op(&b, RLX_OP_SLICE, 1, &positions, 3,
+                         (rlx_attr[]){RLX_ATTR_IS("starts", 1, ((const int64_t[]){-1})),
+                                      RLX_ATTR_IS("ends", 1, ((const int64_t[]){INT64_MAX})), RLX_ATTR_IS("axes", 1, ((const int64_t[]){0}))});
+    rlx_value one = constant(&b, RLX_DTYPE_I32, 0, NULL, (const int32_t[]){1});
+    outs[n_out - 1] = op(&b, RLX_OP_ADD, 2, V2(lastp, one), 0, NULL);
     b.st = rlx_graph_set_outputs(b.g, n_out, outs);
   }
   for (size_t i = 0; i < n_out && !b.st; i++) {
     char nm[32];
     if (i >= 2) snprintf(nm, sizeof nm, "%c%zu'", (i - 2) % 2 ? 'v' : 'k', (i - 2) / 2);
-    b.st = rlx_graph_set_output_name(b.g, i, i == 0 ? "logits" : i == 1 ? "next" : i == n_out - 1 ? "next_tokens" : nm);
+    b.st = rlx_graph_set_output_name(b.g, i, i == 0 ? "logits" : i == 1 ? "next" : i == n_out - 2 ? "next_tokens" : i == n_out - 1 ? "next_positions" : nm);
   }
   free(outs);
   if (b.st) {
@@ -613,7 +621,7 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
   rlx_status *st = m ? read_config(f, &m->cfg) : rlx_status_make(RLX_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   if (!st) {
     m->capacity = o.capacity ? o.capacity : (m->cfg.context < 2048 ? m->cfg.context : 2048);
-    m->n_outputs = 3 + 2 * (size_t)m->cfg.n_layers;
+    m->n_outputs = 4 + 2 * (size_t)m->cfg.n_layers;
     st = build(f, &m->cfg, m->capacity, &o, &g);
   }
   if (!st) st = rlx_executable_create(g, o.device, o.mode, &m->ex);
@@ -631,6 +639,7 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
   /* rlx_llm_generate: a step's token comes from the step before on the device, and the next step
    * is committed before that one is read back */
   if (!st) st = rlx_executable_set_handle_feed(m->ex, "tokens", NEXT_TOKENS_OUT(m));
+  if (!st) st = rlx_executable_set_handle_feed(m->ex, "positions", NEXT_POSITIONS_OUT(m));
   if (!st) st = rlx_executable_set_max_pending(m->ex, 2);
   rlx_graph_free(g); /* the executable keeps its reference */
   rlx_gguf_close(f);
@@ -700,16 +709,16 @@ rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *ou
   return st;
 }
 
-/* Commits the step at position `pos` on *token, or (token NULL) on the tokens input's device handle:
- * the token the step before chose (next_tokens' feed). */
+/* Commits the step at position `pos` on *token, or (token NULL) on the tokens and positions inputs'
+ * device handles: the token the step before chose and its position + 1 (next_tokens' and
+ * next_positions' feeds). */
 static rlx_status *commit_step(rlx_llm *m, const int32_t *token, int64_t pos) {
+  if (!token) return rlx_executable_commit(m->ex, 0, NULL, NULL);
   int32_t p = (int32_t)pos;
   rlx_tensor *tt = NULL, *tp = NULL;
-  rlx_status *st = token ? rlx_tensor_create(RLX_DTYPE_I32, 2, (const int64_t[]){1, 1}, token, sizeof *token, &tt) : NULL;
+  rlx_status *st = rlx_tensor_create(RLX_DTYPE_I32, 2, (const int64_t[]){1, 1}, token, sizeof *token, &tt);
   if (!st) st = rlx_tensor_create(RLX_DTYPE_I32, 1, (const int64_t[]){1}, &p, sizeof p, &tp);
-  if (!st)
-    st = token ? rlx_executable_commit(m->ex, 2, (const char *const[]){"tokens", "positions"}, (rlx_tensor *const[]){tt, tp})
-               : rlx_executable_commit(m->ex, 1, (const char *const[]){"positions"}, (rlx_tensor *const[]){tp});
+  if (!st) st = rlx_executable_commit(m->ex, 2, (const char *const[]){"tokens", "positions"}, (rlx_tensor *const[]){tt, tp});
   rlx_tensor_free(tt);
   rlx_tensor_free(tp);
   return st;
