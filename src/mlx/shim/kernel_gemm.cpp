@@ -174,11 +174,15 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
 }
 
 RLX_KERNEL_CLONES_512
-void gemm_rows_offsets(int mr, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
+void gemm_rows_offsets(int mr, bool at, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
                        const int32_t *off, float *c, int64_t ldc) {
   auto slice = [=](int64_t j, int64_t k0) { return Offsets{src + j, off + k0}; };
-  if (mr == 8)  // AVX-512: 8 x 32 blocks
+  if (mr == 8 && at)  // AVX-512: 8 x 32 blocks
+    block<true, 2>(mr, m, nv, K, a, lda, slice, c, ldc);
+  else if (mr == 8)
     block<false, 2>(mr, m, nv, K, a, lda, slice, c, ldc);
+  else if (at)
+    block<true, 1>(mr, m, nv, K, a, lda, slice, c, ldc);
   else
     block<false, 1>(mr, m, nv, K, a, lda, slice, c, ldc);
 }
@@ -206,14 +210,16 @@ void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_
 }
 
 void gemm_block_offsets(int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
-                        const int32_t *off, float *c, int64_t ldc) {
+                        const int32_t *off, float *c, int64_t ldc, bool at) {
   if (m <= 0 || nv <= 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < m; i++) std::memset(c + i * ldc, 0, nv * sizeof(float));
     return;
   }
-  gemm_rows_offsets(rows_per_call(), m, nv, K, a, lda, src, off, c, ldc);
+  gemm_rows_offsets(rows_per_call(), at, m, nv, K, a, lda, src, off, c, ldc);
 }
+
+int gemm_rows_per_call() { return rows_per_call(); }
 
 RLX_KERNEL_CLONES_512
 void pack_b(bool tb, int64_t K, const float *b, int64_t ldb, int64_t n0, int64_t n1, float *dst) {

@@ -11,7 +11,10 @@
 // and channel pair where the direct form takes 36 (2.25x fewer), for the price of the transforms
 // (linear in C T and Co T, not in their product). The products run on rlx's GEMM reading V's rows
 // in place (kernels.h gemm_block_offsets; V [16][C][tiles of a block] as the input transform
-// writes it).
+// writes it) and U in blocks of the micro-kernel's rows, each block's columns one after another
+// (rlx_mx_winograd_weights): read in place as [Co, C], a block's 8 rows were 8 streams 4 bytes a
+// step apart, which bound the products on small maps (ResNet-50's 7 x 7: 16 tiles, one panel, U
+// read once): 512 -> 512 channels at 7 x 7, one thread, 2.7-3.3 -> 2.1-2.2 ms (ONNX Runtime 2.0).
 // ONNX Runtime's CPU convolutions (MLAS) compute the direct form; the extra rounding of the
 // transforms (their coefficients are 0, +-1 and +-1/2: exact) is a few ulps of the sums.
 //
@@ -209,6 +212,7 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
   offb.resize(C);
   for (int64_t c = 0; c < C; c++) offb[c] = (int32_t)(c * p.Tp);
   const int32_t *off = offb.data();
+  const int64_t mr = gemm_rows_per_call(), G = (Co + mr - 1) / mr;  // U [16][G][C][mr]
   for (int64_t n = 0; n < N; n++) {
     const float *xn = x + n * C * H * W;
     float *yn = y + n * Co * (pool ? (OH / 2) * (OW / 2) : OH * OW);
@@ -218,13 +222,14 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
         for (int64_t c = c0; c < c1; c++) input_channel(p, xn, c, ty0, rb, Tq, V);
       });
       Tiles t = tiles(16, Co, Tq, C, (int64_t)1 << 30);
+      t.bm = (t.bm + mr - 1) / mr * mr;  // whole blocks of U's rows
       parallel_for(16 * t.mb * t.nb, t.grain, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; i++) {
           int64_t xi = i / (t.mb * t.nb), m0 = i / t.nb % t.mb * t.bm, c0 = i % t.nb * t.bn;
           int64_t m1 = std::min(Co, m0 + t.bm), c1 = std::min(Tq, c0 + t.bn);
-          if (m0 >= m1 || c0 >= c1) continue;
-          gemm_block_offsets(m1 - m0, c1 - c0, C, U + (xi * Co + m0) * C, C, V + xi * C * p.Tp + c0, off,
-                             M + (xi * Co + m0) * p.Tp + c0, p.Tp);
+          for (int64_t g = m0; g < m1; g += mr)  // U's block of rows g .. g + mr - 1, one stream
+            gemm_block_offsets(std::min(mr, m1 - g), c1 - c0, C, U + (xi * G * mr + g) * C, mr, V + xi * C * p.Tp + c0, off,
+                               M + (xi * Co + g) * p.Tp + c0, p.Tp, true);
         }
       });
       parallel_for(Co, 1, [&](int64_t o0, int64_t o1) {
@@ -252,8 +257,12 @@ extern "C" rlx_mx_arr *rlx_mx_winograd_weights(rlx_mx *c, rlx_mx_arr *w) {
             const float g[12] = {1, 0, 0, .5f, .5f, .5f, .5f, -.5f, .5f, 0, 0, 1};
             mx::array G(g, {4, 3}, mx::float32);
             mx::array u = mx::matmul(mx::matmul(G, wa, c->stream), mx::transpose(G, c->stream), c->stream);  // [Co, C, 4, 4]
-            int Co = wa.shape(0), C = wa.shape(1);
+            int Co = wa.shape(0), C = wa.shape(1), mr = rlx_kernels::gemm_rows_per_call(), Gn = (Co + mr - 1) / mr;
             u = mx::reshape(u, {Co, C, 16}, c->stream);
-            return mx::contiguous(mx::transpose(u, {2, 0, 1}, c->stream), false, c->stream);  // [16, Co, C]
+            // [16, Gn, C, mr]: each xi's rows in blocks of the micro-kernel's mr rows (zeros past
+            // Co), a block's column k the mr floats at (k mr), read by the products as one stream
+            u = mx::pad(mx::transpose(u, {2, 0, 1}, c->stream), {{0, 0}, {0, Gn * mr - Co}, {0, 0}}, mx::array(0.f), "constant", c->stream);
+            u = mx::reshape(u, {16, Gn, mr, C}, c->stream);
+            return mx::contiguous(mx::transpose(u, {0, 1, 3, 2}, c->stream), false, c->stream);
           }()));
 }

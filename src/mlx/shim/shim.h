@@ -304,8 +304,10 @@ rlx_mx_arr *rlx_mx_gemm_conv2d(rlx_mx *c, rlx_mx_arr *x, rlx_mx_arr *w, rlx_mx_a
  * outweigh the multiply-adds saved). */
 bool rlx_mx_winograd_fits(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t kw, const int64_t *strides, const int64_t *dilations);
 /* The filters w [Co, C, 3, 3] (float) of a convolution transformed for Winograd's F(2x2, 3x3):
- * U [16, Co, C] float32, U[4 i + j] = (G w G^T)[i, j] with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2;
- * 0 0 1] (Lavin and Gray 2016). Made once per executable for a constant weight (exec_layout.c). */
+ * U[4 i + j] = (G w G^T)[i, j] with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] (Lavin and Gray
+ * 2016), float32 [16, ceil(Co / R), C, R] for the R rows the GEMM's micro-kernel takes per call
+ * (8 with AVX-512, else 6; kernels.h gemm_rows_per_call): U[xi][o][c] at [xi, o / R, c, o % R],
+ * zeros past Co. Made once per executable for a constant weight (exec_layout.c). */
 rlx_mx_arr *rlx_mx_winograd_weights(rlx_mx *c, rlx_mx_arr *w);
 /* MaxPool(y) with windows of window[0] x window[1] at the same strides, no pads, dilation 1, floor
  * mode (ONNX MaxPool), as one kernel, where y is an rlx_mx_direct_conv2d / rlx_mx_gemm_conv2d
