@@ -202,8 +202,12 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
 void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64_t ph, int64_t pw, int64_t OH, int64_t OW, const float *x,
                    const float *U, const float *b, const Act &act, float *y, bool pool) {
   Plan p{C, H, W, Co, ph, pw, OH, OW, (OH + 1) / 2, (OW + 1) / 2, 0, 0};
-  p.RB = std::max<int64_t>(1, std::min(p.TH, ((int64_t)1 << 20) / (16 * (C + Co)) / p.TW));
-  p.Tp = up16(p.RB * p.TW) + 16;
+  const int64_t budget = std::max<int64_t>(1, ((int64_t)1 << 20) / (16 * (C + Co)) / p.TW);  // tile rows of V and M in ~4 MB
+  p.RB = std::min(p.TH, budget);
+  // Small maps: whole images side by side in a block (their tiles the products' columns), so that a
+  // batch's products read U once per block, not once per image (ResNet-50's 7 x 7 maps: 16 tiles)
+  const int64_t NI = p.RB == p.TH ? std::max<int64_t>(1, std::min(N, budget / p.TH)) : 1, per = p.TH * p.TW;
+  p.Tp = up16(NI * p.RB * p.TW) + 16;
   thread_local std::vector<float> Vb, Mb;  // the caller's; the pool's threads reach them through the pointers
   thread_local std::vector<int32_t> offb;
   if ((int64_t)Vb.size() < 16 * C * p.Tp) Vb.resize(16 * C * p.Tp);
@@ -213,13 +217,16 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
   for (int64_t c = 0; c < C; c++) offb[c] = (int32_t)(c * p.Tp);
   const int32_t *off = offb.data();
   const int64_t mr = gemm_rows_per_call(), G = (Co + mr - 1) / mr;  // U [16][G][C][mr]
-  for (int64_t n = 0; n < N; n++) {
-    const float *xn = x + n * C * H * W;
-    float *yn = y + n * Co * (pool ? (OH / 2) * (OW / 2) : OH * OW);
+  const int64_t ysz = Co * (pool ? (OH / 2) * (OW / 2) : OH * OW);
+  for (int64_t n0 = 0; n0 < N; n0 += NI) {
+    const int64_t ni = std::min(NI, N - n0);
     for (int64_t ty0 = 0; ty0 < p.TH; ty0 += p.RB) {
-      const int64_t rb = std::min(p.RB, p.TH - ty0), Tq = up16(rb * p.TW);
+      // image k of the block at columns k per (per: its tiles; NI > 1 only for whole images)
+      const int64_t rb = std::min(p.RB, p.TH - ty0), Tq = up16((ni - 1) * per + rb * p.TW);
       parallel_for(C, 1, [&](int64_t c0, int64_t c1) {
-        for (int64_t c = c0; c < c1; c++) input_channel(p, xn, c, ty0, rb, Tq, V);
+        for (int64_t c = c0; c < c1; c++)
+          for (int64_t k = 0; k < ni; k++)  // in order: a row's vectors run into the next image's columns
+            input_channel(p, x + (n0 + k) * C * H * W, c, ty0, rb, Tq - k * per, V + k * per);
       });
       Tiles t = tiles(16, Co, Tq, C, (int64_t)1 << 30);
       t.bm = (t.bm + mr - 1) / mr * mr;  // whole blocks of U's rows
@@ -233,7 +240,9 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
         }
       });
       parallel_for(Co, 1, [&](int64_t o0, int64_t o1) {
-        for (int64_t o = o0; o < o1; o++) output_channel(p, M, o, ty0, rb, b ? b[o] : 0.f, act, pool, yn);
+        for (int64_t o = o0; o < o1; o++)
+          for (int64_t k = 0; k < ni; k++)
+            output_channel(p, M + k * per, o, ty0, rb, b ? b[o] : 0.f, act, pool, y + (n0 + k) * ysz);
       });
     }
   }
