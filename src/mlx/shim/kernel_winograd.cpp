@@ -41,9 +41,10 @@ bool winograd_applies(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t 
 
 namespace {
 
-// A convolution's tiles are done in blocks of RB tile rows (RB TW tiles: the row stride Tp of V
-// and M holds them rounded up to 16, and 16 more that the transforms' vectors may run past a
-// block's last tile into), V and M of a block within ~4 MB.
+// A convolution's tiles are done in blocks of RB tile rows (RB TW tiles), or where an image is one
+// block, of several whole images side by side (winograd_conv's NI); the row stride Tp of V and M
+// holds a block's tiles rounded up to 16, and 16 more that the transforms' vectors may run past
+// the block's last tile into; V and M of a block within ~4 MB.
 struct Plan {
   int64_t C, H, W, Co, ph, pw, OH, OW, TH, TW, RB, Tp;
 };
