@@ -709,11 +709,8 @@ rlx_status *rlx_llm_step(rlx_llm *m, const int32_t *tokens, int64_t n, float *ou
   return st;
 }
 
-/* Commits the step at position `pos` on *token, or (token NULL) on the tokens and positions inputs'
- * device handles: the token the step before chose and its position + 1 (next_tokens' and
- * next_positions' feeds). */
+/* Commits the step at position `pos` on `token`. */
 static rlx_status *commit_step(rlx_llm *m, const int32_t *token, int64_t pos) {
-  if (!token) return rlx_executable_commit(m->ex, 0, NULL, NULL);
   int32_t p = (int32_t)pos;
   rlx_tensor *tt = NULL, *tp = NULL;
   rlx_status *st = rlx_tensor_create(RLX_DTYPE_I32, 2, (const int64_t[]){1, 1}, token, sizeof *token, &tt);
@@ -743,7 +740,9 @@ rlx_status *rlx_llm_generate(rlx_llm *m, int32_t token, int64_t n, bool (*on_tok
   rlx_status *st = rlx_executable_set_output_wanted(m->ex, 0, false); /* no logits */
   if (!st) st = commit_step(m, &token, pos0);
   for (int64_t j = 0; !st && j < n; j++) {
-    if (j + 1 < n) st = commit_step(m, NULL, pos0 + j + 1); /* step j + 1 queued behind step j */
+    /* step j + 1 queued behind step j, on the tokens and positions inputs' device handles: the
+     * token step j chose and its position + 1 (next_tokens' and next_positions' feeds) */
+    if (j + 1 < n) st = rlx_executable_commit(m->ex, 0, NULL, NULL);
     int32_t id = 0;
     if (!st) st = sync_step(m, &id); /* step j's token */
     if (st) break;

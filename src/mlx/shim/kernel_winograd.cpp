@@ -226,8 +226,9 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
       const int64_t rb = std::min(p.RB, p.TH - ty0), Tq = up16((ni - 1) * per + rb * p.TW);
       parallel_for(C, 1, [&](int64_t c0, int64_t c1) {
         for (int64_t c = c0; c < c1; c++)
-          for (int64_t k = 0; k < ni; k++)  // in order: a row's vectors run into the next image's columns
-            input_channel(p, x + (n0 + k) * C * H * W, c, ty0, rb, Tq - k * per, V + k * per);
+          for (int64_t k = 0; k < ni; k++)  // in order: a row's vectors run into the next image's columns;
+            // the columns past the block's tiles zeroed once, by the last image
+            input_channel(p, x + (n0 + k) * C * H * W, c, ty0, rb, k + 1 < ni ? rb * p.TW : Tq - k * per, V + k * per);
       });
       Tiles t = tiles(16, Co, Tq, C, (int64_t)1 << 30);
       t.bm = (t.bm + mr - 1) / mr * mr;  // whole blocks of U's rows

@@ -227,7 +227,8 @@ bool winograd_applies(int64_t C, int64_t Co, int64_t group, int64_t kh, int64_t 
                       int64_t OH, int64_t OW);
 // y [N, Co, OH, OW] = act(conv(x [N, C, H, W], w [Co, C, 3, 3]) + b [Co] (NULL: none)), pads ph
 // (top) and pw (left) (those at the bottom and right follow from OH, OW), on the pool, with the
-// filters given transformed, U [16, Co, C] (rlx_mx_winograd_weights); float32, row-contiguous.
+// filters given transformed, U [16, ceil(Co / R), C, R] for gemm_rows_per_call()'s R
+// (rlx_mx_winograd_weights); float32, row-contiguous.
 // pool: y [N, Co, OH / 2, OW / 2] is instead its 2 x 2 max pool at stride 2 (ONNX MaxPool, no
 // pads, floor mode), each window one 2 x 2 tile.
 void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64_t ph, int64_t pw, int64_t OH, int64_t OW, const float *x,
