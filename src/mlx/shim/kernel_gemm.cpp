@@ -20,7 +20,8 @@
 // with K a multiple of 1024 fall into one L1 set (8 ways); BERT's K = 3072 product ran at 75% of
 // its 6-row speed with 12 (kernel alone, one thread). A right operand read in place
 // (convolutions without patches) takes 32 columns a call with AVX-512 (8 x 32: 16 accumulators,
-// two vectors per row of B, half the broadcasts of A per multiply-add). A block of C is swept in
+// two vectors per row of B, half the broadcasts of A per multiply-add). The last 1-4 columns of C
+// are dot products instead (narrow_dots, narrow_at8), not a 16-lane panel. A block of C is swept in
 // KC-deep slices of K (a KC x 16 panel slice stays in L1 while every row block uses it) and
 // MC-row blocks of A (an MC x KC block stays in L2 while every panel uses it).
 #include <algorithm>
@@ -121,17 +122,118 @@ __attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int
   }
 }
 
+// The last few columns of C (nr <= kNarrow): the micro-kernel would spend a whole 16-lane vector
+// per row on each k for them (ResNet-50's 7 x 7 maps: 49 positions, the 49th costing a fourth
+// panel). A here holds R rows in place.
+constexpr int64_t kNarrow = 4;
+typedef float v8 __attribute__((vector_size(8 * sizeof(float))));
+
+// !AT: C[r, jj] as dot products along k, 16 k a vector, of row r of A and column jj of B, gathered
+// to bt [nr][kc] by the caller.
+template <int R>
+__attribute__((always_inline)) inline void narrow_dots(int64_t kc, const float *a, int64_t lda, const float *bt, float *c,
+                                                       int64_t ldc, int64_t nr, bool first) {
+  const int64_t kv = kc / NR * NR;
+  for (int64_t jj = 0; jj < nr; jj++) {
+    const float *bj = bt + jj * kc;
+    vnr acc[R];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++) acc[r] = vnr{};
+    for (int64_t k = 0; k < kv; k += NR) {
+      vnr bv;
+      std::memcpy(&bv, bj + k, sizeof bv);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; r++) {
+        vnr av;
+        std::memcpy(&av, a + r * lda + k, sizeof av);
+        acc[r] += av * bv;
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++) {
+      v8 h = __builtin_shufflevector(acc[r], acc[r], 0, 1, 2, 3, 4, 5, 6, 7) +
+             __builtin_shufflevector(acc[r], acc[r], 8, 9, 10, 11, 12, 13, 14, 15);
+      float s = ((h[0] + h[4]) + (h[1] + h[5])) + ((h[2] + h[6]) + (h[3] + h[7]));
+      for (int64_t k = kv; k < kc; k++) s += a[r * lda + k] * bj[k];
+      c[r * ldc + jj] = first ? s : c[r * ldc + jj] + s;
+    }
+  }
+}
+
+// AT, 8 rows: A's 8 floats of depth k (a[k lda ..]) times each of the NC columns' B[k, jj],
+// broadcast; four chains per column over k (the multiply-add's latency).
+template <int NC, class Rows>
+__attribute__((always_inline)) inline void narrow_at8(int64_t kc, const float *a, int64_t lda, Rows b, float *c, int64_t ldc,
+                                                      bool first) {
+  v8 acc[NC][4] = {};
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4)
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {
+      v8 av;
+      std::memcpy(&av, a + (k + q) * lda, sizeof av);
+      const float *bk = b.row(k + q);
+#pragma GCC unroll 4
+      for (int jj = 0; jj < NC; jj++) acc[jj][q] += av * bk[jj];
+    }
+  for (; k < kc; k++) {
+    v8 av;
+    std::memcpy(&av, a + k * lda, sizeof av);
+    const float *bk = b.row(k);
+#pragma GCC unroll 4
+    for (int jj = 0; jj < NC; jj++) acc[jj][0] += av * bk[jj];
+  }
+#pragma GCC unroll 4
+  for (int jj = 0; jj < NC; jj++) {
+    v8 s = (acc[jj][0] + acc[jj][1]) + (acc[jj][2] + acc[jj][3]);
+    for (int r = 0; r < 8; r++) c[r * ldc + jj] = first ? s[r] : c[r * ldc + jj] + s[r];
+  }
+}
+
 // C[m, n] = A[m, K] @ B in MC-row blocks of A, KC-deep slices of K and column blocks of B of NV * 16
-// (then 16 for the rest), the slice of B at column j and depth k0 given by slice(j, k0) (a Panel
-// or Offsets).
+// (then 16 for the rest, and the last kNarrow or fewer by narrow_dots / narrow_at8), the slice of B
+// at column j and depth k0 given by slice(j, k0) (a Panel or Offsets).
 template <bool AT, int NV, class Slice>
 __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
                                                  Slice slice, float *c, int64_t ldc) {
   for (int64_t i0 = 0; i0 < m; i0 += MC) {
     int64_t i1 = std::min(m, i0 + MC);
+    // The last nr <= kNarrow columns: by dot products along k (!AT: B's columns gathered once for
+    // all rows), or with AT by rows of 8 (mr == 8; other row counts take the micro-kernel)
+    auto narrow = [&](const auto &b, int64_t j, int64_t k0, int64_t kc, int64_t nr) __attribute__((always_inline)) {
+      if constexpr (AT) {
+        if (mr != 8 || (i1 - i0) % 8) return false;
+        for (int64_t i = i0; i < i1; i += 8) {
+          const float *ai = a + k0 * lda + i;
+          float *ci = c + i * ldc + j;
+          switch (nr) {
+            case 1: narrow_at8<1>(kc, ai, lda, b, ci, ldc, k0 == 0); break;
+            case 2: narrow_at8<2>(kc, ai, lda, b, ci, ldc, k0 == 0); break;
+            case 3: narrow_at8<3>(kc, ai, lda, b, ci, ldc, k0 == 0); break;
+            default: narrow_at8<4>(kc, ai, lda, b, ci, ldc, k0 == 0); break;
+          }
+        }
+      } else {
+        float bt[kNarrow * KC];
+        for (int64_t k = 0; k < kc; k++)
+          for (int64_t jj = 0; jj < nr; jj++) bt[jj * kc + k] = b.row(k)[jj];
+        for (int64_t i = i0; i < i1; i += mr) {
+          const float *ai = a + i * lda + k0;
+          float *ci = c + i * ldc + j;
+          switch (std::min<int64_t>(mr, i1 - i)) {
+#define RLX_NARROW(R) \
+  case R: narrow_dots<R>(kc, ai, lda, bt, ci, ldc, nr, k0 == 0); break;
+            RLX_NARROW(1) RLX_NARROW(2) RLX_NARROW(3) RLX_NARROW(4) RLX_NARROW(5) RLX_NARROW(6) RLX_NARROW(7) RLX_NARROW(8)
+#undef RLX_NARROW
+          }
+        }
+      }
+      return true;
+    };
     // rows i0..i1 of C[:, j..j + nr) += A[:, k0..k0 + kc) @ B's slice
     auto rows = [&](int64_t j, int64_t k0, int64_t kc, bool wide, int64_t nr) __attribute__((always_inline)) {
       const auto b = slice(j, k0);
+      if (nr <= kNarrow && narrow(b, j, k0, kc, nr)) return;
       for (int64_t i = i0; i < i1; i += mr) {
         const float *ai = AT ? a + k0 * lda + i : a + i * lda + k0;
         float *ci = c + i * ldc + j;

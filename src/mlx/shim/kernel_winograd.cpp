@@ -230,12 +230,16 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
             // the columns past the block's tiles zeroed once, by the last image
             input_channel(p, x + (n0 + k) * C * H * W, c, ty0, rb, k + 1 < ni ? rb * p.TW : Tq - k * per, V + k * per);
       });
-      Tiles t = tiles(16, Co, Tq, C, (int64_t)1 << 30);
+      // the products over the block's tiles alone (Tr, not Tq: 49 of ResNet-50's 14 x 14 map's
+      // tiles would be 64 columns, the last 15 computed for nothing); the output transform's
+      // vectors past them read columns it discards
+      const int64_t Tr = (ni - 1) * per + rb * p.TW;
+      Tiles t = tiles(16, Co, Tr, C, (int64_t)1 << 30);
       t.bm = (t.bm + mr - 1) / mr * mr;  // whole blocks of U's rows
       parallel_for(16 * t.mb * t.nb, t.grain, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; i++) {
           int64_t xi = i / (t.mb * t.nb), m0 = i / t.nb % t.mb * t.bm, c0 = i % t.nb * t.bn;
-          int64_t m1 = std::min(Co, m0 + t.bm), c1 = std::min(Tq, c0 + t.bn);
+          int64_t m1 = std::min(Co, m0 + t.bm), c1 = std::min(Tr, c0 + t.bn);
           for (int64_t g = m0; g < m1; g += mr)  // U's block of rows g .. g + mr - 1, one stream
             gemm_block_offsets(std::min(mr, m1 - g), c1 - c0, C, U + (xi * G * mr + g) * C, mr, V + xi * C * p.Tp + c0, off,
                                M + (xi * Co + g) * p.Tp + c0, p.Tp, true);
