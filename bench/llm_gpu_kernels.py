@@ -1,4 +1,5 @@
-"""The GPU kernels of an LLM decode step: rlx (rlx/llm.h, compiled, --device gpu) steps a
+"""The GPU kernels of an LLM decode step: rlx (rlx/llm.h, compiled, --device gpu) decodes with
+rlx_llm_generate (bench/llm_gpu.py's path: the token and position fed back on the device) a
 Llama-shaped model (bench/llm_gpu.py's shapes, F16 weights from seeded values) while PyTorch's
 profiler records, through CUPTI, every CUDA kernel and copy of the process (MLX's included); prints
 per step the wall time, the number of kernels, the GPU's busy time (their summed durations) and
@@ -48,12 +49,10 @@ m = rlx.open_model(path, device=1, capacity=128 + args.steps + 9)
 prompt = (1 + np.arange(128) % (SIZES[args.model]["vocab"] - 1)).astype(np.int32)
 rlx.reset(m)
 t = rlx.next_token(m, prompt)
-for _ in range(8):  # compiled mode traces on the first steps
-    t = rlx.next_token(m, [t])
+t = rlx.generate(m, t, 8)[-1]  # compiled mode traces on the first steps
 with profile(activities=[ProfilerActivity.CUDA]) as prof:
     t0 = time.perf_counter()
-    for _ in range(args.steps):
-        t = rlx.next_token(m, [t])
+    rlx.generate(m, t, args.steps)
     wall = (time.perf_counter() - t0) / args.steps
 rlx.close_model(m)
 ev = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
