@@ -24,6 +24,7 @@
 // reads M the same way, tx contiguous.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "mlx/ops.h"
@@ -49,16 +50,19 @@ struct Plan {
   int64_t C, H, W, Co, ph, pw, OH, OW, TH, TW, RB, Tp;
 };
 
-// The transforms run on 16 tiles at a time (vectors over tx: one AVX-512 register, two AVX2 ones).
-// Rows of tiles are short (10-40 tiles in YOLOv8n and ResNet-50): a vector may run past a row's
+// The transforms run on 16 tiles at a time (vectors over tx: one AVX-512 register, two AVX2 ones),
+// a row's last 1-8 tiles on 8 (rows of 20 and 5 tiles took 32 and 16 lanes).
+// Rows of tiles are short (5-40 tiles in YOLOv8n and ResNet-50): a vector may run past a row's
 // last tile. Past a row of V that is the next row's first tiles, written over when that row is
 // done (the same thread does a channel's rows in order), or the block's padding; past a row of
 // the output it is a buffer's, copied out by its width.
 typedef float v16 __attribute__((vector_size(16 * sizeof(float))));
 // (statement expressions, not functions: a function taking or returning a 64-byte vector has an
 // ABI that depends on the clone's target)
-#define load(p) ({ v16 v_; std::memcpy(&v_, (p), sizeof v_); v_; })
-#define store(p, v) ({ v16 w_ = (v); std::memcpy((p), &w_, sizeof w_); })
+typedef float v8 __attribute__((vector_size(8 * sizeof(float))));
+#define loadv(V, p) ({ V v_; std::memcpy(&v_, (p), sizeof v_); v_; })
+#define load(p) loadv(v16, p)
+#define store(p, v) ({ auto w_ = (v); std::memcpy((p), &w_, sizeof w_); })
 inline int64_t up16(int64_t n) { return (n + 15) / 16 * 16; }
 
 // (Cloned, as the other kernels' loops: AVX-512 and AVX2 run these loops' vectors.)
@@ -104,14 +108,16 @@ void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_
   for (int64_t r = 0; r < rb; r++) {
     const float *e[4], *o[4];
     for (int i = 0; i < 4; i++) e[i] = eo.data() + 2 * (2 * r + i) * S, o[i] = e[i] + S;
-    for (int64_t t = 0; t < TW; t += 16) {
+    // tiles t .. t + lanes of V's vector type (16, then 8 for a row's last 1-8 tiles)
+    auto step = [&](auto *lanes, int64_t t) __attribute__((always_inline)) {
+      using V = std::remove_pointer_t<decltype(lanes)>;
       // B^T over the rows at columns t and t + 1 (tile tx's left and right halves)
-      v16 E0[4], E1[4], O0[4], O1[4];
+      V E0[4], E1[4], O0[4], O1[4];
       for (int h = 0; h < 2; h++) {
-        v16 a = load(e[0] + t + h), b = load(e[1] + t + h), cc = load(e[2] + t + h), dd = load(e[3] + t + h);
-        v16 *dst = h ? E1 : E0;
+        V a = loadv(V, e[0] + t + h), b = loadv(V, e[1] + t + h), cc = loadv(V, e[2] + t + h), dd = loadv(V, e[3] + t + h);
+        V *dst = h ? E1 : E0;
         dst[0] = a - cc, dst[1] = b + cc, dst[2] = cc - b, dst[3] = b - dd;
-        a = load(o[0] + t + h), b = load(o[1] + t + h), cc = load(o[2] + t + h), dd = load(o[3] + t + h);
+        a = loadv(V, o[0] + t + h), b = loadv(V, o[1] + t + h), cc = loadv(V, o[2] + t + h), dd = loadv(V, o[3] + t + h);
         dst = h ? O1 : O0;
         dst[0] = a - cc, dst[1] = b + cc, dst[2] = cc - b, dst[3] = b - dd;
       }
@@ -122,7 +128,10 @@ void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_
         store(v + (4 * k + 2) * CT, E1[k] - O0[k]);
         store(v + (4 * k + 3) * CT, O0[k] - O1[k]);
       }
-    }
+    };
+    int64_t t = 0;
+    for (; t + 8 < TW; t += 16) step((v16 *)nullptr, t);
+    if (t < TW) step((v8 *)nullptr, t);
   }
   for (int xi = 0; xi < 16; xi++) std::fill(vc + xi * CT + rb * TW, vc + xi * CT + Tq, 0.f);
 }
@@ -157,25 +166,36 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
   for (int64_t r = 0; r < rb; r++) {
     if (pool && ty0 + r >= PH) break;
     const float *m = M + o * p.Tp + r * TW;
-    for (int64_t t = 0; t < TW; t += 16) {
+    // tiles t .. t + lanes of V's vector type (16, then 8 for a row's last 1-8 tiles)
+    auto step = [&](auto *lanes, int64_t t) __attribute__((always_inline)) {
+      using V = std::remove_pointer_t<decltype(lanes)>;
       // A^T over the rows (xi = 4 i + j): s0_j = m0j + m1j + m2j, s1_j = m1j - m2j - m3j; then A
       // over the columns, the two outputs of each tile side by side
-      v16 s[2][4];
+      V s[2][4];
       for (int j = 0; j < 4; j++) {
-        v16 a = load(m + j * CT + t), b = load(m + (4 + j) * CT + t), cc = load(m + (8 + j) * CT + t), d = load(m + (12 + j) * CT + t);
+        V a = loadv(V, m + j * CT + t), b = loadv(V, m + (4 + j) * CT + t), cc = loadv(V, m + (8 + j) * CT + t),
+          d = loadv(V, m + (12 + j) * CT + t);
         s[0][j] = a + b + cc, s[1][j] = b - cc - d;
       }
       for (int h = 0; h < 2; h++) {
-        v16 left = s[h][0] + s[h][1] + s[h][2], right = s[h][1] - s[h][2] - s[h][3];
+        V left = s[h][0] + s[h][1] + s[h][2], right = s[h][1] - s[h][2] - s[h][3];
         if (pool) {
           store(u[2 * h] + t, left);
           store(u[2 * h + 1] + t, right);
           continue;
         }
-        store(q[h] + 2 * t, __builtin_shufflevector(left, right, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-        store(q[h] + 2 * t + 16, __builtin_shufflevector(left, right, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+        if constexpr (sizeof(V) == sizeof(v16)) {
+          store(q[h] + 2 * t, __builtin_shufflevector(left, right, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+          store(q[h] + 2 * t + 16, __builtin_shufflevector(left, right, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+        } else {
+          store(q[h] + 2 * t, __builtin_shufflevector(left, right, 0, 8, 1, 9, 2, 10, 3, 11));
+          store(q[h] + 2 * t + 8, __builtin_shufflevector(left, right, 4, 12, 5, 13, 6, 14, 7, 15));
+        }
       }
-    }
+    };
+    int64_t t = 0;
+    for (; t + 8 < TW; t += 16) step((v16 *)nullptr, t);
+    if (t < TW) step((v8 *)nullptr, t);
     if (pool) {
       float *yr = y + (o * PH + ty0 + r) * PW;
       bool mono = monotone(act);
@@ -200,6 +220,7 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
 }
 
 #undef load
+#undef loadv
 #undef store
 
 }  // namespace
