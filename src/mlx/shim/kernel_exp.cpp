@@ -76,8 +76,12 @@ RLX_ERF_LANES(__m128, 4, Sleef_expf4_u10)
 // 1 / d for the smooth activations' 1 + exp(-x) (d >= 1 or NaN): with AVX-512 the 14-bit estimate
 // (VRCP14PS, relative error < 2^-14: Intel's SDM) and one Newton step r (2 - d r) (error squared:
 // < 2^-28 before rounding), 1 / inf = 0, in place of a division (VDIVPS, several times the
-// cost of a multiply-add on Zen 4). AVX2's estimate has 12 bits: it divides.
+// cost of a multiply-add on Zen 4). AVX2's estimate has 12 bits: it divides, and so does a build
+// by clang (the fuzz targets'), which ignores the GCC target pragmas below.
 #define RLX_RECIP_avx2(d) (1.f / (d))
+#if defined(__clang__)
+#define RLX_RECIP_avx512f(d) (1.f / (d))
+#else
 #define RLX_RECIP_avx512f(d)                                                                   \
   ({                                                                                           \
     __m512 d_ = (d), r_ = _mm512_maskz_rcp14_ps(0xffff, d_);                                   \
@@ -85,6 +89,7 @@ RLX_ERF_LANES(__m128, 4, Sleef_expf4_u10)
     _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d_, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ), r_,    \
                          _mm512_setzero_ps());                                                 \
   })
+#endif
 
 // The smooth activations below, 8 (AVX2) or 16 (AVX-512) at a time with SLEEF's functions for those
 // ISAs: sleef.h declares them only where the whole translation unit targets the ISA, so they are
