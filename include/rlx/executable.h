@@ -268,6 +268,18 @@ RLX_MUST_USE rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, 
  * lock; holds from the next run or commit. */
 RLX_MUST_USE rlx_status *rlx_executable_set_output_wanted(rlx_executable *ex, size_t i, bool wanted);
 
+/* Whether runs check the indices of Gather, GatherElements, GatherND, ScatterElements, ScatterND and
+ * ScatterAdd (default true: an index outside its axis fails the run with OUT_OF_RANGE naming the
+ * node; in lazy and compiled mode the extremes of every index array are gathered into one vector
+ * that is read back after the run, a few small kernels and a copy to the host per run). Off, the
+ * caller vouches that every index the graph computes lies in range, as rlx_llm does (its host
+ * checks each token and position before a step; the tokens fed back on the device come from
+ * Sample): an index out of range is then still taken modulo its axis, so nothing is read or
+ * written out of bounds, but the run does not fail. Solves' singular checks and Assert are not
+ * index checks and run either way. INVALID_ARGUMENT for a NULL ex; takes ex's lock; holds from the
+ * next run or commit (a compiled function is traced again). */
+RLX_MUST_USE rlx_status *rlx_executable_set_index_checks(rlx_executable *ex, bool on);
+
 /* ---- asynchronous runs ---- */
 
 /* Starts a run without waiting for it (mlx::core::async_eval): inputs are bound and checked, the

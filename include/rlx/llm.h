@@ -65,7 +65,7 @@ typedef struct rlx_llm_config {
 typedef struct rlx_llm_options {
   rlx_device device;    /* RLX_DEVICE_CPU (0) by default */
   rlx_mode mode;        /* RLX_MODE_DEFAULT (0): compiled */
-  int64_t capacity;     /* KV-cache length in tokens; 0: min(context_length, 2048) */
+  int64_t capacity;     /* KV-cache length in tokens (at most INT32_MAX); 0: min(context_length, 2048) */
   /* the Sample op choosing the next token (rlx/op_table.h): temperature 0 or top_k 1 is greedy */
   double temperature;   /* default (all fields 0): greedy */
   int64_t top_k;

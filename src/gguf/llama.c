@@ -1,6 +1,7 @@
 /* llama.c: Llama-family models from GGUF files (rlx/llm.h): configuration from the metadata,
  * the decoder graph in the rlx IR, weights as params, the cached step. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -613,6 +614,8 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
                            "rlx_llm_open: options capacity %lld, temperature %g, top_k %lld, top_p %g (expected capacity >= 0, finite "
                            "temperature >= 0, top_k >= 0, top_p in [0, 1])",
                            (long long)o.capacity, o.temperature, (long long)o.top_k, o.top_p);
+  if (o.capacity > INT32_MAX) /* positions are int32: a larger one would wrap (the step checks no index) */
+    return rlx_status_make(RLX_STATUS_INVALID_ARGUMENT, "rlx_llm_open: capacity %lld exceeds the int32 positions' range", (long long)o.capacity);
   if (o.mode == RLX_MODE_DEFAULT) o.mode = RLX_MODE_COMPILED;
   rlx_gguf *f = NULL;
   TRY(rlx_gguf_open(path, &f));
@@ -641,6 +644,12 @@ rlx_status *rlx_llm_open(const char *path, const rlx_llm_options *options, rlx_l
   if (!st) st = rlx_executable_set_handle_feed(m->ex, "tokens", NEXT_TOKENS_OUT(m));
   if (!st) st = rlx_executable_set_handle_feed(m->ex, "positions", NEXT_POSITIONS_OUT(m));
   if (!st) st = rlx_executable_set_max_pending(m->ex, 2);
+  /* Every index of the graph is a token or a position (the embedding's and rotary tables' rows,
+   * the cache rows written), and rlx_llm_step and rlx_llm_generate check both on the host
+   * (check_tokens: tokens in the vocabulary, positions below the capacity); the tokens fed back on
+   * the device come from Sample, in [0, vocab). So a step builds no index check vector (on a GPU
+   * 7 int64 copies and a read-back per step) */
+  if (!st) st = rlx_executable_set_index_checks(m->ex, false);
   rlx_graph_free(g); /* the executable keeps its reference */
   rlx_gguf_close(f);
   if (st) {

@@ -113,6 +113,7 @@ struct rlx_executable {
   rlx_mx_arr **leaves;/* inputs, constants, params */
   rlx_mx_arr **outs;  /* per output, in ctx; outs[n_outputs]: this run's index check vector (lower.h) or NULL */
   rlx_l_checks checks;/* index check sites, kept across runs and traces */
+  bool no_index_checks; /* rlx_executable_set_index_checks(ex, false) */
   signed char *readback; /* per output: 1 on, 0 off, -1 default (off when it feeds a handle) */
   bool *unwanted;        /* per output: not evaluated nor read back unless it feeds a handle */
   rlx_type *out_types;/* per output: this run's output types */

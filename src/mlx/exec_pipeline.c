@@ -164,6 +164,7 @@ static rlx_status *lower_outputs(rlx_executable *ex, rlx_mx *c, rlx_mx_arr **out
                  .group = rlx_exec_group(ex),
                  .rng = &ex->rng,
                  .checks = &ex->checks,
+                 .unchecked_indices = ex->no_index_checks,
                  .cl = ex->channels_last ? ex->cl : NULL,
                  .w_last = ex->w_last,
                  .w_packed = ex->w_packed,
@@ -253,7 +254,7 @@ static rlx_status *lower_and_eval(rlx_executable *ex, bool async) {
   if (ex->mode == RLX_MODE_COMPILED && !ex->empty_outputs) {
     if (!ex->compiled) RLX_TRY(rlx_mx_compile(trace, ex, ex->shapeless, &ex->compiled));
     if (!rlx_mx_call(c, ex->compiled, ex->leaves, nl, all, no + nr + 1)) return rlx_mx_take_error(c);
-    if (!ex->checks.n_sites) all[no + nr] = NULL; /* no trace made a check: nothing to read */
+    if (!ex->checks.traced) all[no + nr] = NULL; /* no trace of this function made a check: nothing to read */
   } else {
     bind_leaf_vals(ex, ex->leaves);
     RLX_TRY(lower_outputs(ex, c, all, ex->mode == RLX_MODE_EAGER, false));

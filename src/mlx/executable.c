@@ -322,6 +322,7 @@ bool rlx_executable_shapeless(const rlx_executable *ex) {
 void rlx_exec_drop_compiled(rlx_executable *ex) {
   rlx_mx_fn_free(ex->compiled);
   ex->compiled = NULL;
+  ex->checks.traced = false;
 }
 
 rlx_status *rlx_executable_set_mode(rlx_executable *ex, rlx_mode mode) {
@@ -366,6 +367,15 @@ rlx_status *rlx_executable_set_output_readback(rlx_executable *ex, size_t i, boo
   if (i >= ex->g->n_outputs) return RLX_ERR(OUT_OF_RANGE, "output %zu: the graph has %zu outputs", i, ex->g->n_outputs);
   lock(ex);
   ex->readback[i] = readback;
+  unlock(ex);
+  return NULL;
+}
+
+rlx_status *rlx_executable_set_index_checks(rlx_executable *ex, bool on) {
+  if (!ex) return RLX_ERR(INVALID_ARGUMENT, "rlx_executable_set_index_checks: NULL executable");
+  lock(ex);
+  if (ex->no_index_checks == on) rlx_exec_drop_compiled(ex);
+  ex->no_index_checks = !on;
   unlock(ex);
   return NULL;
 }

@@ -153,7 +153,7 @@ rlx_status *rlx_sub_run(rlx_lower *L, const rlx_sub *s, rlx_mx_arr *const *captu
   rlx_lower S = {.mx = L->mx, .g = sub, .types = s->types, .vals = vals, .eager = L->eager, .param = L->param, .param_ud = L->param_ud,
                  .group = L->group,
                  .rng = L->rng,
-                 .checks = L->checks, .guard = L->guard,
+                 .checks = L->checks, .guard = L->guard, .unchecked_indices = L->unchecked_indices,
                  .site_g = L->site_g,
                  .site_n = L->site_n};
   rlx_status *st = rlx_lower_graph(&S);

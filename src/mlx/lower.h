@@ -61,6 +61,9 @@ typedef struct rlx_l_checks {
   size_t cap_cur;
   rlx_mx_arr **vals;
   size_t n_vals, cap_vals;
+  /* some trace of the current compiled function recorded a check (its check vector is read back
+   * after each run); cleared when the executable drops the function */
+  bool traced;
 } rlx_l_checks;
 
 /* Records that `count` (an int64 scalar: the number of systems of node n's solve with a zero
@@ -104,6 +107,9 @@ struct rlx_lower {
    * set inside If branches and While bodies, whose untaken paths are computed too). */
   rlx_l_checks *checks;
   rlx_mx_arr *guard;
+  /* rlx_executable_set_index_checks(ex, false): rlx_l_index wraps indices into range without
+   * recording a check (an axis of size 0 is still checked) */
+  bool unchecked_indices;
   /* The indices rlx_l_index wrapped so far in this lowering (the first RLX_L_INDEX_MEMO): the
    * same array into the same axis size under the same guard is checked and wrapped once (an LLM
    * step's 2 x layers KV-cache writes share one index array: 4 nodes each otherwise). */
@@ -231,7 +237,7 @@ static inline int64_t rlx_l_axis(const rlx_node *n, int64_t rank) {
 /* Index input `input` of node n (array idx of integer dtype dt) as int64 indices into data axis
  * `axis` of size dim: negatives count from the end when dt is signed, and every index is taken
  * modulo dim, so that MLX never reads or writes out of bounds; records the check (see
- * rlx_l_checks) of the indices as given. NULL when dim is 0: any index there fails its check, and
+ * rlx_l_checks) of the indices as given, unless L->unchecked_indices. NULL when dim is 0: any index there fails its check, and
  * the caller makes its result without indexing. */
 rlx_mx_arr *rlx_l_index(rlx_lower *L, const rlx_node *n, uint32_t input, rlx_mx_arr *idx, rlx_dtype dt, int64_t dim, int axis);
 /* Records a lowering error on the context. */

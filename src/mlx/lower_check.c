@@ -105,7 +105,8 @@ rlx_mx_arr *rlx_l_index(rlx_lower *L, const rlx_node *n, uint32_t input, rlx_mx_
       return L->index_memo[k].wrapped;
   rlx_mx_arr *i = rlx_mx_astype(c, idx, RLX_DTYPE_I64);
   /* uint64 indices above INT64_MAX read as negative: out of range either way */
-  if (nonempty(i)) record(L, (rlx_l_site){.g = L->g, .n = n, .input = input, .axis = axis, .negative = negative}, i, dim);
+  if (nonempty(i) && !(L->unchecked_indices && dim > 0))
+    record(L, (rlx_l_site){.g = L->g, .n = n, .input = input, .axis = axis, .negative = negative}, i, dim);
   /* in range: a negative index plus dim; out of range: somewhere in range (the check fails) */
   rlx_mx_arr *wrapped = dim > 0 ? rlx_mx_binary(c, RLX_MXB_REMAINDER, i, rlx_mx_scalar(c, (double)dim, RLX_DTYPE_I64)) : NULL;
   if (L->n_index_memo < memo_cap && !L->eager)
@@ -149,6 +150,7 @@ static size_t record_id(rlx_l_checks *k) {
 
 rlx_mx_arr *rlx_l_checks_end(rlx_l_checks *k, rlx_mx *c, bool always) {
   if (!k->cur.n && !always) return NULL;
+  if (always) k->traced |= k->cur.n > 0; /* a trace of the compiled function */
   size_t id = record_id(k);
   if (id == SIZE_MAX || !rlx_grow((void **)&k->vals, &k->cap_vals, k->n_vals + 1, sizeof *k->vals)) {
     rlx_mx_fail(c, RLX_OOM());

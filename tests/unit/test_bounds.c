@@ -49,6 +49,34 @@ static void test_gather_messages(void **state) {
   rlx_graph_free(g);
 }
 
+/* rlx_executable_set_index_checks(ex, false): out-of-range indices are taken modulo the axis
+ * (x[5,2] rows 5 -> 0, -6 -> 4, 7 -> 2) instead of failing; on again, they fail as before. In every
+ * mode, switched between runs (a compiled function traced again). */
+static void test_index_checks_off(void **state) {
+  (void)state;
+  rlx_graph *g = gather_graph();
+  FAILS(rlx_executable_set_index_checks(NULL, false), INVALID_ARGUMENT, "NULL executable");
+  for (size_t m = 0; m < LEN(all_modes); m++) {
+    rlx_executable *ex = make_exec(g, all_modes[m]);
+    rlx_tensor *y = NULL;
+    FAILS(run_gather(ex, (const int64_t[]){0, 5, 1}, &y), OUT_OF_RANGE, "input 1 holds index 5");
+    OK(rlx_executable_set_index_checks(ex, false));
+    OK(run_gather(ex, (const int64_t[]){5, -6, 7}, &y));
+    expect_f32(y, 2, DIMS(3, 2), (const float[]){0, 1, 8, 9, 4, 5}, 0);
+    rlx_tensor_free(y);
+    y = NULL;
+    OK(run_gather(ex, (const int64_t[]){4, -5, 0}, &y));
+    expect_f32(y, 2, DIMS(3, 2), (const float[]){8, 9, 0, 1, 0, 1}, 0);
+    rlx_tensor_free(y);
+    y = NULL;
+    OK(rlx_executable_set_index_checks(ex, true));
+    FAILS(run_gather(ex, (const int64_t[]){0, 5, 1}, &y), OUT_OF_RANGE, "input 1 holds index 5");
+    assert_null(y);
+    rlx_executable_free(ex);
+  }
+  rlx_graph_free(g);
+}
+
 /* cache[4,2] <- ScatterND(cache, [[pos]], row[1,2]): output 0 feeds the cache's device handle. */
 static rlx_graph *append_graph(void) {
   rlx_graph *g;
@@ -177,6 +205,7 @@ static void test_constant_indices_at_build(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gather_messages),
+      cmocka_unit_test(test_index_checks_off),
       cmocka_unit_test(test_kv_append_at_capacity),
       cmocka_unit_test(test_sync_argument_error_keeps_pending),
       cmocka_unit_test(test_constant_indices_at_build),
