@@ -29,6 +29,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "mlx/backend/cpu/encoder.h"
@@ -61,14 +62,31 @@ struct Segment {
   int64_t dst, len, iy0, ix0;  // dst: offset of its first value in the panels (at k = 0)
 };
 
-typedef float v16 __attribute__((vector_size(NR * sizeof(float))));
-
 // ceil(a / b) for b > 0, 0 for a <= 0, without forming a + b - 1 (strides and dilations may be near
 // INT64_MAX).
 inline int64_t ceil_div(int64_t a, int64_t b) { return a <= 0 ? 0 : (a - 1) / b + 1; }
 
 // Floats per panel of the patches: K rows and a slack row for the stores past a segment.
 inline int64_t panel_stride(int64_t K) { return (K + 1) * NR; }
+
+// d0[j] = t[2 j], d1[j] = t[2 j + 1] (d1 may be null: the even floats only) for j < n (the two
+// phases of a stride-2 row): whole vectors deinterleaved by shuffles.
+void deinterleave2(const float *t, int64_t n, float *d0, float *d1) {
+  with_lanes([&](auto *lane) __attribute__((always_inline)) {
+    using V = std::remove_pointer_t<decltype(lane)>;
+    int64_t j = 0;
+    for (; j + lanes<V> <= n; j += lanes<V>) {
+      V ev, od;
+      deinterleave(t + 2 * j, &ev, &od);
+      std::memcpy(d0 + j, &ev, sizeof ev);
+      if (d1) std::memcpy(d1 + j, &od, sizeof od);
+    }
+    for (; j < n; j++) {
+      d0[j] = t[2 * j];
+      if (d1) d1[j] = t[2 * j + 1];
+    }
+  });
+}
 
 RLX_KERNEL_CLONES_512
 void im2col_panels(const Geom &g, const float *x, int64_t p0, int64_t n, const float *xe, float *panels) {
@@ -104,14 +122,10 @@ void im2col_panels(const Geom &g, const float *x, int64_t p0, int64_t n, const f
       const float *src = xc + iy * g.W + sg.ix0 + kx * g.dw;
       int64_t lo = span[2 * (i * g.kw + kx)], hi = span[2 * (i * g.kw + kx) + 1];
       if (lo == 0 && hi > 0 && (sw == 1 || sw == 2) && xe - src >= NR * sw) {
-        v16 v;
-        std::memcpy(&v, src, sizeof v);
-        if (sw == 2) {
-          v16 v2;
-          std::memcpy(&v2, src + NR, sizeof v2);
-          v = __builtin_shufflevector(v, v2, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-        }
-        std::memcpy(dst, &v, sizeof v);
+        if (sw == 1)
+          std::memcpy(dst, src, NR * sizeof(float));
+        else
+          deinterleave2(src, NR, dst, nullptr);
         for (int64_t j = hi; j < len; j++) dst[j] = 0.f;
         continue;
       }
@@ -195,23 +209,6 @@ bool implicit_plan(const Geom &g, Implicit *im, int64_t row_multiple = 1) {
     im->rt = (im->rt + row_multiple - 1) / row_multiple * row_multiple, im->nb = (g.OH + im->rt - 1) / im->rt;
   im->grain = std::max<int64_t>(1, ((int64_t)1 << 17) / std::max<int64_t>(1, im->bm * im->rt * g.OW * g.K));
   return true;
-}
-
-// d0[j] = t[2 j], d1[j] = t[2 j + 1] for j < n (the two phases of a stride-2 row): whole vectors
-// deinterleaved by shuffles. Cloned: AVX-512 and AVX2 run the vectors.
-RLX_KERNEL_CLONES_512
-void deinterleave2(const float *t, int64_t n, float *d0, float *d1) {
-  int64_t j = 0;
-  for (; j + NR <= n; j += NR) {
-    v16 lo, hi;
-    std::memcpy(&lo, t + 2 * j, sizeof lo);
-    std::memcpy(&hi, t + 2 * j + NR, sizeof hi);
-    v16 ev = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    v16 od = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    std::memcpy(d0 + j, &ev, sizeof ev);
-    std::memcpy(d1 + j, &od, sizeof od);
-  }
-  for (; j < n; j++) d0[j] = t[2 * j], d1[j] = t[2 * j + 1];
 }
 
 // The buffer of a tile of rt output rows from oy0 of the group whose input starts at xg (see
@@ -298,24 +295,23 @@ void copy_rows(const Geom &g, const Implicit &im, const float *acc, int64_t ld, 
 // The max over each ph x pw window of the ph rows at src (row stride W): dst[j] for j < PW, window
 // j at columns [j pw, j pw + pw); max as kernel_pool.cpp takes it (from -inf, v replaces the max
 // only when it compares greater, rows then columns). Windows 2 wide 16 at a time (each row's 32
-// columns split into even and odd ones by shuffles). Cloned: AVX-512 and AVX2 run the vectors.
-RLX_KERNEL_CLONES_512
+// columns split into even and odd ones by shuffles).
 void max_pool_rows(const float *src, int64_t W, int64_t ph, int64_t pw, int64_t PW, float *dst) {
   int64_t j = 0;
   if (pw == 2)
-    for (; j + NR <= PW; j += NR) {
-      v16 m = v16{} - std::numeric_limits<float>::infinity();
-      for (int64_t i = 0; i < ph; i++) {
-        v16 lo, hi;
-        std::memcpy(&lo, src + i * W + 2 * j, sizeof lo);
-        std::memcpy(&hi, src + i * W + 2 * j + NR, sizeof hi);
-        v16 ev = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-        v16 od = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-        m = m < ev ? ev : m;
-        m = m < od ? od : m;
+    with_lanes([&](auto *lane) __attribute__((always_inline)) {
+      using V = std::remove_pointer_t<decltype(lane)>;
+      for (; j + lanes<V> <= PW; j += lanes<V>) {
+        V m = V{} - std::numeric_limits<float>::infinity();
+        for (int64_t i = 0; i < ph; i++) {
+          V ev, od;
+          deinterleave(src + i * W + 2 * j, &ev, &od);
+          m = m < ev ? ev : m;
+          m = m < od ? od : m;
+        }
+        std::memcpy(dst + j, &m, sizeof m);
       }
-      std::memcpy(dst + j, &m, sizeof m);
-    }
+    });
   for (; j < PW; j++) {
     float m = -std::numeric_limits<float>::infinity();
     for (int64_t i = 0; i < ph; i++)
@@ -385,33 +381,36 @@ struct Taps {
   int64_t nrun, run_len, run_stride;
 };
 
-RLX_KERNEL_CLONES_512
 void direct_blocks(int64_t n, Taps t, const float *src, const int32_t *off, const float *w, float bias, float *dst) {
-  int64_t v = 0;
-  for (; v + 4 * NR <= n; v += 4 * NR) {
-    v16 a[4];
-    for (int j = 0; j < 4; j++) a[j] = v16{} + bias;
-    for (int64_t i = 0; i < t.nrun; i++)
-      for (int64_t k = i * t.run_stride, e = k + t.run_len; k < e; k++) {
-        const float *sk = src + off[k] + v, wk = w[k];
-        for (int j = 0; j < 4; j++) {
-          v16 l;
-          std::memcpy(&l, sk + j * NR, sizeof l);
-          a[j] += wk * l;
+  with_lanes([&](auto *lane) __attribute__((always_inline)) {
+    using V = std::remove_pointer_t<decltype(lane)>;
+    constexpr int L = lanes<V>, J = 64 / L;  // 64 outputs a block, J vectors
+    int64_t v = 0;
+    for (; v + 64 <= n; v += 64) {
+      V a[J];
+      for (int j = 0; j < J; j++) a[j] = V{} + bias;
+      for (int64_t i = 0; i < t.nrun; i++)
+        for (int64_t k = i * t.run_stride, e = k + t.run_len; k < e; k++) {
+          const float *sk = src + off[k] + v, wk = w[k];
+          for (int j = 0; j < J; j++) {
+            V l;
+            std::memcpy(&l, sk + j * L, sizeof l);
+            a[j] += wk * l;
+          }
         }
-      }
-    std::memcpy(dst + v, a, sizeof a);
-  }
-  for (; v < n; v += NR) {
-    v16 a = v16{} + bias;
-    for (int64_t i = 0; i < t.nrun; i++)
-      for (int64_t k = i * t.run_stride, e = k + t.run_len; k < e; k++) {
-        v16 l;
-        std::memcpy(&l, src + off[k] + v, sizeof l);
-        a += w[k] * l;
-      }
-    std::memcpy(dst + v, &a, std::min<int64_t>(NR, n - v) * sizeof(float));
-  }
+      std::memcpy(dst + v, a, sizeof a);
+    }
+    for (; v < n; v += L) {
+      V a = V{} + bias;
+      for (int64_t i = 0; i < t.nrun; i++)
+        for (int64_t k = i * t.run_stride, e = k + t.run_len; k < e; k++) {
+          V l;
+          std::memcpy(&l, src + off[k] + v, sizeof l);
+          a += w[k] * l;
+        }
+      std::memcpy(dst + v, &a, std::min<int64_t>(L, n - v) * sizeof(float));
+    }
+  });
 }
 
 void direct_conv(const Geom &g, const float *x, const float *w, const float *b, const Act &act, float *y) {
@@ -460,8 +459,6 @@ void direct_conv(const Geom &g, const float *x, const float *w, const float *b, 
 // kx), zeros in the padding), then each output channel's weight row is read once for all of them,
 // y[o, p] = w[o, :] . patch[p] (8-wide partial sums). Blocks of output channels on the pool.
 constexpr int64_t kDotPositions = 4;  // dot_rows's cases
-
-typedef float v8 __attribute__((vector_size(8 * sizeof(float))));
 
 // P positions as a constant: two 8-wide accumulators per position, in registers (inlined into
 // dot_rows's clones).

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #if defined(RLX_HAVE_SLEEF) && defined(__x86_64__)
 #include <immintrin.h>
@@ -386,41 +387,51 @@ class Softmax : public CpuKernel {
 
 }  // namespace
 
-// y[i] = act(x[i] + bias) 16 at a time (NONE: the sum), the loop body written out per kind: no
-// function takes or returns a vector (its ABI would depend on AVX). max / min keep a NaN in their
-// first operand, as std::max / std::min do. Cloned: AVX-512 and AVX2 run the vectors.
-RLX_KERNEL_CLONES_512
+// y[i] = act(x[i] + bias) a vector at a time (NONE: the sum), the loop body written out per kind,
+// on the CPU's vectors (kernels.h with_lanes). max / min keep a NaN in their first operand, as
+// std::max / std::min do.
 bool bias_act_copy(const Act &act, float bias, const float *x, float *y, int64_t n) {
-  typedef float v16 __attribute__((vector_size(16 * sizeof(float))));
-  const v16 zero = {}, one = zero + 1.f, va = zero + act.a, vb = zero + act.b, vbias = zero + bias;
-  int64_t i = 0;
-#define RLX_MAX(p, q) ((p) < (q) ? (q) : (p))
-#define RLX_MIN(p, q) ((q) < (p) ? (q) : (p))
-#define RLX_BIAS_ACT_LOOP(EXPR)   \
-  for (; i + 16 <= n; i += 16) {  \
-    v16 v;                        \
-    memcpy(&v, x + i, sizeof v);  \
-    v += vbias;                   \
-    v = EXPR;                     \
-    memcpy(y + i, &v, sizeof v);  \
-  }                               \
-  for (; i < n; i++) {            \
-    v16 v = zero + (x[i] + bias); \
-    v = EXPR;                     \
-    y[i] = v[0];                  \
-  }                               \
-  return true;
   switch (act.kind) {
-    case RLX_MX_ACT_NONE: RLX_BIAS_ACT_LOOP(v)
-    case RLX_MX_ACT_RELU: RLX_BIAS_ACT_LOOP(RLX_MAX(v, zero))
-    case RLX_MX_ACT_CLIP: RLX_BIAS_ACT_LOOP(RLX_MIN(RLX_MAX(v, va), vb))
-    case RLX_MX_ACT_HARD_SIGMOID: RLX_BIAS_ACT_LOOP(RLX_MIN(RLX_MAX(va * v + vb, zero), one))
-    case RLX_MX_ACT_HARD_SWISH: RLX_BIAS_ACT_LOOP(v * RLX_MIN(RLX_MAX(va * v + vb, zero), one))
+    case RLX_MX_ACT_NONE:
+    case RLX_MX_ACT_RELU:
+    case RLX_MX_ACT_CLIP:
+    case RLX_MX_ACT_HARD_SIGMOID:
+    case RLX_MX_ACT_HARD_SWISH: break;
     default: return false;
   }
+  with_lanes([&](auto *lane) __attribute__((always_inline)) {
+    using V = std::remove_pointer_t<decltype(lane)>;
+    constexpr int W = lanes<V>;
+    const V zero = {}, one = zero + 1.f, va = zero + act.a, vb = zero + act.b, vbias = zero + bias;
+    int64_t i = 0;
+#define RLX_MAX(p, q) ((p) < (q) ? (q) : (p))
+#define RLX_MIN(p, q) ((q) < (p) ? (q) : (p))
+#define RLX_BIAS_ACT_LOOP(EXPR)  \
+  for (; i + W <= n; i += W) {   \
+    V v;                         \
+    memcpy(&v, x + i, sizeof v); \
+    v += vbias;                  \
+    v = EXPR;                    \
+    memcpy(y + i, &v, sizeof v); \
+  }                              \
+  for (; i < n; i++) {           \
+    V v = zero + (x[i] + bias);  \
+    v = EXPR;                    \
+    y[i] = v[0];                 \
+  }                              \
+  return;
+    switch (act.kind) {
+      case RLX_MX_ACT_RELU: RLX_BIAS_ACT_LOOP(RLX_MAX(v, zero))
+      case RLX_MX_ACT_CLIP: RLX_BIAS_ACT_LOOP(RLX_MIN(RLX_MAX(v, va), vb))
+      case RLX_MX_ACT_HARD_SIGMOID: RLX_BIAS_ACT_LOOP(RLX_MIN(RLX_MAX(va * v + vb, zero), one))
+      case RLX_MX_ACT_HARD_SWISH: RLX_BIAS_ACT_LOOP(v * RLX_MIN(RLX_MAX(va * v + vb, zero), one))
+      default: RLX_BIAS_ACT_LOOP(v)
+    }
 #undef RLX_BIAS_ACT_LOOP
 #undef RLX_MIN
 #undef RLX_MAX
+  });
+  return true;
 }
 
 void apply_act(const Act &act, float *y, int64_t n) {

@@ -12,21 +12,25 @@
 // packed once per executable (rlx_mx_pack_rhs; exec_layout.c keeps it), another operand once per
 // tile; the left operand (activations, or a convolution's weight rows) is read in place.
 //
-// The micro-kernel computes R rows x NR = 16 columns of C in vector registers, one multiply-add
-// per row and k with a row's A element broadcast over a 16-float row of the B panel (GCC vector
-// extension: one AVX-512 register, two AVX2 ones). It is compiled for x86-64-v4, x86-64-v3 and the
-// baseline (target_clones; picked at load time); R is 8 rows with AVX-512, else 6 (12 of AVX2's 16
-// registers). More rows would not pay: the rows of A are read in place, and rows K floats apart
-// with K a multiple of 1024 fall into one L1 set (8 ways); BERT's K = 3072 product ran at 75% of
-// its 6-row speed with 12 (kernel alone, one thread). A right operand read in place
-// (convolutions without patches) takes 32 columns a call with AVX-512 (8 x 32: 16 accumulators,
-// two vectors per row of B, half the broadcasts of A per multiply-add). The last 1-4 columns of C
-// are dot products instead (narrow_dots, narrow_at8), not a 16-lane panel. A block of C is swept in
-// KC-deep slices of K (a KC x 16 panel slice stays in L1 while every row block uses it) and
-// MC-row blocks of A (an MC x KC block stays in L2 while every panel uses it).
+// The micro-kernel computes R rows x NR = 16 columns of C in vector registers, one multiply-add per
+// row and k with a row's A element broadcast over a 16-float row of the B panel (GCC vector
+// extension). It is compiled for x86-64-v4 on 16-float vectors, and for x86-64-v3 and the baseline
+// on 8-float ones, two per row of the panel (kernels.h with_lanes, picked once at run time): on
+// AVX2 GCC keeps arrays of 16-float vectors in memory and moves them through general registers
+// (PP-OCRv4 rec on an AVX2 machine: the micro-kernel 75% of the run, 4x ONNX Runtime's time). R is
+// 8 rows with AVX-512, else 6 (12 of AVX2's 16 registers). More rows would not pay: the rows of A
+// are read in place, and rows K floats apart with K a multiple of 1024 fall into one L1 set (8
+// ways); BERT's K = 3072 product ran at 75% of its 6-row speed with 12 (kernel alone, one thread).
+// A right operand read in place (convolutions without patches) takes 32 columns a call with AVX-512
+// (8 x 32: 16 accumulators, two vectors per row of B, half the broadcasts of A per multiply-add).
+// The last 1-4 columns of C are dot products instead (narrow_dots, narrow_at8), not a 16-lane
+// panel. A block of C is swept in KC-deep slices of K (a KC x 16 panel slice stays in L1 while
+// every row block uses it) and MC-row blocks of A (an MC x KC block stays in L2 while every panel
+// uses it).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "mlx/backend/cpu/encoder.h"
@@ -47,22 +51,10 @@ void claim_blas() {
 
 namespace {
 
-typedef float vnr __attribute__((vector_size(NR * sizeof(float))));
 constexpr int64_t KC = 256, MC = 144;  // MC: a multiple of 6 and 8
 
-// Rows per micro-kernel call: 8 with AVX-512 (the clone that runs there), else 6.
-int rows_per_call() {
-  static const int mr = [] {
-#ifdef RLX_KERNEL_HAS_CLONES
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq"))
-      return 8;
-#endif
-    return 6;
-  }();
-  return mr;
-}
+// Rows per micro-kernel call: 8 with AVX-512, else 6.
+int rows_per_call() { return isa() == Isa::v4 ? 8 : 6; }
 
 // A slice of the right operand, row k's 16 floats at row(k): a packed panel (aligned), or rows read
 // in place at offsets (no alignment).
@@ -78,46 +70,48 @@ struct Offsets {
 
 // C[R, nr] (row stride ldc) = (first ? 0 : C) + A[R, kc] @ B[kc, NV * 16] for a slice B of the
 // right operand (Panel or Offsets; NV = 2 reads a row's 32 floats at row(k), Offsets only; nr is
-// then 32); A[r, k] at a[r * lda + k], or a[k * lda + r] when AT. Two vectors per row of B halve
-// the broadcasts of A per multiply-add: with AVX-512's 32 registers, 8 x 32 holds 16 accumulators.
-template <int R, bool AT, int NV, class Rows>
+// then 32), a row of B's slice in vectors V; A[r, k] at a[r * lda + k], or a[k * lda + r] when AT.
+// Two vectors per row of B halve the broadcasts of A per multiply-add: with AVX-512's 32 registers,
+// 8 x 32 holds 16 accumulators.
+template <int R, bool AT, int NV, class V, class Rows>
 __attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int64_t lda, Rows b, float *c, int64_t ldc,
                                                  int64_t nr, bool first) {
-  vnr acc0[R], acc1[NV > 1 ? R : 1];
+  constexpr int W = lanes<V>, H = NV * NR / W;  // vectors per row of the slice
+  V acc[H][R];
 #pragma GCC unroll 16
-  for (int r = 0; r < R; r++) {
-    acc0[r] = vnr{};
-    if constexpr (NV > 1) acc1[r] = vnr{};
-  }
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int h = 0; h < H; h++) acc[h][r] = V{};
   for (int64_t k = 0; k < kc; k++) {
     const float *bk = b.row(k);
-    vnr b0, b1;
-    std::memcpy(&b0, bk, sizeof b0);
-    if constexpr (NV > 1) std::memcpy(&b1, bk + NR, sizeof b1);
+    V bv[H];
+#pragma GCC unroll 4
+    for (int h = 0; h < H; h++) std::memcpy(&bv[h], bk + h * W, sizeof(V));
 #pragma GCC unroll 16
     for (int r = 0; r < R; r++) {
       float av = AT ? a[k * lda + r] : a[r * lda + k];
-      acc0[r] += av * b0;
-      if constexpr (NV > 1) acc1[r] += av * b1;
+#pragma GCC unroll 4
+      for (int h = 0; h < H; h++) acc[h][r] += av * bv[h];
     }
   }
   if (nr == NV * NR) {
 #pragma GCC unroll 16
     for (int r = 0; r < R; r++)
-      for (int h = 0; h < NV; h++) {
-        vnr v = h ? acc1[r] : acc0[r];
+#pragma GCC unroll 4
+      for (int h = 0; h < H; h++) {
+        V v = acc[h][r];
         if (!first) {
-          vnr o;
-          std::memcpy(&o, c + r * ldc + h * NR, sizeof o);
+          V o;
+          std::memcpy(&o, c + r * ldc + h * W, sizeof o);
           v += o;
         }
-        std::memcpy(c + r * ldc + h * NR, &v, sizeof v);
+        std::memcpy(c + r * ldc + h * W, &v, sizeof v);
       }
     return;
   }
-  for (int r = 0; r < R; r++) {
+  for (int r = 0; r < R; r++) {  // nr < 16: NV is 1
     float t[NR];
-    std::memcpy(t, &acc0[r], sizeof t);
+    for (int h = 0; h < NR / W; h++) std::memcpy(t + h * W, &acc[h][r], sizeof(V));
     for (int64_t j = 0; j < nr; j++) c[r * ldc + j] = first ? t[j] : c[r * ldc + j] + t[j];
   }
 }
@@ -126,33 +120,37 @@ __attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int
 // per row on each k for them (ResNet-50's 7 x 7 maps: 49 positions, the 49th costing a fourth
 // panel). A here holds R rows in place.
 constexpr int64_t kNarrow = 4;
-typedef float v8 __attribute__((vector_size(8 * sizeof(float))));
 
-// !AT: C[r, jj] as dot products along k, 16 k a vector, of row r of A and column jj of B, gathered
-// to bt [nr][kc] by the caller.
-template <int R>
+// !AT: C[r, jj] as dot products along k, a vector V of k at a time, of row r of A and column jj of
+// B, gathered to bt [nr][kc] by the caller.
+template <int R, class V>
 __attribute__((always_inline)) inline void narrow_dots(int64_t kc, const float *a, int64_t lda, const float *bt, float *c,
                                                        int64_t ldc, int64_t nr, bool first) {
-  const int64_t kv = kc / NR * NR;
+  constexpr int W = lanes<V>;
+  const int64_t kv = kc / W * W;
   for (int64_t jj = 0; jj < nr; jj++) {
     const float *bj = bt + jj * kc;
-    vnr acc[R];
+    V acc[R];
 #pragma GCC unroll 16
-    for (int r = 0; r < R; r++) acc[r] = vnr{};
-    for (int64_t k = 0; k < kv; k += NR) {
-      vnr bv;
+    for (int r = 0; r < R; r++) acc[r] = V{};
+    for (int64_t k = 0; k < kv; k += W) {
+      V bv;
       std::memcpy(&bv, bj + k, sizeof bv);
 #pragma GCC unroll 16
       for (int r = 0; r < R; r++) {
-        vnr av;
+        V av;
         std::memcpy(&av, a + r * lda + k, sizeof av);
         acc[r] += av * bv;
       }
     }
 #pragma GCC unroll 16
     for (int r = 0; r < R; r++) {
-      v8 h = __builtin_shufflevector(acc[r], acc[r], 0, 1, 2, 3, 4, 5, 6, 7) +
-             __builtin_shufflevector(acc[r], acc[r], 8, 9, 10, 11, 12, 13, 14, 15);
+      v8 h;
+      if constexpr (W == 16)
+        h = __builtin_shufflevector(acc[r], acc[r], 0, 1, 2, 3, 4, 5, 6, 7) +
+            __builtin_shufflevector(acc[r], acc[r], 8, 9, 10, 11, 12, 13, 14, 15);
+      else
+        h = acc[r];
       float s = ((h[0] + h[4]) + (h[1] + h[5])) + ((h[2] + h[6]) + (h[3] + h[7]));
       for (int64_t k = kv; k < kc; k++) s += a[r * lda + k] * bj[k];
       c[r * ldc + jj] = first ? s : c[r * ldc + jj] + s;
@@ -192,8 +190,8 @@ __attribute__((always_inline)) inline void narrow_at8(int64_t kc, const float *a
 
 // C[m, n] = A[m, K] @ B in MC-row blocks of A, KC-deep slices of K and column blocks of B of NV * 16
 // (then 16 for the rest, and the last kNarrow or fewer by narrow_dots / narrow_at8), the slice of B
-// at column j and depth k0 given by slice(j, k0) (a Panel or Offsets).
-template <bool AT, int NV, class Slice>
+// at column j and depth k0 given by slice(j, k0) (a Panel or Offsets), in vectors V.
+template <bool AT, int NV, class V, class Slice>
 __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
                                                  Slice slice, float *c, int64_t ldc) {
   for (int64_t i0 = 0; i0 < m; i0 += MC) {
@@ -222,7 +220,7 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
           float *ci = c + i * ldc + j;
           switch (std::min<int64_t>(mr, i1 - i)) {
 #define RLX_NARROW(R) \
-  case R: narrow_dots<R>(kc, ai, lda, bt, ci, ldc, nr, k0 == 0); break;
+  case R: narrow_dots<R, V>(kc, ai, lda, bt, ci, ldc, nr, k0 == 0); break;
             RLX_NARROW(1) RLX_NARROW(2) RLX_NARROW(3) RLX_NARROW(4) RLX_NARROW(5) RLX_NARROW(6) RLX_NARROW(7) RLX_NARROW(8)
 #undef RLX_NARROW
           }
@@ -241,9 +239,9 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
 #define RLX_MICRO(R)                                                   \
   case R:                                                              \
     if (wide)                                                          \
-      micro<R, AT, NV>(kc, ai, lda, b, ci, ldc, nr, k0 == 0);          \
+      micro<R, AT, NV, V>(kc, ai, lda, b, ci, ldc, nr, k0 == 0);       \
     else                                                               \
-      micro<R, AT, 1>(kc, ai, lda, b, ci, ldc, nr, k0 == 0);           \
+      micro<R, AT, 1, V>(kc, ai, lda, b, ci, ldc, nr, k0 == 0);        \
     break;
           RLX_MICRO(1) RLX_MICRO(2) RLX_MICRO(3) RLX_MICRO(4) RLX_MICRO(5) RLX_MICRO(6) RLX_MICRO(7) RLX_MICRO(8)
 #undef RLX_MICRO
@@ -275,28 +273,31 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
   }
 }
 
-RLX_KERNEL_CLONES_512
+// The products on the CPU's vectors (kernels.h with_lanes): a right operand read in place 32
+// columns a call with AVX-512.
 void gemm_rows_offsets(int mr, bool at, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
                        const int32_t *off, float *c, int64_t ldc) {
   auto slice = [=](int64_t j, int64_t k0) { return Offsets{src + j, off + k0}; };
-  if (mr == 8 && at)  // AVX-512: 8 x 32 blocks
-    block<true, 2>(mr, m, nv, K, a, lda, slice, c, ldc);
-  else if (mr == 8)
-    block<false, 2>(mr, m, nv, K, a, lda, slice, c, ldc);
-  else if (at)
-    block<true, 1>(mr, m, nv, K, a, lda, slice, c, ldc);
-  else
-    block<false, 1>(mr, m, nv, K, a, lda, slice, c, ldc);
+  with_lanes([&](auto *lane) __attribute__((always_inline)) {
+    using V = std::remove_pointer_t<decltype(lane)>;
+    constexpr int NV = lanes<V> == 16 ? 2 : 1;
+    if (at)
+      block<true, NV, V>(mr, m, nv, K, a, lda, slice, c, ldc);
+    else
+      block<false, NV, V>(mr, m, nv, K, a, lda, slice, c, ldc);
+  });
 }
 
-RLX_KERNEL_CLONES_512
 void gemm_rows(int mr, bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda, const float *bp, int64_t ps,
                float *c, int64_t ldc) {
   auto slice = [=](int64_t j, int64_t k0) { return Panel{bp + j / NR * ps + k0 * NR}; };
-  if (at)
-    block<true, 1>(mr, m, n, K, a, lda, slice, c, ldc);
-  else
-    block<false, 1>(mr, m, n, K, a, lda, slice, c, ldc);
+  with_lanes([&](auto *lane) __attribute__((always_inline)) {
+    using V = std::remove_pointer_t<decltype(lane)>;
+    if (at)
+      block<true, 1, V>(mr, m, n, K, a, lda, slice, c, ldc);
+    else
+      block<false, 1, V>(mr, m, n, K, a, lda, slice, c, ldc);
+  });
 }
 
 }  // namespace

@@ -29,6 +29,20 @@
 
 namespace rlx_kernels {
 
+Isa isa() {
+  static const Isa i = [] {
+#ifdef RLX_KERNEL_HAS_CLONES
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq"))
+      return Isa::v4;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::v3;
+#endif
+    return Isa::base;
+  }();
+  return i;
+}
+
 int num_threads() {
   static const int n = [] {
     const char *env = getenv("RLX_NUM_THREADS");

@@ -50,29 +50,26 @@ struct Plan {
   int64_t C, H, W, Co, ph, pw, OH, OW, TH, TW, RB, Tp;
 };
 
-// The transforms run on 16 tiles at a time (vectors over tx: one AVX-512 register, two AVX2 ones),
-// a row's last 1-8 tiles on 8 (rows of 20 and 5 tiles took 32 and 16 lanes).
+// The transforms run on the CPU's vectors (kernels.h with_lanes) over tx: 16 tiles at a time with
+// AVX-512, a row's last 1-8 tiles on 8 (rows of 20 and 5 tiles took 32 and 16 lanes); 8 with AVX2.
 // Rows of tiles are short (5-40 tiles in YOLOv8n and ResNet-50): a vector may run past a row's
 // last tile. Past a row of V that is the next row's first tiles, written over when that row is
 // done (the same thread does a channel's rows in order), or the block's padding; past a row of
 // the output it is a buffer's, copied out by its width.
-typedef float v16 __attribute__((vector_size(16 * sizeof(float))));
 // (statement expressions, not functions: a function taking or returning a 64-byte vector has an
-// ABI that depends on the clone's target)
-typedef float v8 __attribute__((vector_size(8 * sizeof(float))));
+// ABI that depends on the target it is compiled for)
 #define loadv(V, p) ({ V v_; std::memcpy(&v_, (p), sizeof v_); v_; })
-#define load(p) loadv(v16, p)
 #define store(p, v) ({ auto w_ = (v); std::memcpy((p), &w_, sizeof w_); })
 inline int64_t up16(int64_t n) { return (n + 15) / 16 * 16; }
 
-// (Cloned, as the other kernels' loops: AVX-512 and AVX2 run these loops' vectors.)
 // V's rows for channel c and tile rows ty0 .. ty0 + rb - 1 of image x: each input row
 // (zero outside x) split once into its even and odd columns (E, O: padded column j holds input
 // column j - pw), then per tile row ty the rows 2 ty - ph + i combined by B^T and the columns by B:
 // tile tx reads columns 2 tx .. 2 tx + 3 = E[tx], O[tx], E[tx + 1], O[tx + 1];
 // V[4 k + j][c][(ty - ty0) TW + tx]. The block's columns past its tiles left zero.
-RLX_KERNEL_CLONES_512
-void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_t rb, int64_t Tq, float *V) {
+template <class VW>
+__attribute__((always_inline)) inline void input_rows(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_t rb, int64_t Tq,
+                                                      float *V) {
   const int64_t TW = p.TW, half = up16(TW + 1), S = half + 16, rows = 2 * rb + 2;
   thread_local std::vector<float> padded, eo;
   if ((int64_t)padded.size() < rows * 2 * half) padded.resize(rows * 2 * half);
@@ -97,10 +94,11 @@ void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_
       continue;
     }
     const float *r = padded.data() + l * 2 * half;
-    for (int64_t t = 0; t < half; t += 16) {
-      v16 a = load(r + 2 * t), b = load(r + 2 * t + 16);
-      store(E + t, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30));
-      store(O + t, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31));
+    for (int64_t t = 0; t < half; t += lanes<VW>) {
+      VW ev, od;
+      deinterleave(r + 2 * t, &ev, &od);
+      store(E + t, ev);
+      store(O + t, od);
     }
   }
   const int64_t CT = p.C * p.Tp;
@@ -130,10 +128,16 @@ void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_
       }
     };
     int64_t t = 0;
-    for (; t + 8 < TW; t += 16) step((v16 *)nullptr, t);
+    for (; t + 8 < TW; t += lanes<VW>) step((VW *)nullptr, t);
     if (t < TW) step((v8 *)nullptr, t);
   }
   for (int xi = 0; xi < 16; xi++) std::fill(vc + xi * CT + rb * TW, vc + xi * CT + Tq, 0.f);
+}
+
+void input_channel(const Plan &p, const float *x, int64_t c, int64_t ty0, int64_t rb, int64_t Tq, float *V) {
+  with_lanes([&](auto *lane) __attribute__((always_inline)) {
+    input_rows<std::remove_pointer_t<decltype(lane)>>(p, x, c, ty0, rb, Tq, V);
+  });
 }
 
 // Whether act is nondecreasing: max(act(v + b)) = act(max(v) + b) (HardSigmoid's slope is act.a).
@@ -154,8 +158,9 @@ void bias_act(const Act &act, float bias, const float *x, float *y, int64_t n) {
 // M [16][Co][Tp] (A^T m A), + bias, then act. pool: y is instead the 2 x 2 max pool of those rows
 // (windows at stride 2, floor mode: y [Co, OH / 2, OW / 2]), each window one tile: its four
 // outputs are maxed before the bias and act where act is monotone, else after.
-RLX_KERNEL_CLONES_512
-void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64_t rb, float bias, const Act &act, bool pool, float *y) {
+template <class VW>
+__attribute__((always_inline)) inline void output_rows(const Plan &p, const float *M, int64_t o, int64_t ty0, int64_t rb, float bias,
+                                                       const Act &act, bool pool, float *y) {
   const int64_t TW = p.TW, CT = p.Co * p.Tp, PH = p.OH / 2, PW = p.OW / 2;
   const bool linear = bias_act_copy(act, 0.f, nullptr, nullptr, 0);  // (n = 0: whether act is piecewise linear)
   thread_local std::vector<float> out;
@@ -194,7 +199,7 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
       }
     };
     int64_t t = 0;
-    for (; t + 8 < TW; t += 16) step((v16 *)nullptr, t);
+    for (; t + 8 < TW; t += lanes<VW>) step((VW *)nullptr, t);
     if (t < TW) step((v8 *)nullptr, t);
     if (pool) {
       float *yr = y + (o * PH + ty0 + r) * PW;
@@ -219,7 +224,12 @@ void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64
   if (!pool && !linear) apply_act(act, y + (o * p.OH + 2 * ty0) * p.OW, (std::min(p.OH, 2 * (ty0 + rb)) - 2 * ty0) * p.OW);
 }
 
-#undef load
+void output_channel(const Plan &p, const float *M, int64_t o, int64_t ty0, int64_t rb, float bias, const Act &act, bool pool, float *y) {
+  with_lanes([&](auto *lane) __attribute__((always_inline)) {
+    output_rows<std::remove_pointer_t<decltype(lane)>>(p, M, o, ty0, rb, bias, act, pool, y);
+  });
+}
+
 #undef loadv
 #undef store
 

@@ -38,6 +38,59 @@
 
 namespace rlx_kernels {
 
+// Float vectors (GCC/Clang vector extension): v16 is one AVX-512 register, v8 one AVX2 register;
+// lanes<V> floats each.
+typedef float v16 __attribute__((vector_size(16 * sizeof(float))));
+typedef float v8 __attribute__((vector_size(8 * sizeof(float))));
+template <class V>
+constexpr int lanes = sizeof(V) / sizeof(float);
+
+// The even and odd floats of p[0 .. 2 lanes<V>), in order (a row's two phases at stride 2), into
+// *ev and *od (pointers: a function taking or returning a vector has an ABI that depends on the
+// target it is compiled for).
+template <class V>
+__attribute__((always_inline)) inline void deinterleave(const float *p, V *ev, V *od) {
+  V lo, hi;
+  __builtin_memcpy(&lo, p, sizeof lo);
+  __builtin_memcpy(&hi, p + lanes<V>, sizeof hi);
+  if constexpr (lanes<V> == 16) {
+    *ev = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    *od = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  } else {
+    *ev = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
+    *od = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15);
+  }
+}
+
+// The instruction set the kernels run with, read once (cpuid): AVX-512 (x86-64-v4: F, VL, BW, DQ),
+// AVX2 + FMA (x86-64-v3), else the baseline; always the baseline where the clones are off.
+enum class Isa { base, v3, v4 };
+Isa isa();
+
+// Runs f((V *)nullptr), a generic lambda marked always_inline, compiled for the CPU's instruction
+// set with V its register's vector: v16 on x86-64-v4, v8 on x86-64-v3 and the baseline. A loop
+// written over V is thus never compiled for a target whose registers are narrower than V: GCC keeps
+// arrays of such vectors in memory and moves them through general registers (16-float vectors on
+// AVX2: rlx's GEMM ran 4-10x slower than with 8-float ones). Thread-safe: f runs on the caller.
+#ifdef RLX_KERNEL_HAS_CLONES
+template <class F>
+__attribute__((target("arch=x86-64-v4"))) void lanes_v4(F &f) {
+  f((v16 *)nullptr);
+}
+template <class F>
+__attribute__((target("arch=x86-64-v3"))) void lanes_v3(F &f) {
+  f((v8 *)nullptr);
+}
+#endif
+template <class F>
+void with_lanes(F &&f) {
+#ifdef RLX_KERNEL_HAS_CLONES
+  if (isa() == Isa::v4) return lanes_v4(f);
+  if (isa() == Isa::v3) return lanes_v3(f);
+#endif
+  f((v8 *)nullptr);
+}
+
 // Threads the pool runs work on, the caller included: RLX_NUM_THREADS when set to a positive
 // integer, else the CPUs this process may run on (sched_getaffinity). Read once.
 int num_threads();
