@@ -38,6 +38,7 @@ FAMILIES = [
     ("rlx GEMM conv / matmul (patches, tile buffers, packing, epilogue)", r"librlx.*(gemm_conv|implicit_conv|GemmConv|im2col|"
                                                                         r"tile_buffer|tile_offsets|copy_rows|deinterleave|"
                                                                         r"Matmul|matmul|pack_b|PackRhs|epilogue)"),
+    ("rlx Winograd transforms", r"librlx.*(input_channel|output_channel|input_rows|output_rows)"),
     ("rlx pooling", r"librlx.*(pool_row|Pool2d|::pool\()"),
     ("rlx resize", r"librlx.*(resize_row|combine_rows|Resize2d|::resize\()"),
     ("rlx attention", r"librlx.*(Attention|attention|softmax_block)"),

@@ -69,8 +69,8 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return a <= 0 ? 0 : (a - 1) / b 
 // Floats per panel of the patches: K rows and a slack row for the stores past a segment.
 inline int64_t panel_stride(int64_t K) { return (K + 1) * NR; }
 
-// d0[j] = t[2 j], d1[j] = t[2 j + 1] (d1 may be null: the even floats only) for j < n (the two
-// phases of a stride-2 row): whole vectors deinterleaved by shuffles.
+// d0[j] = t[2 j], d1[j] = t[2 j + 1] for j < n (the two phases of a stride-2 row): whole vectors
+// deinterleaved by shuffles.
 void deinterleave2(const float *t, int64_t n, float *d0, float *d1) {
   with_lanes([&](auto *lane) __attribute__((always_inline)) {
     using V = std::remove_pointer_t<decltype(lane)>;
@@ -79,12 +79,9 @@ void deinterleave2(const float *t, int64_t n, float *d0, float *d1) {
       V ev, od;
       deinterleave(t + 2 * j, &ev, &od);
       std::memcpy(d0 + j, &ev, sizeof ev);
-      if (d1) std::memcpy(d1 + j, &od, sizeof od);
+      std::memcpy(d1 + j, &od, sizeof od);
     }
-    for (; j < n; j++) {
-      d0[j] = t[2 * j];
-      if (d1) d1[j] = t[2 * j + 1];
-    }
+    for (; j < n; j++) d0[j] = t[2 * j], d1[j] = t[2 * j + 1];
   });
 }
 
@@ -122,10 +119,15 @@ void im2col_panels(const Geom &g, const float *x, int64_t p0, int64_t n, const f
       const float *src = xc + iy * g.W + sg.ix0 + kx * g.dw;
       int64_t lo = span[2 * (i * g.kw + kx)], hi = span[2 * (i * g.kw + kx) + 1];
       if (lo == 0 && hi > 0 && (sw == 1 || sw == 2) && xe - src >= NR * sw) {
-        if (sw == 1)
+        if (sw == 1) {
           std::memcpy(dst, src, NR * sizeof(float));
-        else
-          deinterleave2(src, NR, dst, nullptr);
+        } else {  // 8-float vectors: native with AVX2 and AVX-512 (this function's clones)
+          for (int h = 0; h < 2; h++) {
+            v8 ev, od;
+            deinterleave(src + 16 * h, &ev, &od);
+            std::memcpy(dst + 8 * h, &ev, sizeof ev);
+          }
+        }
         for (int64_t j = hi; j < len; j++) dst[j] = 0.f;
         continue;
       }

@@ -29,18 +29,15 @@
 
 namespace rlx_kernels {
 
-Isa isa() {
-  static const Isa i = [] {
+Isa detect_isa() {
 #ifdef RLX_KERNEL_HAS_CLONES
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq"))
-      return Isa::v4;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::v3;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq"))
+    return Isa::v4;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::v3;
 #endif
-    return Isa::base;
-  }();
-  return i;
+  return Isa::base;
 }
 
 int num_threads() {

@@ -65,7 +65,11 @@ __attribute__((always_inline)) inline void deinterleave(const float *p, V *ev, V
 // The instruction set the kernels run with, read once (cpuid): AVX-512 (x86-64-v4: F, VL, BW, DQ),
 // AVX2 + FMA (x86-64-v3), else the baseline; always the baseline where the clones are off.
 enum class Isa { base, v3, v4 };
-Isa isa();
+Isa detect_isa();
+inline Isa isa() {
+  static const Isa i = detect_isa();
+  return i;
+}
 
 // Runs f((V *)nullptr), a generic lambda marked always_inline, compiled for the CPU's instruction
 // set with V its register's vector: v16 on x86-64-v4, v8 on x86-64-v3 and the baseline. A loop
