@@ -390,15 +390,13 @@ class Softmax : public CpuKernel {
 // y[i] = act(x[i] + bias) a vector at a time (NONE: the sum), the loop body written out per kind,
 // on the CPU's vectors (kernels.h with_lanes). max / min keep a NaN in their first operand, as
 // std::max / std::min do.
+bool piecewise_linear(const Act &act) {
+  return act.kind == RLX_MX_ACT_NONE || act.kind == RLX_MX_ACT_RELU || act.kind == RLX_MX_ACT_CLIP ||
+         act.kind == RLX_MX_ACT_HARD_SIGMOID || act.kind == RLX_MX_ACT_HARD_SWISH;
+}
+
 bool bias_act_copy(const Act &act, float bias, const float *x, float *y, int64_t n) {
-  switch (act.kind) {
-    case RLX_MX_ACT_NONE:
-    case RLX_MX_ACT_RELU:
-    case RLX_MX_ACT_CLIP:
-    case RLX_MX_ACT_HARD_SIGMOID:
-    case RLX_MX_ACT_HARD_SWISH: break;
-    default: return false;
-  }
+  if (!piecewise_linear(act)) return false;
   with_lanes([&](auto *lane) __attribute__((always_inline)) {
     using V = std::remove_pointer_t<decltype(lane)>;
     constexpr int W = lanes<V>;

@@ -62,6 +62,15 @@ struct Plan {
 #define store(p, v) ({ auto w_ = (v); std::memcpy((p), &w_, sizeof w_); })
 inline int64_t up16(int64_t n) { return (n + 15) / 16 * 16; }
 
+// step((V *)nullptr, t) for the tiles t .. t + lanes<V> of a row of TW: V = VW, a row's last 1-8
+// tiles on 8.
+template <class VW, class F>
+__attribute__((always_inline)) inline void for_tiles(int64_t TW, F &&step) {
+  int64_t t = 0;
+  for (; t + 8 < TW; t += lanes<VW>) step((VW *)nullptr, t);
+  if (t < TW) step((v8 *)nullptr, t);
+}
+
 // V's rows for channel c and tile rows ty0 .. ty0 + rb - 1 of image x: each input row
 // (zero outside x) split once into its even and odd columns (E, O: padded column j holds input
 // column j - pw), then per tile row ty the rows 2 ty - ph + i combined by B^T and the columns by B:
@@ -106,7 +115,7 @@ __attribute__((always_inline)) inline void input_rows(const Plan &p, const float
   for (int64_t r = 0; r < rb; r++) {
     const float *e[4], *o[4];
     for (int i = 0; i < 4; i++) e[i] = eo.data() + 2 * (2 * r + i) * S, o[i] = e[i] + S;
-    // tiles t .. t + lanes of V's vector type (16, then 8 for a row's last 1-8 tiles)
+    // tiles t .. t + lanes<V> (for_tiles)
     auto step = [&](auto *lanes, int64_t t) __attribute__((always_inline)) {
       using V = std::remove_pointer_t<decltype(lanes)>;
       // B^T over the rows at columns t and t + 1 (tile tx's left and right halves)
@@ -127,9 +136,7 @@ __attribute__((always_inline)) inline void input_rows(const Plan &p, const float
         store(v + (4 * k + 3) * CT, O0[k] - O1[k]);
       }
     };
-    int64_t t = 0;
-    for (; t + 8 < TW; t += lanes<VW>) step((VW *)nullptr, t);
-    if (t < TW) step((v8 *)nullptr, t);
+    for_tiles<VW>(TW, step);
   }
   for (int xi = 0; xi < 16; xi++) std::fill(vc + xi * CT + rb * TW, vc + xi * CT + Tq, 0.f);
 }
@@ -162,7 +169,7 @@ template <class VW>
 __attribute__((always_inline)) inline void output_rows(const Plan &p, const float *M, int64_t o, int64_t ty0, int64_t rb, float bias,
                                                        const Act &act, bool pool, float *y) {
   const int64_t TW = p.TW, CT = p.Co * p.Tp, PH = p.OH / 2, PW = p.OW / 2;
-  const bool linear = bias_act_copy(act, 0.f, nullptr, nullptr, 0);  // (n = 0: whether act is piecewise linear)
+  const bool linear = piecewise_linear(act);
   thread_local std::vector<float> out;
   out.resize(4 * up16(TW));
   float *q[2] = {out.data(), out.data() + 2 * up16(TW)};  // two output rows, interleaved tiles
@@ -171,7 +178,7 @@ __attribute__((always_inline)) inline void output_rows(const Plan &p, const floa
   for (int64_t r = 0; r < rb; r++) {
     if (pool && ty0 + r >= PH) break;
     const float *m = M + o * p.Tp + r * TW;
-    // tiles t .. t + lanes of V's vector type (16, then 8 for a row's last 1-8 tiles)
+    // tiles t .. t + lanes<V> (for_tiles)
     auto step = [&](auto *lanes, int64_t t) __attribute__((always_inline)) {
       using V = std::remove_pointer_t<decltype(lanes)>;
       // A^T over the rows (xi = 4 i + j): s0_j = m0j + m1j + m2j, s1_j = m1j - m2j - m3j; then A
@@ -198,9 +205,7 @@ __attribute__((always_inline)) inline void output_rows(const Plan &p, const floa
         }
       }
     };
-    int64_t t = 0;
-    for (; t + 8 < TW; t += lanes<VW>) step((VW *)nullptr, t);
-    if (t < TW) step((v8 *)nullptr, t);
+    for_tiles<VW>(TW, step);
     if (pool) {
       float *yr = y + (o * PH + ty0 + r) * PW;
       bool mono = monotone(act);

@@ -294,8 +294,12 @@ void winograd_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t Co, int64
 // Applies act to acc[0..n) in place (float).
 void apply_act(const Act &act, float *acc, int64_t n);
 
-// y[i] = act(x[i] + bias) for i < n (y may be x) when act is piecewise linear (NONE, RELU, CLIP,
-// HARD_SIGMOID, HARD_SWISH) and true; else false, y untouched. One pass: a kernel's copy-out.
+// Whether act is piecewise linear (NONE, RELU, CLIP, HARD_SIGMOID, HARD_SWISH): the ones
+// bias_act_copy applies.
+bool piecewise_linear(const Act &act);
+
+// y[i] = act(x[i] + bias) for i < n (y may be x) when act is piecewise linear and true; else
+// false, y untouched. One pass: a kernel's copy-out.
 bool bias_act_copy(const Act &act, float bias, const float *x, float *y, int64_t n);
 
 // FusedSwiGLU's rows r0..r1 of x [rows, 2 n] (gate and up halves side by side, gate first or
