@@ -24,10 +24,18 @@
 #include "mlx/shim/shim_impl.h"
 
 // Multi-versioning of a hot loop: an AVX2/FMA clone (x86-64-v3) beside the baseline, picked at
-// load time (RLX_KERNEL_CLONES_512: an AVX-512 one (x86-64-v4) too). Off under ASan and TSan: they
+// load time (RLX_KERNEL_CLONES_512: an AVX-512 one (x86-64-v4) too). Off under ASan and TSan (GCC or
+// Clang: the fuzz build compiles each kernel once instead of three times): they
 // instrument the clones' IFUNC resolver, which the dynamic loader runs before their runtime is set
 // up (TSan: a segfault at load).
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)  // GCC
+#define RLX_KERNEL_SANITIZED 1
+#elif defined(__has_feature)  // Clang (scripts/fuzz.sh)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RLX_KERNEL_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(RLX_KERNEL_SANITIZED)
 #define RLX_KERNEL_HAS_CLONES 1
 #define RLX_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #define RLX_KERNEL_CLONES_512 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
