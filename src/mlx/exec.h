@@ -36,7 +36,7 @@ typedef struct exec_input {
   size_t feed;          /* output that becomes `dev` after each run, or RLX_NO_FEED */
   bool donate;          /* `dev` is given to the run that reads it (rlx_executable_set_handle_donation) */
   bool scatter_only;    /* read by one node only, a ScatterElements without reduction, as its data */
-  bool attention_reads; /* ... whose result is read only by Attentions (as k or v) and graph outputs */
+  bool attention_reads; /* ... whose result is read only by Attentions (as k or v, heads first) and graph outputs */
   /* this run's source (when `given`): a device array `arr`, else host bytes `data` (NULL for an
    * empty tensor), of type `type` */
   bool given;

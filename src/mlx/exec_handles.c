@@ -88,10 +88,16 @@ rlx_status *rlx_exec_inplace_init(rlx_executable *ex) {
     const char *red = reader ? rlx_node_s(reader, "reduction") : NULL;
     ex->in[i].scatter_only = reads == 1 && reader && reader->op == RLX_OP_SCATTER_ELEMENTS && reader->in[0] == v &&
                              (!red || !strcmp(red, "none"));
-    bool att = ex->in[i].scatter_only;
+    /* read by Attentions as their k or v, heads first ([B, Hkv, C, D], the cache as it is): a cache
+     * of packed heads ([B, C, Hkv * D]) reaches rlx's GPU attention kernel as a transposed view,
+     * which MLX copies inside the kernel's evaluation (ensure_row_contiguous) in a CUDA graph node of
+     * its own that reads no marker, so on an H100 that copy ran before the write (every decode
+     * row wrong; unit.test_executable_async test_inplace_kv_pair, fine with MLX_USE_CUDA_GRAPHS=0) */
+    bool att = ex->in[i].scatter_only && g->types[v].rank == 4;
     for (size_t k = 0; att && k < g->n_nodes; k++)
       for (uint32_t j = 0; j < g->nodes[k].n_in; j++)
-        att &= g->nodes[k].in[j] != reader->out0 || (g->nodes[k].op == RLX_OP_ATTENTION && (j == 1 || j == 2));
+        att &= g->nodes[k].in[j] != reader->out0 ||
+               (g->nodes[k].op == RLX_OP_ATTENTION && (j == 1 || j == 2) && g->types[g->nodes[k].in[0]].rank == 4);
     ex->in[i].attention_reads = att;
   }
   return NULL;
@@ -100,9 +106,9 @@ rlx_status *rlx_exec_inplace_init(rlx_executable *ex) {
 static bool inplace_ok(const rlx_executable *ex, size_t i) {
   const exec_input *in = &ex->in[i];
   const rlx_graph *g = ex->g;
-  /* On a GPU only for a cache read by Attentions: MLX's CUDA graph orders a reader after the write
-   * only if it reads the write's marker, which rlx's attention lowering passes (shim.h,
-   * rlx_mx_put_along_axis_inplace) */
+  /* On a GPU only for a cache read by Attentions, heads first (rlx_exec_inplace_init): MLX's CUDA
+   * graph orders a reader after the write only if it reads the write's marker, which rlx's attention
+   * lowering passes (shim.h, rlx_mx_put_along_axis_inplace) */
   if ((ex->device != RLX_DEVICE_CPU && !in->attention_reads) || ex->mode == RLX_MODE_EAGER || !in->scatter_only || !in->donate ||
       in->feed == RLX_NO_FEED || rlx_exec_reads_back(ex, in->feed))
     return false;

@@ -250,12 +250,115 @@ static void test_inplace_cache_pipelined(void **state) {
   rlx_graph_free(g);
 }
 
+/* A layer's K and V caches written in place by two ScatterElements of one index array and read by
+ * an Attention, as an LLM decode step: C = 6 positions, 4 query heads over 2 KV heads of 4 dims, one query per run at position k,
+ * runs committed two at a time and each sync reading the oldest run's attention output against the
+ * closed form computed here from the rows written so far. Both cache layouts of rlx_llm: positions
+ * first [1, C, Hkv*D] (scatter axis 1, the CPU's) and heads first [1, Hkv, C, D] (axis 2, a GPU's);
+ * on the CPU and, where there is one, the GPU; every mode. The caches are read back at the end. On
+ * a GPU the positions-first caches are not written in place (exec_handles.c): written in place,
+ * every run's attention output was wrong there on an H100 (2026-12-07; the write raced MLX's copy
+ * of the transposed view). */
+static void test_inplace_kv_pair(void **state) {
+  (void)state;
+  enum { C = 6, H = 4, HKV = 2, D = 4 };
+  static float qv[C][H * D], kv[C][HKV * D], vv[C][HKV * D], want[C][H * D];
+  for (int p = 0; p < C; p++) {
+    for (int i = 0; i < H * D; i++) qv[p][i] = (float)(((p * 7 + i * 3) % 11) - 5) * 0.125f;
+    for (int i = 0; i < HKV * D; i++) {
+      kv[p][i] = (float)(((p * 5 + i * 7) % 13) - 6) * 0.1f;
+      vv[p][i] = (float)(((p * 3 + i * 5) % 9) - 4) * 0.25f;
+    }
+    for (int h = 0; h < H; h++) { /* query head h reads kv head h / 2 over positions 0..p */
+      int kh = h / (H / HKV);
+      double sc[C], mx = -1e300, sum = 0;
+      for (int c = 0; c <= p; c++) {
+        sc[c] = 0;
+        for (int d = 0; d < D; d++) sc[c] += (double)qv[p][h * D + d] * kv[c][kh * D + d];
+        sc[c] *= 0.5; /* 1 / sqrt(D) */
+        mx = sc[c] > mx ? sc[c] : mx;
+      }
+      for (int c = 0; c <= p; c++) sum += sc[c] = exp(sc[c] - mx);
+      for (int d = 0; d < D; d++) {
+        double y = 0;
+        for (int c = 0; c <= p; c++) y += sc[c] / sum * vv[c][kh * D + d];
+        want[p][h * D + d] = (float)y;
+      }
+    }
+  }
+  for (int heads_first = 0; heads_first < 2; heads_first++) {
+    rlx_graph *g;
+    OK(rlx_graph_create(&g));
+    int rank = heads_first ? 4 : 3, axis = heads_first ? 2 : 1;
+    const int64_t *cdims = heads_first ? DIMS(1, HKV, C, D) : DIMS(1, C, HKV * D), *udims = heads_first ? DIMS(1, HKV, 1, D) : DIMS(1, 1, HKV * D);
+    const int64_t *qdims = heads_first ? DIMS(1, H, 1, D) : DIMS(1, 1, H * D);
+    rlx_value kc = g_input(g, "k", RLX_DTYPE_F32, rank, cdims), vc = g_input(g, "v", RLX_DTYPE_F32, rank, cdims);
+    rlx_value rows = g_input(g, "rows", RLX_DTYPE_I32, rank, udims), q = g_input(g, "q", RLX_DTYPE_F32, rank, qdims);
+    rlx_value nk = g_input(g, "nk", RLX_DTYPE_F32, rank, udims), nv = g_input(g, "nv", RLX_DTYPE_F32, rank, udims);
+    rlx_value mask = g_input(g, "mask", RLX_DTYPE_F32, 2, DIMS(1, C));
+    rlx_attr ax = RLX_ATTR_I("axis", axis);
+    rlx_value k2 = g_op(g, RLX_OP_SCATTER_ELEMENTS, 3, VALS(kc, rows, nk), 1, &ax);
+    rlx_value v2 = g_op(g, RLX_OP_SCATTER_ELEMENTS, 3, VALS(vc, rows, nv), 1, &ax);
+    rlx_value y = g_op(g, RLX_OP_ATTENTION, 4, VALS(q, k2, v2, mask), 3,
+                       (rlx_attr[]){RLX_ATTR_I("num_heads", H), RLX_ATTR_I("num_kv_heads", HKV), RLX_ATTR_S("mask", "bias")});
+    OK(rlx_graph_set_outputs(g, 3, VALS(y, k2, v2)));
+    float zero[C * HKV * D] = {0};
+    rlx_tensor *z = tf32(rank, cdims, zero);
+    for (int dev = 0; dev < (rlx_gpu_available() ? 2 : 1); dev++)
+      for (size_t m = 0; m < LEN(all_modes); m++) {
+        rlx_executable *ex = NULL;
+        OK(rlx_executable_create(g, dev ? RLX_DEVICE_GPU : RLX_DEVICE_CPU, all_modes[m], &ex));
+        for (int j = 0; j < 2; j++) {
+          const char *nm = j ? "v" : "k";
+          OK(rlx_executable_bind_device_handle(ex, nm, z));
+          OK(rlx_executable_set_handle_feed(ex, nm, 1 + (size_t)j));
+          OK(rlx_executable_set_handle_donation(ex, nm, true));
+        }
+        OK(rlx_executable_set_max_pending(ex, 2));
+        for (int p = 0; p <= C; p++) {
+          if (p < C) { /* commit run p, then read run p - 1 */
+            int32_t rv[HKV * D];
+            float mv[C], qh[H * D], kh[HKV * D], vh[HKV * D];
+            for (int i = 0; i < HKV * D; i++) rv[i] = p;
+            for (int c = 0; c < C; c++) mv[c] = c <= p ? 0.0f : -INFINITY;
+            /* heads first: the same values, [H, 1, D] is [H * D] */
+            memcpy(qh, qv[p], sizeof qh), memcpy(kh, kv[p], sizeof kh), memcpy(vh, vv[p], sizeof vh);
+            rlx_tensor *in[5] = {tensor(RLX_DTYPE_I32, rank, udims, rv), tf32(rank, qdims, qh), tf32(rank, udims, kh), tf32(rank, udims, vh),
+                                 tf32(2, DIMS(1, C), mv)};
+            OK(rlx_executable_commit(ex, 5, (const char *const[]){"rows", "q", "nk", "nv", "mask"}, in));
+            for (int i = 0; i < 5; i++) rlx_tensor_free(in[i]);
+          }
+          if (p == 0) continue;
+          rlx_tensor *outs[3] = {0};
+          OK(rlx_executable_sync(ex, 3, outs));
+          expect_f32(outs[0], rank, qdims, want[p - 1], 1e-5);
+          for (int i = 0; i < 3; i++) rlx_tensor_free(outs[i]);
+        }
+        for (int j = 0; j < 2; j++) {
+          float full[C * HKV * D];
+          for (int c = 0; c < C; c++)
+            for (int h = 0; h < HKV; h++)
+              for (int d = 0; d < D; d++)
+                full[heads_first ? (h * C + c) * D + d : (c * HKV + h) * D + d] = (j ? vv : kv)[c][h * D + d];
+          rlx_tensor *now = NULL;
+          OK(rlx_executable_read_handle(ex, j ? "v" : "k", &now));
+          expect_f32(now, rank, cdims, full, 0);
+          rlx_tensor_free(now);
+        }
+        rlx_executable_free(ex);
+      }
+    rlx_tensor_free(z);
+    rlx_graph_free(g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_commit_then_sync),
       cmocka_unit_test(test_commits_chain_through_feeds),
       cmocka_unit_test(test_pipelined_commits),
       cmocka_unit_test(test_inplace_cache_pipelined),
+      cmocka_unit_test(test_inplace_kv_pair),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,10 @@
 // and the result is x made to depend on it (mx::depends: x's buffer, no kernel of its own). A reader
 // of that result gets no graph edge from the write through x's buffer: it must also read the
 // marker. rlx's decode attention kernel takes the markers of its k and v as inputs
-// (kernel_attention_cuda.cpp); any other reader is ordered by rlx_mx_after_writes. The executable
-// writes in place on a GPU only where every reader of the written cache is an Attention
+// (kernel_attention_cuda.cpp); any other reader is ordered by rlx_mx_after_writes. But a copy MLX
+// makes inside a reader's evaluation (a source kernel's ensure_row_contiguous of a transposed
+// view) is a graph node of its own that reads no marker: the executable writes in place on a GPU
+// only where every reader of the written cache is an Attention taking it heads first, as it is
 // (exec_handles.c).
 #include <cstring>
 
