@@ -88,16 +88,16 @@ rlx_status *rlx_exec_inplace_init(rlx_executable *ex) {
     const char *red = reader ? rlx_node_s(reader, "reduction") : NULL;
     ex->in[i].scatter_only = reads == 1 && reader && reader->op == RLX_OP_SCATTER_ELEMENTS && reader->in[0] == v &&
                              (!red || !strcmp(red, "none"));
-    /* read by Attentions as their k or v, heads first ([B, Hkv, C, D], the cache as it is): a cache
-     * of packed heads ([B, C, Hkv * D]) reaches rlx's GPU attention kernel as a transposed view,
-     * which MLX copies inside the kernel's evaluation (ensure_row_contiguous) in a CUDA graph node of
-     * its own that reads no marker, so on an H100 that copy ran before the write (every decode
-     * row wrong; unit.test_executable_async test_inplace_kv_pair, fine with MLX_USE_CUDA_GRAPHS=0) */
+    /* read by Attentions as their k or v, heads first ([B, Hkv, C, D]: rank 4, and then so is every
+     * reading Attention's q): a cache of packed heads ([B, C, Hkv * D]) reaches rlx's GPU attention
+     * kernel as a transposed view, which MLX copies inside the kernel's evaluation
+     * (ensure_row_contiguous) in a CUDA graph node of its own that reads no marker, so on an H100
+     * that copy ran before the write (every decode row wrong; unit.test_executable_async
+     * test_inplace_kv_pair, fine with MLX_USE_CUDA_GRAPHS=0) */
     bool att = ex->in[i].scatter_only && g->types[v].rank == 4;
     for (size_t k = 0; att && k < g->n_nodes; k++)
       for (uint32_t j = 0; j < g->nodes[k].n_in; j++)
-        att &= g->nodes[k].in[j] != reader->out0 ||
-               (g->nodes[k].op == RLX_OP_ATTENTION && (j == 1 || j == 2) && g->types[g->nodes[k].in[0]].rank == 4);
+        att &= g->nodes[k].in[j] != reader->out0 || (g->nodes[k].op == RLX_OP_ATTENTION && (j == 1 || j == 2));
     ex->in[i].attention_reads = att;
   }
   return NULL;

@@ -251,8 +251,8 @@ static void test_inplace_cache_pipelined(void **state) {
 }
 
 /* A layer's K and V caches written in place by two ScatterElements of one index array and read by
- * an Attention, as an LLM decode step: C = 6 positions, 4 query heads over 2 KV heads of 4 dims, one query per run at position k,
- * runs committed two at a time and each sync reading the oldest run's attention output against the
+ * an Attention, as an LLM decode step: C = 6 positions, 4 query heads over 2 KV heads of 4 dims,
+ * one query per run at position p, runs committed two at a time and each sync reading the oldest run's attention output against the
  * closed form computed here from the rows written so far. Both cache layouts of rlx_llm: positions
  * first [1, C, Hkv*D] (scatter axis 1, the CPU's) and heads first [1, Hkv, C, D] (axis 2, a GPU's);
  * on the CPU and, where there is one, the GPU; every mode. The caches are read back at the end. On

@@ -78,9 +78,9 @@ RLX_ERF_LANES(__m128, 4, Sleef_expf4_u10)
 // VRCP14PS, relative error < 2^-14; AVX's VRCPPS, < 1.5 2^-12: Intel's SDM) and one Newton step
 // r (2 - d r) (the error squared: < 2^-28, or 1.4e-7 with AVX2: sigmoid and SiLU within 3.3 ulp
 // of float64 over [-87, 100]; where 1 / d is below FLT_MIN the estimate is 0), 1 / inf = 0, in
-// place of a division (VDIVPS: on Zen 3 the SiLU after YOLOv8n's convolutions spent
-// 80% of its time waiting for it, 5% of the model's). A build by clang (the fuzz targets'), which
-// ignores the GCC target pragmas below, divides.
+// place of a division (VDIVPS: on Zen 3 the SiLU after YOLOv8n's convolutions spent 80% of its
+// time waiting for it, 5% of the model's). A build by clang (the fuzz targets'), which ignores the
+// GCC target pragmas below, divides.
 #if defined(__clang__)
 #define RLX_RECIP_avx2(d) (1.f / (d))
 #define RLX_RECIP_avx512f(d) (1.f / (d))
