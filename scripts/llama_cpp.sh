@@ -6,7 +6,10 @@
 #   scripts/llama_cpp.sh --installed  prints the oracle's path if it is built, else nothing (exit 1)
 # Cache: $RLX_LLAMA_CPP_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/rlx/llama.cpp)/<version>/{lib,include,bin},
 # outside the clone, so fresh clones on one machine (CI) share it. Only libllama
-# and ggml's CPU backend are built (Release; no tests, tools, examples, server, BLAS), with -j$(nproc).
+# and ggml's CPU backend are built (Release; no tests, tools, examples, server, BLAS), with -j$(nproc),
+# for this machine's CPU (-march=native) without AMX: on an Intel Xeon VM with AMX-INT8 ggml's AMX
+# matmul (ggml_backend_amx_mul_mat) crashed with SIGSEGV on Q8_0 weights (test_llama_cpp.py's
+# llama-q8_0). The cache is rebuilt when these settings change (.built holds them).
 # The oracle program is recompiled whenever its source changes (a second).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,7 +23,11 @@ if [ "${1:-}" = --installed ]; then
   exit 1
 fi
 
-if [ ! -f "$cache/.built" ]; then
+# ggml's own -march=native (GGML_NATIVE) would turn AMX on; its per-extension options off, the
+# compiler flags below choose the instructions
+arch="-march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+config="GGML_NATIVE=OFF $arch"
+if [ "$(cat "$cache/.built" 2>/dev/null)" != "$config" ]; then
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   start=$(date +%s)
@@ -32,11 +39,14 @@ if [ ! -f "$cache/.built" ]; then
   cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF \
-    -DLLAMA_CURL=OFF -DGGML_BLAS=OFF -DGGML_NATIVE=ON "-DCMAKE_INSTALL_PREFIX=$cache" >/dev/null
+    -DLLAMA_CURL=OFF -DGGML_BLAS=OFF -DGGML_NATIVE=OFF -DGGML_SSE42=OFF -DGGML_AVX=OFF -DGGML_AVX2=OFF \
+    -DGGML_BMI2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF "-DCMAKE_C_FLAGS=$arch" "-DCMAKE_CXX_FLAGS=$arch" \
+    "-DCMAKE_INSTALL_PREFIX=$cache" >/dev/null
   nice -n 10 cmake --build "$work/build" --target llama -j "$(nproc)" >&2
   cmake --install "$work/build" --component Unspecified >/dev/null 2>&1 || cmake --install "$work/build" >/dev/null
   echo "llama_cpp: built in $(( $(date +%s) - start )) s" >&2
-  touch "$cache/.built"
+  echo "$config" > "$cache/.built"
+  rm -f "$bin"  # relinked below against the new libraries
 fi
 
 lib=$cache/lib

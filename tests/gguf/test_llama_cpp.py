@@ -66,7 +66,7 @@ failures = []
 def llama_cpp(*args, **kw):
     p = subprocess.run([oracle] + [str(a) for a in args], capture_output=True, text=True, timeout=600, **kw)
     if p.returncode:
-        raise RuntimeError(f"llama_cpp_oracle {args[0]}: {p.stderr.strip()}")
+        raise RuntimeError(f"llama_cpp_oracle {args[0]}: exit status {p.returncode} {p.stderr.strip()}")
     return p.stdout
 
 
