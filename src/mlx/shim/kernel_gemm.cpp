@@ -21,8 +21,13 @@
 // 8 rows with AVX-512, else 6 (12 of AVX2's 16 registers). More rows would not pay: the rows of A
 // are read in place, and rows K floats apart with K a multiple of 1024 fall into one L1 set (8
 // ways); BERT's K = 3072 product ran at 75% of its 6-row speed with 12 (kernel alone, one thread).
-// A right operand read in place (convolutions without patches) takes 32 columns a call with AVX-512
-// (8 x 32: 16 accumulators, two vectors per row of B, half the broadcasts of A per multiply-add).
+// With AVX-512 a call takes several vectors per row of B, so that one broadcast of A feeds several
+// multiply-adds and enough accumulators are in flight to cover the multiply-add's latency (two
+// 512-bit FMA units x 4 cycles: 8 x 16 left half of them idle on an Intel Xeon with AVX-512, where a
+// standalone loop in L1 ran 8 x 16 at 75 GMAC/s, 8 x 32 at 87-90 and 8 x 48 / 12 x 32 at 95):
+// packed panels 48 columns a call (8 x 48: three panels, 24 accumulators; BERT-base on one thread
+// 246 -> 189 ms a run with the prefetch below, GPT-2 -> 0.75x), a right operand read in place
+// (convolutions without patches) 32 (8 x 32).
 // The last 1-4 columns of C are dot products instead (narrow_dots, narrow_at8), not a 16-lane
 // panel. A block of C is swept in KC-deep slices of K (a KC x 16 panel slice stays in L1 while
 // every row block uses it) and MC-row blocks of A (an MC x KC block stays in L2 while every panel
@@ -56,21 +61,25 @@ constexpr int64_t KC = 256, MC = 144;  // MC: a multiple of 6 and 8
 // Rows per micro-kernel call: 8 with AVX-512, else 6.
 int rows_per_call() { return isa() == Isa::v4 ? 8 : 6; }
 
-// A slice of the right operand, row k's 16 floats at row(k): a packed panel (aligned), or rows read
+// A slice of the right operand, row k's 16 floats at row(k) and its float at column col (0..47) at
+// at(k, col): packed panels (aligned; column col in panel col / 16, ps floats apart), or rows read
 // in place at offsets (no alignment).
 struct Panel {
   const float *p;
+  int64_t ps;
   const float *row(int64_t k) const { return p + k * NR; }
+  const float *at(int64_t k, int col) const { return p + col / NR * ps + k * NR + col % NR; }
 };
 struct Offsets {
   const float *p;
   const int32_t *off;
   const float *row(int64_t k) const { return p + off[k]; }
+  const float *at(int64_t k, int col) const { return p + off[k] + col; }
 };
 
 // C[R, nr] (row stride ldc) = (first ? 0 : C) + A[R, kc] @ B[kc, NV * 16] for a slice B of the
-// right operand (Panel or Offsets; NV = 2 reads a row's 32 floats at row(k), Offsets only; nr is
-// then 32), a row of B's slice in vectors V; A[r, k] at a[r * lda + k], or a[k * lda + r] when AT.
+// right operand (Panel or Offsets; NV > 1 reads a row's NV * 16 floats, NV panels' rows when
+// packed; nr is then NV * 16), a row of B's slice in vectors V; A[r, k] at a[r * lda + k], or a[k * lda + r] when AT.
 // Two vectors per row of B halve the broadcasts of A per multiply-add: with AVX-512's 32 registers,
 // 8 x 32 holds 16 accumulators.
 template <int R, bool AT, int NV, class V, class Rows>
@@ -82,17 +91,30 @@ __attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int
   for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
     for (int h = 0; h < H; h++) acc[h][r] = V{};
+  // !AT: rows r and r + 4 of A at a0 and a4 plus 0, 1, 2 or 3 row strides (s1, 2 s1, s3 bytes),
+  // each an x86 addressing mode of four registers: a[r * lda + k] for 8 rows would take a
+  // register per row, which GCC spilled to the stack inside this loop (AVX-512, 8 x 32)
+  const char *a0 = reinterpret_cast<const char *>(a), *a4 = a0 + 4 * lda * (int64_t)sizeof(float);
+  const int64_t s1 = lda * (int64_t)sizeof(float), s3 = 3 * s1;
+  auto a_at = [&](int r) __attribute__((always_inline)) {
+    const char *base = r < 4 ? a0 : a4;
+    const char *p = r % 4 == 0 ? base : r % 4 == 1 ? base + s1 : r % 4 == 2 ? base + 2 * s1 : base + s3;
+    float v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
   for (int64_t k = 0; k < kc; k++) {
-    const float *bk = b.row(k);
     V bv[H];
 #pragma GCC unroll 4
-    for (int h = 0; h < H; h++) std::memcpy(&bv[h], bk + h * W, sizeof(V));
+    for (int h = 0; h < H; h++) std::memcpy(&bv[h], b.at(k, h * W), sizeof(V));
 #pragma GCC unroll 16
     for (int r = 0; r < R; r++) {
-      float av = AT ? a[k * lda + r] : a[r * lda + k];
+      float av = AT ? a[k * lda + r] : a_at(r);
 #pragma GCC unroll 4
       for (int h = 0; h < H; h++) acc[h][r] += av * bv[h];
     }
+    a0 += sizeof(float);
+    a4 += sizeof(float);
   }
   if (nr == NV * NR) {
 #pragma GCC unroll 16
@@ -194,6 +216,8 @@ __attribute__((always_inline)) inline void narrow_at8(int64_t kc, const float *a
 template <bool AT, int NV, class V, class Slice>
 __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
                                                  Slice slice, float *c, int64_t ldc) {
+  // KC / NV deep: a slice of NV panels (NV * 16 KB) leaves room in L1 (32-48 KB) for the rows of A
+  constexpr int64_t kc_max = KC / NV;
   for (int64_t i0 = 0; i0 < m; i0 += MC) {
     int64_t i1 = std::min(m, i0 + MC);
     // The last nr <= kNarrow columns: by dot products along k (!AT: B's columns gathered once for
@@ -228,11 +252,20 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
       }
       return true;
     };
-    // rows i0..i1 of C[:, j..j + nr) += A[:, k0..k0 + kc) @ B's slice
-    auto rows = [&](int64_t j, int64_t k0, int64_t kc, bool wide, int64_t nr) __attribute__((always_inline)) {
+    // rows i0..i1 of C[:, j..j + nr) += A[:, k0..k0 + kc) @ B's slice; each row block also
+    // prefetches its share of the next slice's rows (pn panels of kn rows at next, none if pn = 0):
+    // a slice first comes from memory (a weight read once per run), and fetched by the first row
+    // block alone it stalls that block (128 x 768 @ 768 x 3072 with B cold, one thread: 62 -> 69
+    // GMAC/s in a standalone copy of this loop)
+    auto rows = [&](int64_t j, int64_t k0, int64_t kc, bool wide, int64_t nr, const auto &next, int pn, int64_t kn)
+                    __attribute__((always_inline)) {
       const auto b = slice(j, k0);
       if (nr <= kNarrow && narrow(b, j, k0, kc, nr)) return;
+      const int64_t blocks = (i1 - i0 + mr - 1) / mr;
       for (int64_t i = i0; i < i1; i += mr) {
+        const int64_t q = (i - i0) / mr;
+        for (int64_t l = kn * q / blocks, l1 = kn * (q + 1) / blocks; l < l1; l++)
+          for (int h = 0; h < pn; h++) __builtin_prefetch(next.at(l, h * NR), 0, 2);
         const float *ai = AT ? a + k0 * lda + i : a + i * lda + k0;
         float *ci = c + i * ldc + j;
         switch (std::min<int64_t>(mr, i1 - i)) {
@@ -251,24 +284,24 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
     // A block of C beyond L2 (1 MB: GPT-2's tied output projection, 128 rows x 12576 columns a
     // tile) whose rows of A fit in it (512 KB) is swept panel by panel, each through all of K (its
     // 144 x 16 floats stay in L1), not once per KC slice: C then leaves L2 once instead of once
-    // per slice (GPT-2 on one thread 364-384 -> 342-347 CPU ms a run)
-    if ((i1 - i0) * K <= ((int64_t)128 << 10) && (i1 - i0) * n > ((int64_t)256 << 10)) {
-      for (int64_t j = 0; j < n;) {
-        const bool wide = NV > 1 && j + NV * NR <= n;
-        int64_t nr = wide ? NV * NR : std::min(NR, n - j);
-        for (int64_t k0 = 0; k0 < K; k0 += KC) rows(j, k0, std::min(KC, K - k0), wide, nr);
-        j += nr;
+    // per slice (GPT-2 on one thread 364-384 -> 342-347 CPU ms a run). Either order steps through
+    // one call of rows (two inlined copies of the micro-kernels left GCC short of registers in
+    // one of them: row strides spilled to the stack inside the loop over k)
+    const bool by_panel = (i1 - i0) * K <= ((int64_t)128 << 10) && (i1 - i0) * n > ((int64_t)256 << 10);
+    auto width = [&](int64_t j) { return NV > 1 && j + NV * NR <= n ? NV * NR : std::min(NR, n - j); };
+    for (int64_t j = 0, k0 = 0;;) {
+      const int64_t nr = width(j);
+      // the slice after this one
+      int64_t jn = j, kn = k0;
+      if (by_panel ? (kn += kc_max) >= K : (jn += nr) >= n) {
+        if (by_panel) jn += nr, kn = 0; else jn = 0, kn += kc_max;
       }
-      continue;
-    }
-    for (int64_t k0 = 0; k0 < K; k0 += KC) {
-      int64_t kc = std::min(KC, K - k0);
-      for (int64_t j = 0; j < n;) {
-        const bool wide = NV > 1 && j + NV * NR <= n;
-        int64_t nr = wide ? NV * NR : std::min(NR, n - j);
-        rows(j, k0, kc, wide, nr);
-        j += nr;
-      }
+      const bool last = jn >= n || kn >= K;
+      const int64_t nrn = last ? 0 : width(jn);
+      rows(j, k0, std::min(kc_max, K - k0), nr > NR, nr, slice(last ? j : jn, last ? k0 : kn),
+           nrn > kNarrow ? (int)((nrn + NR - 1) / NR) : 0, last ? 0 : std::min(kc_max, K - kn));
+      if (last) break;
+      j = jn, k0 = kn;
     }
   }
 }
@@ -290,13 +323,14 @@ void gemm_rows_offsets(int mr, bool at, int64_t m, int64_t nv, int64_t K, const 
 
 void gemm_rows(int mr, bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda, const float *bp, int64_t ps,
                float *c, int64_t ldc) {
-  auto slice = [=](int64_t j, int64_t k0) { return Panel{bp + j / NR * ps + k0 * NR}; };
+  auto slice = [=](int64_t j, int64_t k0) { return Panel{bp + j / NR * ps + k0 * NR, ps}; };
   with_lanes([&](auto *lane) __attribute__((always_inline)) {
     using V = std::remove_pointer_t<decltype(lane)>;
+    constexpr int NV = lanes<V> == 16 ? 3 : 1;
     if (at)
-      block<true, 1, V>(mr, m, n, K, a, lda, slice, c, ldc);
+      block<true, NV, V>(mr, m, n, K, a, lda, slice, c, ldc);
     else
-      block<false, 1, V>(mr, m, n, K, a, lda, slice, c, ldc);
+      block<false, NV, V>(mr, m, n, K, a, lda, slice, c, ldc);
   });
 }
 

@@ -212,6 +212,11 @@ def conv_cases():
     yield conv_case("Conv2d_gemm_1x1_stride2", uni((1, 40, 17, 19)), uni((36, 40, 1, 1)), strides=[2, 2], atol=1e-4)
     yield conv_case("Conv2d_gemm_few_positions", uni((1, 96, 3, 3)), uni((200, 96, 3, 3)), uni((200,)),
                     pads=[1, 1, 1, 1], ref_check=False, atol=1e-4)
+    # more filters per group than positions (patches built once for all positions, shared by the
+    # threads): two panels of positions, batch 2, groups 2, stride 2; a 1x1 convolution
+    yield conv_case("Conv2d_gemm_shared_patches", uni((2, 32, 10, 9)), uni((96, 16, 3, 3)), uni((96,)), strides=[2, 2],
+                    pads=[1, 1, 1, 0], group=2, ref_check=False, atol=1e-4)
+    yield conv_case("Conv2d_gemm_shared_patches_1x1", uni((2, 64, 5, 5)), uni((80, 64, 1, 1)), uni((80,)), atol=1e-4)
     # at most 4 output positions per image: dot products of each weight row with the patches (1D
     # over a few frames as Silero VAD has them: taps in the padding, strides, batch 2; 2D maps of
     # 2 x 2 and 1 x 1; groups; contractions under 16 and not a multiple of 16)
