@@ -79,9 +79,9 @@ struct Offsets {
 
 // C[R, nr] (row stride ldc) = (first ? 0 : C) + A[R, kc] @ B[kc, NV * 16] for a slice B of the
 // right operand (Panel or Offsets; NV > 1 reads a row's NV * 16 floats, NV panels' rows when
-// packed; nr is then NV * 16), a row of B's slice in vectors V; A[r, k] at a[r * lda + k], or a[k * lda + r] when AT.
-// Two vectors per row of B halve the broadcasts of A per multiply-add: with AVX-512's 32 registers,
-// 8 x 32 holds 16 accumulators.
+// packed; nr is then NV * 16), a row of B's slice in vectors V; A[r, k] at a[r * lda + k], or
+// a[k * lda + r] when AT. NV vectors per row of B divide the broadcasts of A per multiply-add by
+// NV: with AVX-512's 32 registers, 8 x 48 holds 24 accumulators.
 template <int R, bool AT, int NV, class V, class Rows>
 __attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int64_t lda, Rows b, float *c, int64_t ldc,
                                                  int64_t nr, bool first) {
@@ -94,8 +94,8 @@ __attribute__((always_inline)) inline void micro(int64_t kc, const float *a, int
   // !AT, NV > 1: rows r and r + 4 of A at a0 and a4 plus 0, 1, 2 or 3 row strides (s1, 2 s1, s3
   // bytes), each an x86 addressing mode of four registers: a[r * lda + k] for 8 rows would take a
   // register per row, which GCC spilled to the stack inside this loop (AVX-512, 8 x 32)
-  const char *a0 = reinterpret_cast<const char *>(a), *a4 = a0 + 4 * lda * (int64_t)sizeof(float);
   const int64_t s1 = lda * (int64_t)sizeof(float), s3 = 3 * s1;
+  const char *a0 = reinterpret_cast<const char *>(a), *a4 = !AT && NV > 1 && R > 4 ? a0 + 4 * s1 : a0;
   auto a_at = [&](int r) __attribute__((always_inline)) {
     const char *base = r < 4 ? a0 : a4;
     const char *p = r % 4 == 0 ? base : r % 4 == 1 ? base + s1 : r % 4 == 2 ? base + 2 * s1 : base + s3;
