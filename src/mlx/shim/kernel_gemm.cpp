@@ -212,10 +212,14 @@ __attribute__((always_inline)) inline void narrow_at8(int64_t kc, const float *a
 
 // C[m, n] = A[m, K] @ B in MC-row blocks of A, KC-deep slices of K and column blocks of B of NV * 16
 // (then 16 for the rest, and the last kNarrow or fewer by narrow_dots / narrow_at8), the slice of B
-// at column j and depth k0 given by slice(j, k0) (a Panel or Offsets), in vectors V.
+// at column j and depth k0 given by slice(j, k0) (a Panel or Offsets), in vectors V. AT with
+// a_bs > 0: A in blocks of mr rows, block q at a + q a_bs (A[i, k] at a[(i / mr) a_bs + k lda +
+// i % mr]).
 template <bool AT, int NV, class V, class Slice>
 __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
-                                                 Slice slice, float *c, int64_t ldc) {
+                                                 int64_t a_bs, Slice slice, float *c, int64_t ldc) {
+  // A's rows i.. at depth k0 (i a multiple of mr where a_bs > 0)
+  auto a_rows = [&](int64_t i, int64_t k0) { return !AT ? a + i * lda + k0 : a_bs ? a + i / mr * a_bs + k0 * lda : a + k0 * lda + i; };
   // With several panels a call, KC / 2 deep: three panels' slice is 24 KB and leaves room in L1
   // (32-48 KB) for the rows of A, and a 128-deep product (Winograd over 128 channels) is one slice
   // (KC / 3 = 85 split it in two: DNSMOS, DNSMOS P.808 and ResNet-50 2-4% slower on one thread; 256
@@ -229,7 +233,7 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
       if constexpr (AT) {
         if (mr != 8 || (i1 - i0) % 8) return false;
         for (int64_t i = i0; i < i1; i += 8) {
-          const float *ai = a + k0 * lda + i;
+          const float *ai = a_rows(i, k0);
           float *ci = c + i * ldc + j;
           switch (nr) {
             case 1: narrow_at8<1>(kc, ai, lda, b, ci, ldc, k0 == 0); break;
@@ -269,7 +273,7 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
         const int64_t q = (i - i0) / mr;
         for (int64_t l = kn * q / blocks, l1 = kn * (q + 1) / blocks; l < l1; l++)
           for (int h = 0; h < pn; h++) __builtin_prefetch(next.at(l, h * NR), 0, 2);
-        const float *ai = AT ? a + k0 * lda + i : a + i * lda + k0;
+        const float *ai = a_rows(i, k0);
         float *ci = c + i * ldc + j;
         switch (std::min<int64_t>(mr, i1 - i)) {
 #define RLX_MICRO(R)                                                   \
@@ -323,16 +327,16 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
 
 // The products on the CPU's vectors (kernels.h with_lanes): a right operand read in place 32
 // columns a call with AVX-512.
-void gemm_rows_offsets(int mr, bool at, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
-                       const int32_t *off, float *c, int64_t ldc) {
+void gemm_rows_offsets(int mr, bool at, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, int64_t a_bs,
+                       const float *src, const int32_t *off, float *c, int64_t ldc) {
   auto slice = [=](int64_t j, int64_t k0) { return Offsets{src + j, off + k0}; };
   with_lanes([&](auto *lane) __attribute__((always_inline)) {
     using V = std::remove_pointer_t<decltype(lane)>;
     constexpr int NV = lanes<V> == 16 ? 2 : 1;
     if (at)
-      block<true, NV, V>(mr, m, nv, K, a, lda, slice, c, ldc);
+      block<true, NV, V>(mr, m, nv, K, a, lda, a_bs, slice, c, ldc);
     else
-      block<false, NV, V>(mr, m, nv, K, a, lda, slice, c, ldc);
+      block<false, NV, V>(mr, m, nv, K, a, lda, 0, slice, c, ldc);
   });
 }
 
@@ -343,9 +347,9 @@ void gemm_rows(int mr, bool at, int64_t m, int64_t n, int64_t K, const float *a,
     using V = std::remove_pointer_t<decltype(lane)>;
     constexpr int NV = lanes<V> == 16 ? 3 : 1;
     if (at)
-      block<true, NV, V>(mr, m, n, K, a, lda, slice, c, ldc);
+      block<true, NV, V>(mr, m, n, K, a, lda, 0, slice, c, ldc);
     else
-      block<false, NV, V>(mr, m, n, K, a, lda, slice, c, ldc);
+      block<false, NV, V>(mr, m, n, K, a, lda, 0, slice, c, ldc);
   });
 }
 
@@ -362,13 +366,13 @@ void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_
 }
 
 void gemm_block_offsets(int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
-                        const int32_t *off, float *c, int64_t ldc, bool at) {
+                        const int32_t *off, float *c, int64_t ldc, int64_t a_blocks) {
   if (m <= 0 || nv <= 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < m; i++) std::memset(c + i * ldc, 0, nv * sizeof(float));
     return;
   }
-  gemm_rows_offsets(rows_per_call(), at, m, nv, K, a, lda, src, off, c, ldc);
+  gemm_rows_offsets(rows_per_call(), a_blocks > 0, m, nv, K, a, a_blocks > 0 ? rows_per_call() : lda, a_blocks, src, off, c, ldc);
 }
 
 int gemm_rows_per_call() { return rows_per_call(); }

@@ -144,13 +144,14 @@ void gemm_block(bool at, int64_t m, int64_t n, int64_t K, const float *a, int64_
 
 // C[m, nv] (row stride ldc, nv a multiple of NR, C's rows NR-aligned or not) = A[m, K] @ B on the
 // calling thread, for a right operand B read in place: B[k, v] = src[off[k] + v] (kernel_conv.cpp's
-// convolutions without patches); A[i, k] at a[i * lda + k], or at a[k * lda + i] with `at`. Reads
-// src up to src[max off + nv).
+// convolutions without patches). A[i, k] at a[i * lda + k]; or, with a_blocks > 0, A packed in
+// blocks of R = gemm_rows_per_call() rows, block q at a + q * a_blocks, A[i, k] at
+// a[(i / R) * a_blocks + k * R + i % R] (lda unused). Reads src up to src[max off + nv).
 void gemm_block_offsets(int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, const float *src,
-                        const int32_t *off, float *c, int64_t ldc, bool at = false);
+                        const int32_t *off, float *c, int64_t ldc, int64_t a_blocks = 0);
 // The rows of A the micro-kernel takes per call (8 with AVX-512, else 6): a left operand packed in
 // blocks of that many rows, A[i, k] at a[k * rows + i] within a block, is read as one sequential
-// stream (gemm_block_offsets with at and lda = rows).
+// stream per block (gemm_block_offsets with a_blocks).
 int gemm_rows_per_call();
 
 // The rows of x [.., K]: the product of its leading dims (kernel_matvec.cpp).

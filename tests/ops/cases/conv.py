@@ -368,14 +368,16 @@ def conv_cases():
     # Odd output sizes (partial 2x2 tiles), tile counts that are not multiples of 16, asymmetric
     # pads, a batch of 2, a non-piecewise-linear activation, no bias, a following max pool, a
     # 3 x 3 output (not Winograd: the GEMM), the fewest channels (32), filters of more than 512 KB
-    # with a batch of 2, and a param filter set again between runs.
+    # with a batch of 2, more tiles than output channels (the products in one call over all rows)
+    # with a partial block of rows (44 = 5 x 8 + 4), and a param filter set again between runs.
     for name, xs, co, pads, act, bias in (("odd", (1, 64, 9, 11), 72, [1, 1, 1, 1], "Relu", True),
                                           ("asym_pads_batch", (2, 64, 12, 13), 64, [0, 2, 1, 0], None, True),
                                           ("silu_nobias", (1, 72, 14, 14), 80, [1, 1, 1, 1], "Silu", False),
                                           ("wide", (1, 64, 6, 70), 64, [1, 1, 1, 1], "HardSwish", True),
                                           ("small_out", (1, 64, 5, 5), 64, [0, 0, 0, 0], "Relu", True),
                                           ("c32", (1, 32, 10, 17), 32, [1, 1, 1, 1], "Relu", True),
-                                          ("c96_batch", (2, 96, 11, 9), 96, [1, 1, 1, 1], "Relu", True)):
+                                          ("c96_batch", (2, 96, 11, 9), 96, [1, 1, 1, 1], "Relu", True),
+                                          ("many_tiles", (1, 40, 20, 24), 44, [1, 1, 1, 1], "Relu", True)):
         xw, ww, bw = uni(xs, -3, 3), uni((co, xs[1], 3, 3)), uni((co,))
         ref = conv_ref(xw, ww, bw if bias else None, pads=pads)
         ref = {"Relu": relu, "Silu": silu, "HardSwish": lambda v: v * np.clip(v / 6 + 0.5, 0, 1), None: lambda v: v}[act](ref)
