@@ -208,7 +208,11 @@ def conv_cases():
                     pads=[0, 2, 1, 0], dilations=[2, 1], ref_check=False, atol=1e-4)
     yield conv_case("Conv2d_implicit_stride3", uni((1, 8, 10, 20)), uni((6, 8, 3, 3)), strides=[3, 3], pads=[1, 1, 1, 1],
                     ref_check=False, atol=1e-4)
+    # 1x1 convolutions (their patches: the input, packed as it is): a batch of 3, groups of 16
+    # channels, positions in whole panels (8 x 8)
     yield conv_case("Conv2d_gemm_1x1_batch", uni((3, 40, 17, 19)), uni((36, 40, 1, 1)), uni((36,)), atol=1e-4)
+    yield conv_case("Conv2d_gemm_1x1_groups", uni((2, 32, 9, 10)), uni((24, 16, 1, 1)), uni((24,)), group=2, atol=1e-4)
+    yield conv_case("Conv2d_gemm_1x1_whole_vectors", uni((1, 24, 8, 8)), uni((20, 24, 1, 1)), atol=1e-4)
     yield conv_case("Conv2d_gemm_1x1_stride2", uni((1, 40, 17, 19)), uni((36, 40, 1, 1)), strides=[2, 2], atol=1e-4)
     yield conv_case("Conv2d_gemm_few_positions", uni((1, 96, 3, 3)), uni((200, 96, 3, 3)), uni((200,)),
                     pads=[1, 1, 1, 1], ref_check=False, atol=1e-4)
