@@ -25,9 +25,10 @@
 // multiply-adds and enough accumulators are in flight to cover the multiply-add's latency (two
 // 512-bit FMA units x 4 cycles: 8 x 16 left half of them idle on an Intel Xeon with AVX-512, where a
 // standalone loop in L1 ran 8 x 16 at 75 GMAC/s, 8 x 32 at 87-90 and 8 x 48 / 12 x 32 at 95):
-// packed panels 48 columns a call (8 x 48: three panels, 24 accumulators; BERT-base on one thread
-// 246 -> 189 ms a run with the prefetch below, GPT-2 -> 0.75x), a right operand read in place
-// (convolutions without patches) 32 (8 x 32).
+// 48 columns a call (8 x 48: 24 accumulators), of packed panels (three panels; BERT-base on one
+// thread 246 -> 189 ms a run with the prefetch below, GPT-2 -> 0.75x) or of a right operand read in
+// place (convolutions without patches, Winograd's products; 8 x 32 before: YOLOv8n, DNSMOS and
+// PP-OCRv4 det 0.95-0.98 of the time with 48).
 // The last 1-4 columns of C are dot products instead (narrow_dots, narrow_at8), not a 16-lane
 // panel. A block of C is swept in KC-deep slices of K (a KC x 16 panel slice stays in L1 while
 // every row block uses it) and MC-row blocks of A (an MC x KC block stays in L2 while every panel
@@ -325,14 +326,14 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
   }
 }
 
-// The products on the CPU's vectors (kernels.h with_lanes): a right operand read in place 32
+// The products on the CPU's vectors (kernels.h with_lanes): a right operand read in place 48
 // columns a call with AVX-512.
 void gemm_rows_offsets(int mr, bool at, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, int64_t a_bs,
                        const float *src, const int32_t *off, float *c, int64_t ldc) {
   auto slice = [=](int64_t j, int64_t k0) { return Offsets{src + j, off + k0}; };
   with_lanes([&](auto *lane) __attribute__((always_inline)) {
     using V = std::remove_pointer_t<decltype(lane)>;
-    constexpr int NV = lanes<V> == 16 ? 2 : 1;
+    constexpr int NV = lanes<V> == 16 ? 3 : 1;
     if (at)
       block<true, NV, V>(mr, m, nv, K, a, lda, a_bs, slice, c, ldc);
     else
