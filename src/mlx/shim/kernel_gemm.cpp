@@ -334,14 +334,14 @@ __attribute__((always_inline)) inline void block(int mr, int64_t m, int64_t n, i
 }
 
 // The products on the CPU's vectors (kernels.h with_lanes): a right operand read in place 48
-// columns a call with AVX-512.
-void gemm_rows_offsets(int mr, bool at, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, int64_t a_bs,
-                       const float *src, const int32_t *off, float *c, int64_t ldc) {
+// columns a call with AVX-512; A row-major, or with a_bs > 0 packed in blocks of mr rows (block()'s AT).
+void gemm_rows_offsets(int mr, int64_t m, int64_t nv, int64_t K, const float *a, int64_t lda, int64_t a_bs, const float *src,
+                       const int32_t *off, float *c, int64_t ldc) {
   auto slice = [=](int64_t j, int64_t k0) { return Offsets{src + j, off + k0}; };
   with_lanes([&](auto *lane) __attribute__((always_inline)) {
     using V = std::remove_pointer_t<decltype(lane)>;
     constexpr int NV = lanes<V> == 16 ? 3 : 1;
-    if (at)
+    if (a_bs > 0)
       block<true, NV, V>(mr, m, nv, K, a, lda, a_bs, slice, c, ldc);
     else
       block<false, NV, V>(mr, m, nv, K, a, lda, 0, slice, c, ldc);
@@ -380,7 +380,7 @@ void gemm_block_offsets(int64_t m, int64_t nv, int64_t K, const float *a, int64_
     for (int64_t i = 0; i < m; i++) std::memset(c + i * ldc, 0, nv * sizeof(float));
     return;
   }
-  gemm_rows_offsets(rows_per_call(), a_blocks > 0, m, nv, K, a, a_blocks > 0 ? rows_per_call() : lda, a_blocks, src, off, c, ldc);
+  gemm_rows_offsets(rows_per_call(), m, nv, K, a, a_blocks > 0 ? rows_per_call() : lda, a_blocks, src, off, c, ldc);
 }
 
 int gemm_rows_per_call() { return rows_per_call(); }
